@@ -1,0 +1,381 @@
+//! The typed configuration, its layering and its validation.
+//!
+//! Layers, later ones winning: the built-in defaults ([`Settings::default`]), then a TOML file
+//! (`--config FILE` or `PROFILE_LOOKUP_CONFIG`), then environment variables
+//! `PROFILE_LOOKUP__SECTION__KEY` (lists comma-separated). Unknown keys are errors, so a typo
+//! in a key name stops the service instead of being silently ignored.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use config::{Config, Environment, File, FileFormat};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// Environment variable naming the config file when `--config` is not given.
+pub const CONFIG_ENV: &str = "PROFILE_LOOKUP_CONFIG";
+/// Prefix of the per-key environment overrides.
+pub const ENV_PREFIX: &str = "PROFILE_LOOKUP";
+
+/// Everything the service can be told; see `config/default.toml` for each key's meaning.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Listening socket and server limits.
+    pub server: Server,
+    /// API keys.
+    pub auth: Auth,
+    /// The per-key quota.
+    pub rate_limit: RateLimit,
+    /// The short-video platform.
+    pub short_video: PlatformSettings,
+    /// The photo-share platform.
+    pub photo_share: PlatformSettings,
+    /// Timeouts and size limits of every upstream request.
+    pub upstream: Upstream,
+    /// Retries of throttled photo-share requests.
+    pub retry: Retry,
+    /// The profile cache.
+    pub cache: Cache,
+    /// The per-platform circuit breaker.
+    pub breaker: Breaker,
+    /// Log output.
+    pub log: Log,
+}
+
+/// `[server]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// How long a client may take to send a request's headers (also the idle keep-alive limit).
+    pub header_read_timeout_ms: u64,
+    /// The deadline for a whole request, upstream work included.
+    pub request_timeout_ms: u64,
+    /// Largest request head (request line and headers) accepted, in bytes.
+    pub max_header_bytes: usize,
+    /// Most header fields accepted in one request.
+    pub max_headers: usize,
+    /// Requests handled at once; more are shed with 503.
+    pub max_in_flight: usize,
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            header_read_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
+            max_header_bytes: 16 * 1024,
+            max_headers: 64,
+            max_in_flight: 1024,
+            shutdown_grace_ms: 20_000,
+        }
+    }
+}
+
+/// `[auth]`: keys in plaintext, or as hex SHA-256 digests so the config holds no secret.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Auth {
+    /// Plaintext keys.
+    pub api_keys: Vec<String>,
+    /// Hex SHA-256 digests of keys.
+    pub api_key_sha256: Vec<String>,
+}
+
+/// `[rate_limit]`: a GCRA quota per API key.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimit {
+    /// Sustained requests per minute per key.
+    pub per_key_per_minute: u32,
+    /// Requests a key may send at once before the sustained rate applies.
+    pub burst: u32,
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self {
+            per_key_per_minute: 60,
+            burst: 20,
+        }
+    }
+}
+
+/// `[short_video]` and `[photo_share]`: where the platform is and how hard we may knock.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlatformSettings {
+    /// The platform's base URL (scheme and host, optionally a port).
+    pub base_url: Url,
+    /// Outbound requests per second to the platform, sustained.
+    pub requests_per_second: u32,
+    /// Outbound requests allowed at once above the sustained rate.
+    pub burst: u32,
+    /// Outbound requests in flight to the platform at once.
+    pub max_concurrency: usize,
+    /// How long a lookup may wait for outbound budget before it is shed with 503.
+    pub max_queue_ms: u64,
+}
+
+impl PlatformSettings {
+    fn with_base(base: &str) -> Self {
+        Self {
+            base_url: Url::parse(base).expect("built-in base URL is valid"),
+            requests_per_second: 20,
+            burst: 40,
+            max_concurrency: 16,
+            max_queue_ms: 2_000,
+        }
+    }
+}
+
+impl Default for PlatformSettings {
+    fn default() -> Self {
+        Self::with_base("https://www.tiktok.com")
+    }
+}
+
+/// `[upstream]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Upstream {
+    /// Total time for one upstream request: connect, headers and the whole body.
+    pub timeout_ms: u64,
+    /// Largest upstream body read, counted after decompression.
+    pub max_body_bytes: usize,
+}
+
+impl Default for Upstream {
+    fn default() -> Self {
+        Self {
+            timeout_ms: 10_000,
+            max_body_bytes: 5 * 1024 * 1024,
+        }
+    }
+}
+
+/// `[retry]`: exponential backoff with full jitter for throttled photo-share requests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retry {
+    /// Upstream requests per lookup step, the first included.
+    pub max_attempts: u32,
+    /// The first backoff delay.
+    pub base_delay_ms: u64,
+    /// The largest single delay (also caps an upstream `Retry-After`).
+    pub max_delay_ms: u64,
+    /// The most time one lookup may spend on retries, sleeps included.
+    pub max_total_ms: u64,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            base_delay_ms: 500,
+            max_delay_ms: 8_000,
+            max_total_ms: 20_000,
+        }
+    }
+}
+
+/// `[cache]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cache {
+    /// Whether found profiles and not-found answers are kept at all.
+    pub enabled: bool,
+    /// How long a profile is served from the cache.
+    pub ttl_seconds: u64,
+    /// How long a not-found answer is served from the cache.
+    pub negative_ttl_seconds: u64,
+    /// How long past its TTL a profile may still be served when the platform fails.
+    pub max_stale_seconds: u64,
+    /// Most bytes of response bodies kept (each store), so giant profiles cannot exhaust memory.
+    pub max_bytes: u64,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            ttl_seconds: 600,
+            negative_ttl_seconds: 120,
+            max_stale_seconds: 3_600,
+            max_bytes: 128 * 1024 * 1024,
+        }
+    }
+}
+
+/// `[breaker]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Breaker {
+    /// Consecutive blocked lookups that open the breaker.
+    pub failure_threshold: u32,
+    /// How long an open breaker answers at once before letting a probe through.
+    pub cooldown_seconds: u64,
+}
+
+impl Default for Breaker {
+    fn default() -> Self {
+        Self {
+            failure_threshold: 5,
+            cooldown_seconds: 30,
+        }
+    }
+}
+
+/// `[log]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Log {
+    /// `"pretty"` for people, `"json"` for log pipelines.
+    pub format: LogFormat,
+    /// A tracing filter directive, e.g. `info` or `profile_lookup=debug`.
+    pub level: String,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self {
+            format: LogFormat::Pretty,
+            level: "info".into(),
+        }
+    }
+}
+
+/// The log line format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A layer could not be read or did not fit the schema.
+    #[error("configuration could not be read: {0}")]
+    Load(#[from] config::ConfigError),
+    /// The values were read but make no sense together.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Settings {
+    /// Builds the settings from defaults, the optional TOML file and the environment.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        let env_file = std::env::var_os(CONFIG_ENV);
+        let file = file.or(env_file.as_deref().map(Path::new));
+        let mut builder = Config::builder().add_source(Config::try_from(&Settings::default())?);
+        if let Some(path) = file {
+            let path = path.to_str().ok_or_else(|| {
+                ConfigError::Invalid("the config file path is not valid UTF-8".into())
+            })?;
+            builder = builder.add_source(File::new(path, FileFormat::Toml).required(true));
+        }
+        let env = Environment::with_prefix(ENV_PREFIX)
+            .prefix_separator("__")
+            .separator("__")
+            .list_separator(",")
+            .with_list_parse_key("auth.api_keys")
+            .with_list_parse_key("auth.api_key_sha256")
+            .try_parsing(true);
+        let settings: Settings = builder.add_source(env).build()?.try_deserialize()?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks values that parse but cannot work. `serve` also requires at least one key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |msg: String| Err(ConfigError::Invalid(msg));
+        for (name, p) in [("short_video", &self.short_video), ("photo_share", &self.photo_share)] {
+            if !matches!(p.base_url.scheme(), "http" | "https") || p.base_url.host().is_none() {
+                return bad(format!("{name}.base_url must be an http(s) URL with a host"));
+            }
+            if p.base_url.query().is_some() || p.base_url.fragment().is_some() {
+                return bad(format!("{name}.base_url must not have a query or fragment"));
+            }
+            if p.requests_per_second == 0 || p.burst == 0 || p.max_concurrency == 0 {
+                return bad(format!(
+                    "{name}.requests_per_second, burst and max_concurrency must be at least 1"
+                ));
+            }
+        }
+        if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
+            return bad("rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into());
+        }
+        if self.upstream.timeout_ms == 0 || self.upstream.max_body_bytes == 0 {
+            return bad("upstream.timeout_ms and upstream.max_body_bytes must be at least 1".into());
+        }
+        if self.retry.max_attempts == 0 {
+            return bad("retry.max_attempts counts the first request, so it is at least 1".into());
+        }
+        if self.retry.base_delay_ms > self.retry.max_delay_ms {
+            return bad("retry.base_delay_ms must not exceed retry.max_delay_ms".into());
+        }
+        if self.server.max_in_flight == 0 || self.server.request_timeout_ms == 0 {
+            return bad("server.max_in_flight and server.request_timeout_ms must be at least 1".into());
+        }
+        if self.server.header_read_timeout_ms == 0 {
+            return bad("server.header_read_timeout_ms must be at least 1".into());
+        }
+        if self.server.max_header_bytes < 8192 {
+            return bad("server.max_header_bytes must be at least 8192".into());
+        }
+        for digest in &self.auth.api_key_sha256 {
+            if crate::http::auth::parse_digest(digest).is_none() {
+                return bad("auth.api_key_sha256 entries must be 64 hex digits".into());
+            }
+        }
+        if self.auth.api_keys.iter().any(|k| k.is_empty() || k.len() > 4096) {
+            return bad("auth.api_keys entries must be 1 to 4096 bytes".into());
+        }
+        Ok(())
+    }
+
+    /// `validate`, plus the rule that a served API has at least one key.
+    pub fn validate_for_serve(&self) -> Result<(), ConfigError> {
+        self.validate()?;
+        if self.auth.api_keys.is_empty() && self.auth.api_key_sha256.is_empty() {
+            return Err(ConfigError::Invalid(
+                "no API key is configured: set auth.api_keys or auth.api_key_sha256 \
+                 (or PROFILE_LOOKUP__AUTH__API_KEYS)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            server: Server::default(),
+            auth: Auth::default(),
+            rate_limit: RateLimit::default(),
+            short_video: PlatformSettings::with_base("https://www.tiktok.com"),
+            photo_share: PlatformSettings::with_base("https://www.instagram.com"),
+            upstream: Upstream::default(),
+            retry: Retry::default(),
+            cache: Cache::default(),
+            breaker: Breaker::default(),
+            log: Log::default(),
+        }
+    }
+}
+
+/// Milliseconds as a `Duration`: the config speaks in integers, the code in durations.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}

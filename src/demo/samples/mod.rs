@@ -1,0 +1,1 @@
+//! Invented sample upstream documents.

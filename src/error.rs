@@ -1,0 +1,218 @@
+//! The API's errors and their problem documents (RFC 9457).
+//!
+//! One enum, one place that decides status, stable `code`, `title` and extra headers. Bodies are
+//! built only from what the enum holds, which never includes an API key, an upstream body or a
+//! file path. Nothing here logs: the access-log layer writes one line per request.
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Every error the API answers with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// The username breaks the format rule; the text states the rule.
+    #[error("{0}")]
+    InvalidUsername(String),
+    /// No usable `Authorization: Bearer <key>`, or an unknown key.
+    #[error("a valid API key is required: send `Authorization: Bearer <key>`")]
+    Unauthorized,
+    /// The platform says the user does not exist.
+    #[error("the platform has no user of that name")]
+    ProfileNotFound,
+    /// This caller's key exceeded its quota.
+    #[error("this API key has used its quota; retry after the time in Retry-After")]
+    RateLimited {
+        /// When the key has quota again.
+        retry_after: Duration,
+    },
+    /// The platform kept refusing us after retries (or the breaker is open).
+    #[error("the platform is refusing requests for now; retry after the time in Retry-After")]
+    UpstreamBlocked {
+        /// When to try again.
+        retry_after: Duration,
+    },
+    /// The page was fetched but held no readable profile.
+    #[error("the platform's page held no profile this service could read")]
+    ExtractionFailed,
+    /// The platform could not be reached, timed out or sent something we refuse to read.
+    #[error("the platform could not be reached or did not answer in time")]
+    UpstreamUnavailable,
+    /// Load shedding: too many requests in flight.
+    #[error("the service is at capacity; retry after the time in Retry-After")]
+    Overloaded {
+        /// When to try again.
+        retry_after: Duration,
+    },
+    /// No route matches the path.
+    #[error("no such resource")]
+    NotFound,
+    /// The route exists but only answers GET and HEAD.
+    #[error("this resource answers GET and HEAD only")]
+    MethodNotAllowed,
+    /// A bug: a handler panicked. Never expected; the panic guard answers with this.
+    #[error("the service failed unexpectedly")]
+    Internal,
+}
+
+impl ApiError {
+    /// The HTTP status of the error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::InvalidUsername(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::ProfileNotFound | ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::RateLimited { .. } | ApiError::UpstreamBlocked { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiError::ExtractionFailed | ApiError::UpstreamUnavailable | ApiError::Internal => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+            ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    /// The stable machine-readable code callers switch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::InvalidUsername(_) => "invalid_username",
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::ProfileNotFound => "profile_not_found",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::UpstreamBlocked { .. } => "upstream_blocked",
+            ApiError::ExtractionFailed => "extraction_failed",
+            ApiError::UpstreamUnavailable => "upstream_unavailable",
+            ApiError::Overloaded { .. } => "overloaded",
+            ApiError::NotFound => "not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Internal => "internal_error",
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            ApiError::InvalidUsername(_) => "Invalid username",
+            ApiError::Unauthorized => "Unauthorized",
+            ApiError::ProfileNotFound => "Profile not found",
+            ApiError::RateLimited { .. } => "Rate limited",
+            ApiError::UpstreamBlocked { .. } => "Upstream blocked",
+            ApiError::ExtractionFailed => "Extraction failed",
+            ApiError::UpstreamUnavailable => "Upstream unavailable",
+            ApiError::Overloaded { .. } => "Overloaded",
+            ApiError::NotFound => "Not found",
+            ApiError::MethodNotAllowed => "Method not allowed",
+            ApiError::Internal => "Internal error",
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::RateLimited { retry_after }
+            | ApiError::UpstreamBlocked { retry_after }
+            | ApiError::Overloaded { retry_after } => Some(*retry_after),
+            _ => None,
+        }
+    }
+
+    /// The problem document of this error.
+    pub fn problem(&self) -> Problem {
+        Problem {
+            r#type: format!("{PROBLEM_TYPE_BASE}{}", self.code()),
+            title: self.title().to_owned(),
+            status: self.status().as_u16(),
+            detail: self.to_string(),
+            code: self.code().to_owned(),
+        }
+    }
+}
+
+/// Prefix of every problem `type` URI; the suffix is the `code`.
+pub const PROBLEM_TYPE_BASE: &str = "urn:profile-lookup:problem:";
+
+/// An RFC 9457 problem document with this API's `code` extension member.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the problem type: `urn:profile-lookup:problem:<code>`.
+    pub r#type: String,
+    /// A short human-readable summary of the problem type.
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// What went wrong with this request, in words.
+    pub detail: String,
+    /// The stable machine-readable code.
+    pub code: String,
+}
+
+/// Whole seconds for a `Retry-After` header, rounded up and at least 1.
+pub fn retry_after_secs(wait: Duration) -> u64 {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    secs.max(1)
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let mut response = (self.status(), body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if let Some(wait) = self.retry_after() {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
+        }
+        match self {
+            ApiError::Unauthorized => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::MethodNotAllowed => {
+                headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            }
+            _ => {}
+        }
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up_and_is_never_zero() {
+        assert_eq!(retry_after_secs(Duration::ZERO), 1);
+        assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
+        assert_eq!(retry_after_secs(Duration::from_secs(30)), 30);
+    }
+
+    #[test]
+    fn every_error_has_its_own_code_and_type() {
+        let all = [
+            ApiError::InvalidUsername("x".into()),
+            ApiError::Unauthorized,
+            ApiError::ProfileNotFound,
+            ApiError::RateLimited { retry_after: Duration::from_secs(1) },
+            ApiError::UpstreamBlocked { retry_after: Duration::from_secs(1) },
+            ApiError::ExtractionFailed,
+            ApiError::UpstreamUnavailable,
+            ApiError::Overloaded { retry_after: Duration::from_secs(1) },
+            ApiError::NotFound,
+            ApiError::MethodNotAllowed,
+            ApiError::Internal,
+        ];
+        let codes: std::collections::HashSet<_> = all.iter().map(ApiError::code).collect();
+        assert_eq!(codes.len(), all.len());
+        for e in &all {
+            let p = e.problem();
+            assert_eq!(p.status, e.status().as_u16());
+            assert!(p.r#type.ends_with(e.code()));
+        }
+    }
+}

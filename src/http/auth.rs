@@ -1,0 +1,182 @@
+//! Bearer API keys: who is calling.
+//!
+//! Keys are kept only as SHA-256 digests. A presented token is hashed once and compared with
+//! every configured digest in constant time, so neither the time taken nor the answer depends on
+//! where a wrong key differs. The key is accepted only in the `Authorization` header (never a
+//! query parameter, which ends up in logs), and exactly one such header must be present.
+
+use axum::extract::{Request, State};
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::Response;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::config::Auth;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Longest token looked at; anything longer cannot be a configured key.
+const MAX_TOKEN_BYTES: usize = 4096;
+
+/// Which configured key authenticated a request: its position in the key list.
+///
+/// The rate limiter is keyed by this, never by the raw token, so random tokens cannot grow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyId(pub u32);
+
+/// The configured keys as digests.
+#[derive(Clone, Debug, Default)]
+pub struct Keys {
+    digests: Vec<[u8; 32]>,
+}
+
+impl Keys {
+    /// Digests the plaintext keys and decodes the configured digests.
+    pub fn new(auth: &Auth) -> Self {
+        let plain = auth.api_keys.iter().map(|k| sha256(k.as_bytes()));
+        let hashed = auth.api_key_sha256.iter().filter_map(|d| parse_digest(d));
+        Self {
+            digests: plain.chain(hashed).collect(),
+        }
+    }
+
+    /// How many keys are configured.
+    pub fn len(&self) -> usize {
+        self.digests.len()
+    }
+
+    /// Whether no key is configured (then every request is refused).
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
+    }
+
+    /// The key id of a request's single `Authorization: Bearer <key>` header.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<KeyId, ApiError> {
+        let mut values = headers.get_all(AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return Err(ApiError::Unauthorized);
+        };
+        let token = bearer_token(value.as_bytes()).ok_or(ApiError::Unauthorized)?;
+        let presented = sha256(token);
+        let mut matched = None;
+        for (index, digest) in self.digests.iter().enumerate() {
+            if bool::from(digest.ct_eq(&presented)) {
+                matched = Some(KeyId(index as u32));
+            }
+        }
+        matched.ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// The token of `Bearer <token>`: scheme in any case, one or more spaces, a token of visible
+/// ASCII. Tabs, empty tokens, inner spaces and oversized tokens are refused.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let space = value.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii_start();
+    let plausible = !token.is_empty()
+        && token.len() <= MAX_TOKEN_BYTES
+        && token.iter().all(|b| b.is_ascii_graphic())
+        && rest.iter().take_while(|b| **b == b' ').count() == rest.len() - token.len();
+    plausible.then_some(token)
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Decodes a 64-hex-digit SHA-256 digest (either case).
+pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+/// Middleware: refuses the request with 401 unless it carries a configured key, and records
+/// the [`KeyId`] for the rate limiter.
+pub async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Result<Response, ApiError> {
+    let key = state.keys().authenticate(request.headers())?;
+    request.extensions_mut().insert(key);
+    Ok(next.run(request).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn keys() -> Keys {
+        Keys::new(&Auth {
+            api_keys: vec!["k-one".into()],
+            api_key_sha256: vec![
+                // the digest of some other key
+                "5dc2ef5d1e7b1b7e0df6b4b0f0d4e5d5e5c2b3f05e2fae1ca0aa4e2d5c9a3b16".into(),
+            ],
+        })
+    }
+
+    fn with(values: &[&[u8]]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(AUTHORIZATION, HeaderValue::from_bytes(v).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn accepts_the_scheme_in_any_case() {
+        for v in [&b"Bearer k-one"[..], b"bearer k-one", b"BEARER k-one", b"Bearer   k-one"] {
+            assert_eq!(keys().authenticate(&with(&[v])), Ok(KeyId(0)), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn accepts_digest_configured_keys() {
+        let digest = Sha256::digest(b"k-two");
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let keys = Keys::new(&Auth {
+            api_keys: vec![],
+            api_key_sha256: vec![hex.to_uppercase()],
+        });
+        assert_eq!(keys.authenticate(&with(&[b"Bearer k-two"])), Ok(KeyId(0)));
+    }
+
+    #[test]
+    fn refuses_everything_else() {
+        for v in [
+            &b"Bearer"[..], b"Bearer ", b"Bearer\tk-one", b"Basic k-one", b"Token k-one",
+            b"Bearer k-one ", b"Bearer k-on", b"Bearer k-one1", b"Bearer k-o e", b"k-one",
+        ] {
+            assert_eq!(keys().authenticate(&with(&[v])), Err(ApiError::Unauthorized), "{v:?}");
+        }
+        assert!(keys().authenticate(&HeaderMap::new()).is_err());
+        let long = format!("Bearer {}", "a".repeat(8192));
+        assert!(keys().authenticate(&with(&[long.as_bytes()])).is_err());
+        assert!(keys().authenticate(&with(&[b"Bearer \xff\xfe"])).is_err());
+    }
+
+    #[test]
+    fn refuses_two_authorization_headers_in_either_order() {
+        assert!(keys().authenticate(&with(&[b"Bearer k-one", b"Bearer wrong"])).is_err());
+        assert!(keys().authenticate(&with(&[b"Bearer wrong", b"Bearer k-one"])).is_err());
+    }
+
+    #[test]
+    fn parses_hex_digests_strictly() {
+        assert!(parse_digest(&"0".repeat(64)).is_some());
+        assert!(parse_digest(&"0".repeat(63)).is_none());
+        assert!(parse_digest(&"g".repeat(64)).is_none());
+    }
+}

@@ -1,0 +1,224 @@
+//! The handlers: the two lookups and the operator endpoints.
+
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::cache::{Served, Stored};
+use crate::error::{ApiError, Problem};
+use crate::http::access_log::LookupLog;
+use crate::platform::{Lookup, Platform, ShortVideoProfile, PhotoShareProfile};
+use crate::state::AppState;
+use crate::username::{Username, rule_text};
+
+/// The username pattern of SPEC, for the OpenAPI document (lengths are separate).
+pub const USERNAME_PATTERN: &str = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$";
+
+/// The short-video profile of one user.
+#[utoipa::path(
+    get,
+    path = "/short-video/profile/{username}",
+    tag = "profiles",
+    params(("username" = String, Path, min_length = 2, max_length = 24,
+        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$",
+        description = "2 to 24 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
+    responses(
+        (status = 200, description = "The profile (private accounts have `privateAccount: true` and may lack counts)", body = ShortVideoProfile),
+        (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "unauthorized", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "profile_not_found", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "rate_limited or upstream_blocked", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "extraction_failed or upstream_unavailable", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "overloaded", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn short_video_profile(
+    State(state): State<AppState>,
+    raw: Result<Path<String>, PathRejection>,
+) -> Response {
+    lookup(state, Platform::ShortVideo, raw).await
+}
+
+/// The photo-share profile of one user.
+#[utoipa::path(
+    get,
+    path = "/photo-share/profile/{username}",
+    tag = "profiles",
+    params(("username" = String, Path, min_length = 1, max_length = 30,
+        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$",
+        description = "1 to 30 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
+    responses(
+        (status = 200, description = "The profile (private accounts have `is_private: true`)", body = PhotoShareProfile),
+        (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "unauthorized", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "profile_not_found", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "rate_limited or upstream_blocked", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "extraction_failed or upstream_unavailable", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "overloaded", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn photo_share_profile(
+    State(state): State<AppState>,
+    raw: Result<Path<String>, PathRejection>,
+) -> Response {
+    lookup(state, Platform::PhotoShare, raw).await
+}
+
+async fn lookup(state: AppState, platform: Platform, raw: Result<Path<String>, PathRejection>) -> Response {
+    let (min, max) = platform.username_len();
+    let parsed = match raw {
+        Ok(Path(raw)) => Username::parse(platform, &raw).map_err(|e| e.to_string()),
+        Err(_) => Err(format!("the username is not valid text. {}", rule_text(min, max))),
+    };
+    let name = match parsed {
+        Ok(name) => name,
+        Err(detail) => return ApiError::InvalidUsername(detail).into_response(),
+    };
+    let served = state
+        .cache()
+        .get_or_fetch(&name, state.sources().lookup(&name))
+        .await;
+    let (mut response, log) = match served {
+        Served::Fresh { entry, fetched, max_age } => {
+            let log = LookupLog {
+                cache: if fetched { "miss" } else { "hit" },
+                upstream: if fetched { outcome_label(&entry.value) } else { "-" },
+                upstream_requests: if fetched { entry.upstream_requests } else { 0 },
+            };
+            let response = match &entry.value {
+                Stored::Found { body, .. } => {
+                    let age = entry.stored_at.elapsed().as_secs();
+                    profile_response(body.clone(), &format!("private, max-age={max_age}"), age, log.cache)
+                }
+                Stored::NotFound => ApiError::ProfileNotFound.into_response(),
+            };
+            (response, log)
+        }
+        Served::Stale { entry, failure } => {
+            let log = LookupLog {
+                cache: "stale",
+                upstream: failure.lookup.label(),
+                upstream_requests: failure.upstream_requests,
+            };
+            let response = match &entry.value {
+                Stored::Found { body, .. } => {
+                    let age = entry.stored_at.elapsed().as_secs();
+                    profile_response(body.clone(), "private, max-age=0", age, "stale")
+                }
+                Stored::NotFound => ApiError::ProfileNotFound.into_response(),
+            };
+            (response, log)
+        }
+        Served::Failed(report) => {
+            let log = LookupLog {
+                cache: "miss",
+                upstream: report.lookup.label(),
+                upstream_requests: report.upstream_requests,
+            };
+            (failure_error(&report.lookup, state.default_retry_after()).into_response(), log)
+        }
+    };
+    response.extensions_mut().insert(log);
+    response
+}
+
+fn outcome_label(stored: &Stored) -> &'static str {
+    match stored {
+        Stored::Found { private: true, .. } => "private",
+        Stored::Found { .. } => "ok",
+        Stored::NotFound => "not_found",
+    }
+}
+
+fn profile_response(body: bytes::Bytes, cache_control: &str, age: u64, cache: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Ok(value) = HeaderValue::from_str(cache_control) {
+        headers.insert(header::CACHE_CONTROL, value);
+    }
+    headers.insert(header::AGE, HeaderValue::from(age));
+    headers.insert("x-cache", HeaderValue::from_static(cache));
+    response
+}
+
+/// The caller-facing error of a failed lookup.
+fn failure_error(lookup: &Lookup, default_wait: std::time::Duration) -> ApiError {
+    match lookup {
+        Lookup::NotFound => ApiError::ProfileNotFound,
+        Lookup::Blocked { retry_after, .. } => ApiError::UpstreamBlocked {
+            retry_after: retry_after.unwrap_or(default_wait),
+        },
+        Lookup::Overloaded { retry_after } => ApiError::Overloaded {
+            retry_after: *retry_after,
+        },
+        Lookup::ExtractionFailed(_) => ApiError::ExtractionFailed,
+        Lookup::Unavailable(_) | Lookup::Found(_) => ApiError::UpstreamUnavailable,
+    }
+}
+
+/// Liveness: the process is up and answering.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "The process is up", content_type = "application/json", body = String)))]
+pub async fn healthz() -> Response {
+    json_status(StatusCode::OK, r#"{"status":"ok"}"#)
+}
+
+/// Readiness: configuration loaded, client built, and not shutting down.
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, description = "Ready to serve", content_type = "application/json", body = String),
+              (status = 503, description = "Shutting down: drain this replica", content_type = "application/json", body = String)))]
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.is_ready() {
+        json_status(StatusCode::OK, r#"{"status":"ready"}"#)
+    } else {
+        json_status(StatusCode::SERVICE_UNAVAILABLE, r#"{"status":"draining"}"#)
+    }
+}
+
+/// Prometheus metrics in the text exposition format.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
+pub async fn metrics() -> Response {
+    let text = crate::telemetry::metrics_handle()
+        .map(|h| h.render())
+        .unwrap_or_else(|| "# metrics recorder unavailable\n".into());
+    let mut response = Response::new(Body::from(text));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// This API's OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = String)))]
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    let mut response = Response::new(Body::from(state.openapi_json()));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Unknown routes: a problem document, not axum's empty 404.
+pub async fn not_found() -> ApiError {
+    ApiError::NotFound
+}
+
+/// Known routes with another method: a problem document with `Allow`.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}
+
+fn json_status(status: StatusCode, body: &'static str) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}

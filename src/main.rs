@@ -1,0 +1,135 @@
+//! The `profile-lookup` binary: `serve`, `demo` and `extract`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use profile_lookup::config::Settings;
+use profile_lookup::{AppState, demo, platform, telemetry};
+
+/// Public profiles of one user per request, from a short-video and a photo-share platform.
+#[derive(Parser)]
+#[command(name = "profile-lookup", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service.
+    Serve {
+        /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Run the service on loopback against a built-in sample upstream, with a printed demo key.
+    Demo {
+        /// Where the demo service listens.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+    },
+    /// Print the body the service would return for a saved upstream page or JSON response.
+    Extract {
+        /// Which platform the document comes from.
+        platform: PlatformArg,
+        /// The saved page or JSON.
+        file: PathBuf,
+        /// The username the document is for (default: taken from the document itself).
+        #[arg(long)]
+        username: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlatformArg {
+    ShortVideo,
+    PhotoShare,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { config } => serve(config),
+        Command::Demo { listen } => run_demo(listen),
+        Command::Extract { platform, file, username } => extract(platform, &file, username.as_deref()),
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("the tokio runtime starts")
+}
+
+fn serve(config: Option<PathBuf>) -> ExitCode {
+    let settings = match Settings::load(config.as_deref()).and_then(|s| s.validate_for_serve().map(|()| s)) {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("profile-lookup: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init_logging(&settings.log);
+    runtime().block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(settings.server.listen).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                eprintln!("profile-lookup: cannot listen on {}: {err}", settings.server.listen);
+                return ExitCode::from(2);
+            }
+        };
+        let state = match AppState::new(settings) {
+            Ok(state) => state,
+            Err(err) => {
+                eprintln!("profile-lookup: {err}");
+                return ExitCode::from(2);
+            }
+        };
+        tracing::info!(listen = %state.settings().server.listen, "serving");
+        match profile_lookup::run(listener, state, profile_lookup::server::shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("profile-lookup: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+fn run_demo(listen: std::net::SocketAddr) -> ExitCode {
+    runtime().block_on(async move {
+        match demo::run(listen, profile_lookup::server::shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("profile-lookup demo: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>) -> ExitCode {
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            eprintln!("profile-lookup: cannot read {}: {err}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let platform = match platform {
+        PlatformArg::ShortVideo => platform::Platform::ShortVideo,
+        PlatformArg::PhotoShare => platform::Platform::PhotoShare,
+    };
+    match platform::offline::extract(platform, &bytes, username) {
+        Ok(body) => {
+            println!("{body}");
+            ExitCode::SUCCESS
+        }
+        Err(problem) => {
+            eprintln!("{problem}");
+            ExitCode::FAILURE
+        }
+    }
+}

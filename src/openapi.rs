@@ -1,0 +1,59 @@
+//! The OpenAPI 3.1 document, generated from the handlers and body types.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::error::Problem;
+use crate::http::routes;
+use crate::platform::{
+    Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+};
+
+/// The document's root: paths, schemas and the bearer scheme.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "profile-lookup",
+        description = "Public profiles of one user per request from a short-video platform and a photo-share platform. Errors are RFC 9457 problem documents with a stable `code`.",
+    ),
+    paths(
+        routes::short_video_profile,
+        routes::photo_share_profile,
+        routes::healthz,
+        routes::readyz,
+        routes::metrics,
+        routes::openapi,
+    ),
+    components(schemas(
+        ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
+        PhotoShareProfile, Count, Problem
+    )),
+    modifiers(&BearerScheme),
+    tags((name = "profiles", description = "Profile lookups (bearer key required)"),
+         (name = "operations", description = "Health, readiness, metrics and this document"))
+)]
+pub struct ApiDoc;
+
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("An API key: `Authorization: Bearer <key>`"))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The document as pretty JSON (what `GET /openapi.json` serves).
+pub fn document_json() -> String {
+    ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|_| "{}".into())
+}

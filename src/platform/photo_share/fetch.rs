@@ -1,0 +1,206 @@
+//! Fetching a photo-share profile: the profile JSON first, the profile page second.
+//!
+//! The platform throttles hard, so every blocking signal on either request is retried with
+//! backoff ([`RetryPolicy`]) before the caller hears `upstream_blocked`. A `"user": null` answer
+//! from the JSON endpoint is not trusted as absence (the platform also sends it when throttling):
+//! only the profile page's own 404 confirms it.
+
+use std::sync::atomic::AtomicU32;
+
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue, REFERER, USER_AGENT};
+use url::Url;
+
+use super::extract;
+use crate::config::Settings;
+use crate::platform::{
+    Lookup, PageVerdict, PhotoShareProfile, Platform, Profile, Report, guarded, send,
+    transport_failure,
+};
+use crate::upstream::politeness::Gate;
+use crate::upstream::retry::{Attempt, RetryPolicy};
+use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, url_with_segments};
+use crate::username::Username;
+
+/// The web client's application id, which the profile JSON endpoint requires.
+pub const WEB_APP_ID: &str = "936619743392459";
+
+/// Looks up photo-share profiles; one per service.
+#[derive(Debug)]
+pub struct PhotoShareSource {
+    upstream: Upstream,
+    base: Url,
+    gate: Gate,
+    retry: RetryPolicy,
+}
+
+/// What one of the two documents said, once retries are done.
+#[derive(Debug, Clone)]
+enum Said {
+    /// A final answer.
+    Answer(Lookup),
+    /// The JSON endpoint had nothing usable (user null, not JSON): ask the page.
+    AskThePage(&'static str),
+}
+
+impl From<Lookup> for Said {
+    fn from(lookup: Lookup) -> Self {
+        Said::Answer(lookup)
+    }
+}
+
+/// Which document a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Doc {
+    Api,
+    Page,
+}
+
+impl PhotoShareSource {
+    /// Builds the source from the settings and the shared client.
+    pub fn new(settings: &Settings, upstream: Upstream) -> Self {
+        Self {
+            upstream,
+            base: settings.photo_share.base_url.clone(),
+            gate: Gate::new(
+                Platform::PhotoShare.as_str(),
+                &settings.photo_share,
+                &settings.breaker,
+            ),
+            retry: RetryPolicy::new(&settings.retry),
+        }
+    }
+
+    /// Looks `name` up: the JSON endpoint, then the profile page when the JSON was inconclusive.
+    pub async fn lookup(&self, name: &Username) -> Report {
+        guarded(&self.gate, Platform::PhotoShare, async |sent| {
+            let api = self.step(Doc::Api, name, sent).await;
+            let why = match api {
+                Said::Answer(lookup) => return lookup,
+                Said::AskThePage(why) => why,
+            };
+            match self.step(Doc::Page, name, sent).await {
+                Said::Answer(lookup) => lookup,
+                // The JSON said "no user" and the page shows no profile and no 404: that is
+                // what throttling looks like, so it is reported as a block, not as absence.
+                Said::AskThePage(_) if why == "user_null" => Lookup::Blocked {
+                    reason: "unconfirmed_absence",
+                    retry_after: None,
+                },
+                Said::AskThePage(page_why) => Lookup::ExtractionFailed(format!(
+                    "profile JSON: {why}; profile page: {page_why}"
+                )),
+            }
+        })
+        .await
+    }
+
+    async fn step(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Said {
+        self.retry
+            .run(Platform::PhotoShare.as_str(), || self.attempt(doc, name, sent))
+            .await
+    }
+
+    async fn attempt(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Attempt<Said> {
+        let url = self.url(doc, name);
+        let response = match send(&self.upstream, &self.gate, Platform::PhotoShare, url, self.headers(doc), sent).await {
+            Err(refused) => return Attempt::Done(Said::Answer(refused)),
+            Ok(Err(err)) => return transport_failure(err),
+            Ok(Ok(response)) => response,
+        };
+        classify(doc, &response, name)
+    }
+
+    fn url(&self, doc: Doc, name: &Username) -> Url {
+        match doc {
+            Doc::Api => {
+                let mut url = url_with_segments(&self.base, &["api", "v1", "users", "web_profile_info", ""]);
+                url.query_pairs_mut().append_pair("username", name.as_str());
+                url
+            }
+            Doc::Page => url_with_segments(&self.base, &[name.as_str(), ""]),
+        }
+    }
+
+    fn headers(&self, doc: Doc) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(USER_AGENT, HeaderValue::from_static(BROWSER_USER_AGENT));
+        headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("en-US,en;q=0.9"));
+        match doc {
+            Doc::Api => {
+                headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+                headers.insert(HeaderName::from_static("x-ig-app-id"), HeaderValue::from_static(WEB_APP_ID));
+                if let Ok(referer) = HeaderValue::from_str(self.base.as_str()) {
+                    headers.insert(REFERER, referer);
+                }
+            }
+            Doc::Page => {
+                headers.insert(
+                    ACCEPT,
+                    HeaderValue::from_static("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+                );
+            }
+        }
+        headers
+    }
+}
+
+/// Reads one response: a block to retry, a fault to retry once, or an answer.
+fn classify(doc: Doc, response: &Response, name: &Username) -> Attempt<Said> {
+    let throttled = |reason| Attempt::Throttled {
+        reason,
+        retry_after: response.retry_after(),
+        last: Said::Answer(Lookup::Blocked {
+            reason,
+            retry_after: response.retry_after(),
+        }),
+    };
+    if let Some(target) = response.redirect_target() {
+        if extract::redirect_is_block(target.path()) {
+            return throttled("login_redirect");
+        }
+        // Any other redirect is not a profile; never followed (it could lead anywhere).
+        return Attempt::Done(Said::Answer(Lookup::Unavailable(
+            "unexpected redirect".into(),
+        )));
+    }
+    let status = response.status;
+    if let Some(reason) = extract::block_signal(status.as_u16(), &response.body) {
+        return throttled(reason);
+    }
+    if status.is_server_error() {
+        return Attempt::Transient {
+            reason: "http_5xx",
+            last: Said::Answer(Lookup::Unavailable(format!("HTTP {status}"))),
+        };
+    }
+    let verdict = match (doc, status) {
+        (Doc::Api, StatusCode::NOT_FOUND) => return Attempt::Done(Said::Answer(Lookup::NotFound)),
+        (Doc::Api, s) if s.is_success() => extract::from_api(&response.body, name),
+        (Doc::Page, s) if s.is_success() || s == StatusCode::NOT_FOUND => {
+            extract::from_page(&response.body, name)
+        }
+        (Doc::Api, _) => return Attempt::Done(Said::AskThePage("unexpected status")),
+        (Doc::Page, _) => {
+            return Attempt::Done(Said::Answer(Lookup::Unavailable(format!("HTTP {status}"))));
+        }
+    };
+    match verdict {
+        PageVerdict::Profile(profile) => Attempt::Done(Said::Answer(found(profile))),
+        PageVerdict::NotFound if doc == Doc::Api => Attempt::Done(Said::AskThePage("user_null")),
+        PageVerdict::NotFound => Attempt::Done(Said::Answer(Lookup::NotFound)),
+        PageVerdict::Blocked(reason) => throttled(reason),
+        PageVerdict::Unreadable(why) if doc == Doc::Api => {
+            tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
+            Attempt::Done(Said::AskThePage("unreadable"))
+        }
+        PageVerdict::Unreadable(why) => {
+            tracing::debug!(why = %why, "profile page unreadable");
+            Attempt::Done(Said::AskThePage("no profile in page"))
+        }
+    }
+}
+
+fn found(profile: PhotoShareProfile) -> Lookup {
+    Lookup::Found(Box::new(Profile::PhotoShare(profile)))
+}

@@ -1,0 +1,94 @@
+//! The accept loop: hyper with a timer, so the server's own limits actually fire.
+//!
+//! `axum::serve` installs no timer, so hyper's header-read timeout never fires there and a
+//! client that trickles (or never sends) its headers holds a connection for good. Here every
+//! connection gets: a header-read timeout (which also closes idle keep-alive connections), a cap
+//! on the request head's size (431) and on the number of header fields, and graceful shutdown:
+//! on the signal we stop accepting, mark the replica not ready, let in-flight requests finish
+//! within `server.shutdown_grace_ms`, then return.
+
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+
+use crate::config::ms;
+use crate::state::AppState;
+
+/// Serves `app` on `listener` until `shutdown` resolves, then drains.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    state: AppState,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let limits = &state.settings().server;
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(ms(limits.header_read_timeout_ms))
+        .max_buf_size(limits.max_header_bytes.max(8192))
+        .max_headers(limits.max_headers)
+        .keep_alive(true);
+    let graceful = GracefulShutdown::new();
+    let grace = ms(limits.shutdown_grace_ms);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _peer)) => stream,
+                    Err(err) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %err, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = TowerToHyperService::new(app.clone());
+                let connection = builder.serve_connection(TokioIo::new(stream), service);
+                let connection = graceful.watch(connection);
+                tokio::spawn(async move {
+                    // Errors here are the client's (reset, timeout, bad request): nothing to do.
+                    let _ = connection.await;
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    state.set_ready(false);
+    tracing::info!("shutting down: draining in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections closed"),
+        () = tokio::time::sleep(grace) => tracing::warn!("shutdown grace period over; closing"),
+    }
+    Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,113 @@
+//! The state every handler shares: settings, keys, limiter, cache, sources, readiness.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::Semaphore;
+
+use crate::cache::ProfileCache;
+use crate::config::{Settings, ms};
+use crate::http::auth::Keys;
+use crate::http::rate_limit::KeyLimiter;
+use crate::platform::Sources;
+use crate::platform::photo_share::PhotoShareSource;
+use crate::platform::short_video::ShortVideoSource;
+use crate::upstream::Upstream;
+
+/// Cheap-to-clone handle on the shared state.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+struct Inner {
+    settings: Settings,
+    keys: Keys,
+    limiter: KeyLimiter,
+    cache: ProfileCache,
+    sources: Sources,
+    in_flight: Semaphore,
+    ready: AtomicBool,
+    openapi: Bytes,
+}
+
+/// Why the state could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("the upstream HTTP client could not be built: {0}")]
+pub struct StateError(#[from] reqwest::Error);
+
+impl AppState {
+    /// Builds everything the settings describe; ready at once.
+    pub fn new(settings: Settings) -> Result<Self, StateError> {
+        let upstream = Upstream::new(&settings)?;
+        let sources = Sources {
+            short_video: ShortVideoSource::new(&settings, upstream.clone()),
+            photo_share: PhotoShareSource::new(&settings, upstream),
+        };
+        Ok(Self(Arc::new(Inner {
+            keys: Keys::new(&settings.auth),
+            limiter: KeyLimiter::new(&settings.rate_limit),
+            cache: ProfileCache::new(&settings.cache),
+            sources,
+            in_flight: Semaphore::new(settings.server.max_in_flight),
+            ready: AtomicBool::new(true),
+            openapi: Bytes::from(crate::openapi::document_json()),
+            settings,
+        })))
+    }
+
+    /// The settings the state was built from.
+    pub fn settings(&self) -> &Settings {
+        &self.0.settings
+    }
+
+    /// The configured API keys.
+    pub fn keys(&self) -> &Keys {
+        &self.0.keys
+    }
+
+    /// The per-key rate limiter.
+    pub fn limiter(&self) -> &KeyLimiter {
+        &self.0.limiter
+    }
+
+    /// The profile cache.
+    pub fn cache(&self) -> &ProfileCache {
+        &self.0.cache
+    }
+
+    /// The platform sources.
+    pub fn sources(&self) -> &Sources {
+        &self.0.sources
+    }
+
+    /// Slots for requests in flight (load shedding).
+    pub fn in_flight(&self) -> &Semaphore {
+        &self.0.in_flight
+    }
+
+    /// The total deadline of one request.
+    pub fn request_deadline(&self) -> Duration {
+        ms(self.0.settings.server.request_timeout_ms)
+    }
+
+    /// The `Retry-After` for a block when the platform named none.
+    pub fn default_retry_after(&self) -> Duration {
+        ms(self.0.settings.retry.max_delay_ms).max(Duration::from_secs(self.0.settings.breaker.cooldown_seconds.min(60)))
+    }
+
+    /// Whether `/readyz` says ready.
+    pub fn is_ready(&self) -> bool {
+        self.0.ready.load(Ordering::Relaxed)
+    }
+
+    /// Marks the replica as draining (shutdown has begun) or ready.
+    pub fn set_ready(&self, ready: bool) {
+        self.0.ready.store(ready, Ordering::Relaxed);
+    }
+
+    /// The OpenAPI document, serialised once.
+    pub fn openapi_json(&self) -> Bytes {
+        self.0.openapi.clone()
+    }
+}

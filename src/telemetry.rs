@@ -1,0 +1,126 @@
+//! Logs and metrics: the tracing subscriber, and every metric name in one place.
+//!
+//! The Prometheus recorder is process-global, so it is installed at most once ([`metrics_handle`])
+//! however many times the app is built (tests build it many times).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{Log, LogFormat};
+
+/// Counter: requests answered, by `route` template and `status`.
+pub const HTTP_REQUESTS: &str = "profile_lookup_http_requests_total";
+/// Histogram: request latency in seconds, by `route` template.
+pub const HTTP_LATENCY: &str = "profile_lookup_http_request_duration_seconds";
+/// Gauge: requests being handled now.
+pub const HTTP_IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
+/// Counter: upstream lookups by `platform` and `outcome` (ok, not_found, private, blocked,
+/// challenge, extraction_failed, unavailable, overloaded).
+pub const UPSTREAM_LOOKUPS: &str = "profile_lookup_upstream_lookups_total";
+/// Counter: upstream HTTP requests sent, by `platform`.
+pub const UPSTREAM_REQUESTS: &str = "profile_lookup_upstream_requests_total";
+/// Counter: retries of upstream requests, by `platform` and `reason`.
+pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
+/// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
+pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
+/// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
+pub const BREAKER_STATE: &str = "profile_lookup_breaker_state";
+
+static PROMETHEUS: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// The process's Prometheus handle, installing the recorder on first use.
+///
+/// `None` if another recorder was installed first (then `/metrics` says so).
+pub fn metrics_handle() -> Option<PrometheusHandle> {
+    PROMETHEUS
+        .get_or_init(|| {
+            let buckets = [
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                10.0, 30.0,
+            ];
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(HTTP_LATENCY.into()), &buckets)
+                .ok()?
+                .install_recorder()
+                .ok()?;
+            describe();
+            Some(recorder)
+        })
+        .clone()
+}
+
+fn describe() {
+    metrics::describe_counter!(HTTP_REQUESTS, "Requests answered, by route template and status");
+    metrics::describe_histogram!(
+        HTTP_LATENCY,
+        metrics::Unit::Seconds,
+        "Request latency by route template"
+    );
+    metrics::describe_gauge!(HTTP_IN_FLIGHT, "Requests being handled now");
+    metrics::describe_counter!(UPSTREAM_LOOKUPS, "Upstream lookups by platform and outcome");
+    metrics::describe_counter!(UPSTREAM_REQUESTS, "HTTP requests sent upstream, by platform");
+    metrics::describe_counter!(UPSTREAM_RETRIES, "Upstream retries by platform and reason");
+    metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
+    metrics::describe_gauge!(BREAKER_STATE, "Circuit breaker: 0 closed, 1 open, 2 half-open");
+}
+
+/// Records one answered request.
+pub fn request_done(route: &str, status: u16, elapsed: Duration) {
+    counter!(HTTP_REQUESTS, "route" => route.to_owned(), "status" => status.to_string())
+        .increment(1);
+    histogram!(HTTP_LATENCY, "route" => route.to_owned()).record(elapsed.as_secs_f64());
+}
+
+/// Moves the in-flight gauge by `delta`.
+pub fn in_flight(delta: f64) {
+    gauge!(HTTP_IN_FLIGHT).increment(delta);
+}
+
+/// Records how one upstream lookup ended.
+pub fn lookup_outcome(platform: &'static str, outcome: &'static str) {
+    counter!(UPSTREAM_LOOKUPS, "platform" => platform, "outcome" => outcome).increment(1);
+}
+
+/// Records one HTTP request sent upstream.
+pub fn upstream_request(platform: &'static str) {
+    counter!(UPSTREAM_REQUESTS, "platform" => platform).increment(1);
+}
+
+/// Records one retry and why.
+pub fn retry(platform: &'static str, reason: &'static str) {
+    counter!(UPSTREAM_RETRIES, "platform" => platform, "reason" => reason).increment(1);
+}
+
+/// Records a cache lookup result.
+pub fn cache(platform: &'static str, result: &'static str) {
+    counter!(CACHE_LOOKUPS, "platform" => platform, "result" => result).increment(1);
+}
+
+/// Sets the breaker gauge.
+pub fn breaker_state(platform: &'static str, state: u8) {
+    gauge!(BREAKER_STATE, "platform" => platform).set(f64::from(state));
+}
+
+/// Installs the tracing subscriber per `[log]`; a second call is a no-op.
+///
+/// `RUST_LOG`, when set, overrides `log.level`.
+pub fn init_logging(log: &Log) {
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&log.level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match log.format {
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init(),
+        LogFormat::Pretty => builder.compact().try_init(),
+    };
+}

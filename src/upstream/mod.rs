@@ -1,0 +1,232 @@
+//! The one HTTP client every platform source uses to talk to its platform.
+//!
+//! It owns the rules that keep a broken or hostile upstream from hurting us: a total deadline
+//! per request (connect, headers and body alike, so a slow drip ends too), a body cap counted on
+//! *decompressed* bytes while streaming (a gzip bomb is refused at the cap, never inflated), and
+//! no automatic redirects (a platform source decides what a redirect means, and we never follow
+//! one off the configured host). Politeness towards the platform (budget, concurrency, breaker)
+//! lives in [`politeness`].
+
+pub mod politeness;
+pub mod retry;
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, LOCATION};
+use url::Url;
+
+use crate::config::{Settings, ms};
+
+/// A desktop Chrome User-Agent: the platforms serve their normal public pages to browsers.
+pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
+     (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36";
+
+/// The shared upstream client: cheap to clone, one connection pool.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    http: reqwest::Client,
+    timeout: Duration,
+    max_body: usize,
+}
+
+/// A fully read upstream response.
+#[derive(Clone, Debug)]
+pub struct Response {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The response headers.
+    pub headers: HeaderMap,
+    /// The URL that was requested.
+    pub url: Url,
+    /// The decompressed body, at most `upstream.max_body_bytes` long.
+    pub body: Bytes,
+}
+
+impl Response {
+    /// The redirect target resolved against the request URL, for 3xx responses with a Location.
+    pub fn redirect_target(&self) -> Option<Url> {
+        if !self.status.is_redirection() {
+            return None;
+        }
+        let location = self.headers.get(LOCATION)?.to_str().ok()?;
+        self.url.join(location).ok()
+    }
+
+    /// The `Retry-After` the upstream asked for, as seconds or an HTTP date.
+    pub fn retry_after(&self) -> Option<Duration> {
+        let value = self.headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+        parse_retry_after(value, std::time::SystemTime::now())
+    }
+}
+
+/// Why an upstream request produced no response we will read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    /// The request did not finish within `upstream.timeout_ms`.
+    #[error("the upstream did not answer within {0:?}")]
+    Timeout(Duration),
+    /// No connection could be made.
+    #[error("the upstream could not be reached")]
+    Connect,
+    /// The body (after decompression) is larger than `upstream.max_body_bytes`.
+    #[error("the upstream body is larger than {0} bytes")]
+    TooLarge(usize),
+    /// The connection broke, or the body could not be decoded.
+    #[error("the upstream response could not be read: {0}")]
+    Transport(String),
+}
+
+impl UpstreamError {
+    /// Whether one more attempt could plausibly help (a reset connection might; a timeout or an
+    /// oversized body will not, and retrying them only doubles the caller's wait).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, UpstreamError::Connect | UpstreamError::Transport(_))
+    }
+}
+
+impl Upstream {
+    /// Builds the client from `[upstream]`.
+    pub fn new(settings: &Settings) -> Result<Self, reqwest::Error> {
+        let timeout = ms(settings.upstream.timeout_ms);
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .retry(reqwest::retry::never())
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .tcp_nodelay(true)
+            .build()?;
+        Ok(Self {
+            http,
+            timeout,
+            max_body: settings.upstream.max_body_bytes,
+        })
+    }
+
+    /// Sends `GET url` with `headers` and reads the whole body within the deadline and the cap.
+    pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
+        let request = self.http.get(url.clone()).headers(headers);
+        let read = async {
+            let mut response = request.send().await.map_err(classify)?;
+            if response
+                .content_length()
+                .is_some_and(|len| len > self.max_body as u64)
+            {
+                return Err(UpstreamError::TooLarge(self.max_body));
+            }
+            let status = response.status();
+            let headers = std::mem::take(response.headers_mut());
+            let hint = response.content_length().unwrap_or(64 * 1024) as usize;
+            let mut body = BytesMut::with_capacity(hint.min(self.max_body));
+            while let Some(chunk) = response.chunk().await.map_err(classify)? {
+                if body.len() + chunk.len() > self.max_body {
+                    return Err(UpstreamError::TooLarge(self.max_body));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Response {
+                status,
+                headers,
+                url,
+                body: body.freeze(),
+            })
+        };
+        // reqwest's own timeout covers the same span; this one also bounds our own reading.
+        tokio::time::timeout(self.timeout, read)
+            .await
+            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+    }
+}
+
+fn classify(err: reqwest::Error) -> UpstreamError {
+    if err.is_timeout() {
+        UpstreamError::Timeout(Duration::ZERO)
+    } else if err.is_connect() {
+        UpstreamError::Connect
+    } else {
+        // reqwest's text names the failing step (reset, decode, …) but never the body.
+        UpstreamError::Transport(error_chain(&err))
+    }
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}
+
+/// Whether `target` is on the same scheme, host and port as `base`: the only redirects a
+/// platform source may follow.
+pub fn same_origin(base: &Url, target: &Url) -> bool {
+    base.scheme() == target.scheme()
+        && base.host_str() == target.host_str()
+        && base.port_or_known_default() == target.port_or_known_default()
+}
+
+/// Parses a `Retry-After` value: delay-seconds or an HTTP date (relative to `now`).
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Builds `{base}/{segments…}` with each segment percent-encoded by the URL library, so no
+/// segment can add path levels, a query or a fragment.
+pub fn url_with_segments(base: &Url, segments: &[&str]) -> Url {
+    let mut url = base.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.pop_if_empty().extend(segments);
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_are_encoded_not_interpreted() {
+        let base = Url::parse("http://127.0.0.1:9/").unwrap();
+        assert_eq!(
+            url_with_segments(&base, &["@name"]).as_str(),
+            "http://127.0.0.1:9/@name"
+        );
+        let url = url_with_segments(&base, &["a/b?c#d"]);
+        assert_eq!(url.path(), "/a%2Fb%3Fc%23d");
+        assert_eq!(url.query(), None);
+        let with_prefix = Url::parse("http://127.0.0.1:9/prefix").unwrap();
+        assert_eq!(
+            url_with_segments(&with_prefix, &["x", ""]).path(),
+            "/prefix/x/"
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(30)));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn same_origin_compares_scheme_host_and_port() {
+        let base = Url::parse("https://www.example.com").unwrap();
+        assert!(same_origin(&base, &Url::parse("https://www.example.com:443/x").unwrap()));
+        assert!(!same_origin(&base, &Url::parse("http://www.example.com/x").unwrap()));
+        assert!(!same_origin(&base, &Url::parse("https://169.254.169.254/").unwrap()));
+    }
+}

@@ -1,0 +1,140 @@
+//! The validated, lowercased username: the only way a caller's text reaches an upstream URL.
+//!
+//! Every rule here exists because the name ends up in a URL path segment or query pair on a
+//! third-party host: `.`/`..` would move the URL, `/`, `?`, `#`, `@` and `%` would change its
+//! meaning, and control characters would poison logs and headers. Checking happens before any
+//! other work, so a bad name costs nothing upstream.
+
+use std::fmt;
+
+use crate::platform::Platform;
+
+/// A username that passed its platform's format rule, stored lowercased.
+///
+/// Usernames are case-insensitive on both platforms, so `Foo` and `foo` are one `Username`
+/// (equal, same hash) and therefore share one cache entry and one upstream request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Username {
+    platform: Platform,
+    name: Box<str>,
+}
+
+/// Why a raw username was refused; its `Display` is the `detail` of the 400 problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}. {rule}")]
+pub struct UsernameError {
+    reason: &'static str,
+    rule: String,
+}
+
+impl Username {
+    /// Checks `raw` against `platform`'s rule and lowercases it.
+    pub fn parse(platform: Platform, raw: &str) -> Result<Self, UsernameError> {
+        let (min, max) = platform.username_len();
+        let fail = |reason| {
+            Err(UsernameError {
+                reason,
+                rule: rule_text(min, max),
+            })
+        };
+        let bytes = raw.as_bytes();
+        if bytes.len() < min {
+            return fail("the username is too short");
+        }
+        if bytes.len() > max {
+            return fail("the username is too long");
+        }
+        if !bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'_')
+        {
+            return fail("the username has a character that is not allowed");
+        }
+        if bytes[0] == b'.' {
+            return fail("the username starts with '.'");
+        }
+        if bytes[bytes.len() - 1] == b'.' {
+            return fail("the username ends with '.'");
+        }
+        if raw.contains("..") {
+            return fail("the username has two '.' in a row");
+        }
+        Ok(Self {
+            platform,
+            name: raw.to_ascii_lowercase().into_boxed_str(),
+        })
+    }
+
+    /// The lowercased name, safe to place in a URL path segment or query value.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// The platform whose rule this name passed.
+    pub fn platform(&self) -> Platform {
+        self.platform
+    }
+}
+
+impl fmt::Display for Username {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// The rule as a caller reads it in the error's `detail` (and the OpenAPI description).
+pub fn rule_text(min: usize, max: usize) -> String {
+    format!(
+        "A username is {min} to {max} characters of ASCII letters, digits, '.' and '_'; \
+         it starts with a letter, digit or '_', does not end with '.', \
+         and has no two '.' in a row"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowercases_and_accepts_the_allowed_alphabet() {
+        let name = Username::parse(Platform::ShortVideo, "Example_User.9").unwrap();
+        assert_eq!(name.as_str(), "example_user.9");
+        assert_eq!(
+            name,
+            Username::parse(Platform::ShortVideo, "EXAMPLE_USER.9").unwrap()
+        );
+        assert!(Username::parse(Platform::PhotoShare, "_x").is_ok());
+        assert!(Username::parse(Platform::PhotoShare, "a").is_ok());
+    }
+
+    #[test]
+    fn refuses_everything_that_could_move_a_url() {
+        for raw in [
+            "", ".", "..", "a..b", ".x", "x.", "a/b", "../../admin", "x?admin=1", "x#frag",
+            "@evil.example", "x@y", "ÿ", "x\0y", "x\r\nX-Injected: 1", "x y", "a%2Fb", "-x",
+        ] {
+            assert!(
+                Username::parse(Platform::PhotoShare, raw).is_err(),
+                "{raw:?} was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn enforces_each_platforms_lengths() {
+        assert!(Username::parse(Platform::ShortVideo, "a").is_err());
+        assert!(Username::parse(Platform::ShortVideo, &"a".repeat(24)).is_ok());
+        assert!(Username::parse(Platform::ShortVideo, &"a".repeat(25)).is_err());
+        assert!(Username::parse(Platform::PhotoShare, &"a".repeat(30)).is_ok());
+        assert!(Username::parse(Platform::PhotoShare, &"a".repeat(31)).is_err());
+        assert!(Username::parse(Platform::PhotoShare, &"a".repeat(10_000)).is_err());
+    }
+
+    #[test]
+    fn the_error_states_the_rule() {
+        let err = Username::parse(Platform::ShortVideo, "a/b").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("2 to 24 characters"), "{text}");
+        assert!(text.contains("not allowed"), "{text}");
+    }
+}
