@@ -1,0 +1,363 @@
+//! The edge, against the real app on a loopback socket: auth, usernames, errors, request ids,
+//! the rate limit, operator endpoints and server limits. None of these needs a working upstream:
+//! the loopback upstream here answers 500 to everything and counts what reaches it.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::StatusCode;
+use support::{KEY, TestApp, problem, settings, spawn_app, spawn_upstream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn rig() -> (TestApp, support::Upstream) {
+    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR })).await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    (app, upstream)
+}
+
+#[tokio::test]
+async fn bad_usernames_are_400_before_any_upstream_request() {
+    let (app, upstream) = rig().await;
+    let long = "a".repeat(10_000);
+    let cases = [
+        "..%2F..%2Fadmin", "a%2Fb", "x%3Fadmin=1", "x%23frag", "%40evil.example", "x%40y",
+        ".", "..", "a..b", ".x", "x.", "%C3%BF", "%C0%AE", "x%00y", "x%0d%0aX-Injected:%201",
+        "x%20y", "%ZZ", "%", long.as_str(), "%FF%FE",
+    ];
+    for platform in ["short-video", "photo-share"] {
+        for raw in cases {
+            let started = Instant::now();
+            let response = app.get(&format!("/{platform}/profile/{raw}")).await;
+            let status = response.status();
+            assert!(
+                status == 400 || status == 404,
+                "{platform} {raw}: {status}"
+            );
+            let body = problem(response).await;
+            if status == 400 {
+                assert_eq!(body["code"], "invalid_username");
+                assert!(body["detail"].as_str().unwrap().contains("ASCII letters"), "{body}");
+            }
+            assert!(started.elapsed() < Duration::from_secs(1));
+        }
+    }
+    // The raw percent-encoded `.` segments are normalised away by the URL or land on no route.
+    assert_eq!(upstream.hits(), 0, "no bad name reached the upstream");
+}
+
+#[tokio::test]
+async fn raw_utf8_and_overlong_names_are_400() {
+    let (app, upstream) = rig().await;
+    // reqwest would percent-encode; write the request line by hand.
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let request = format!(
+        "GET /short-video/profile/\u{00ff}abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(upstream.hits(), 0);
+}
+
+#[tokio::test]
+async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
+    let (app, upstream) = rig().await;
+    let path = "/short-video/profile/someone";
+    let none = app.get_anonymous(path).await;
+    assert_eq!(none.status(), 401);
+    assert_eq!(none.headers()["www-authenticate"], "Bearer");
+    let reference = problem(none).await;
+    assert_eq!(reference["code"], "unauthorized");
+    let wrong_same_length = "x".repeat(KEY.len());
+    let minus_one = &KEY[..KEY.len() - 1];
+    let plus_one = format!("{KEY}x");
+    let long = "a".repeat(8192);
+    let values: Vec<String> = vec![
+        "Bearer".into(), "Bearer ".into(), format!("Bearer\t{KEY}"), format!("Basic {KEY}"),
+        format!("Token {KEY}"), format!("Bearer {wrong_same_length}"), format!("Bearer {minus_one}"),
+        format!("Bearer {plus_one}"), format!("Bearer {long}"), KEY.into(),
+    ];
+    for value in values {
+        let response = app
+            .client
+            .get(app.url(path))
+            .header("authorization", value.as_str())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{value:.40}");
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        let body = problem(response).await;
+        assert_eq!(body, reference, "every refusal has the same body");
+        assert!(!body.to_string().contains(KEY));
+    }
+    for (name, value) in [("x-api-key", KEY.to_string())] {
+        let response = app.client.get(app.url(path)).header(name, value).send().await.unwrap();
+        assert_eq!(response.status(), 401);
+    }
+    let response = app.get_anonymous(&format!("{path}?access_token={KEY}")).await;
+    assert_eq!(response.status(), 401, "keys in the query are not keys");
+    assert_eq!(upstream.hits(), 0);
+}
+
+#[tokio::test]
+async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
+    let (app, _upstream) = rig().await;
+    let path = "/short-video/profile/someone";
+    for scheme in ["bearer", "BEARER", "Bearer", "bEaReR"] {
+        let response = app
+            .client
+            .get(app.url(path))
+            .header("authorization", format!("{scheme} {KEY}"))
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(response.status(), 401, "{scheme}");
+    }
+    for order in [[format!("Bearer {KEY}"), "Bearer nope".into()], ["Bearer nope".into(), format!("Bearer {KEY}")]] {
+        let mut stream = TcpStream::connect(app.addr).await.unwrap();
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
+            order[0], order[1]
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer).await;
+        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn non_ascii_authorization_bytes_are_401_not_500() {
+    let (app, _upstream) = rig().await;
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let mut request = b"GET /photo-share/profile/someone HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xff\xfe\xc3\xa9\r\nConnection: close\r\n\r\n".to_vec();
+    request.shrink_to_fit();
+    stream.write_all(&request).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    assert!(answer.starts_with(b"HTTP/1.1 401"), "{}", String::from_utf8_lossy(&answer));
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_are_problem_documents() {
+    let (app, _upstream) = rig().await;
+    let response = app.get("/nope").await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(problem(response).await["code"], "not_found");
+    let response = app.get("/short-video/profile/").await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(problem(response).await["code"], "not_found");
+
+    let big = vec![b'x'; 10 * 1024 * 1024];
+    for method in [reqwest::Method::POST, reqwest::Method::PUT, reqwest::Method::DELETE] {
+        let started = Instant::now();
+        let response = app
+            .client
+            .request(method.clone(), app.url("/short-video/profile/someone"))
+            .bearer_auth(KEY)
+            .body(big.clone())
+            .send()
+            .await;
+        // The server may answer before reading the body and close; either way no hang.
+        if let Ok(response) = response {
+            assert_eq!(response.status(), 405, "{method}");
+            assert_eq!(response.headers()["allow"], "GET, HEAD");
+            assert_eq!(problem(response).await["code"], "method_not_allowed");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+    let response = app.client.post(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+}
+
+#[tokio::test]
+async fn every_response_carries_a_request_id_and_sane_ones_are_echoed() {
+    let (app, _upstream) = rig().await;
+    let response = app.get("/healthz").await;
+    let generated = response.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(generated.len(), 36, "a UUID: {generated}");
+    let response = app.client.get(app.url("/nope")).header("x-request-id", "trace-42.a:b").send().await.unwrap();
+    assert_eq!(response.headers()["x-request-id"], "trace-42.a:b");
+    let response = app.client.get(app.url("/healthz")).header("x-request-id", "bad id with spaces").send().await.unwrap();
+    assert_ne!(response.headers()["x-request-id"], "bad id with spaces");
+    let response = app.get_anonymous("/short-video/profile/x1").await;
+    assert!(response.headers().contains_key("x-request-id"), "errors too");
+}
+
+#[tokio::test]
+async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR })).await;
+    let mut s = settings(upstream.addr);
+    s.rate_limit.per_key_per_minute = 60;
+    s.rate_limit.burst = 3;
+    s.retry.max_attempts = 1;
+    let app = spawn_app(s).await;
+    for i in 0..3 {
+        let response = app.get(&format!("/photo-share/profile/name{i}")).await;
+        assert_ne!(response.status(), 429);
+        assert_eq!(response.headers()["ratelimit-policy"], "\"per-key\";q=60;w=60");
+        let state = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+        assert!(state.starts_with(&format!("\"per-key\";r={};t=", 2 - i)), "{state}");
+    }
+    let hits_before = upstream.hits();
+    let response = app.get("/photo-share/profile/another").await;
+    assert_eq!(response.status(), 429);
+    let retry_after: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry_after), "{retry_after}");
+    assert!(response.headers()["ratelimit"].to_str().unwrap().starts_with("\"per-key\";r=0;t="));
+    assert_eq!(problem(response).await["code"], "rate_limited");
+    assert_eq!(upstream.hits(), hits_before, "the limited request never went upstream");
+    // Other keys are unaffected; unauthenticated floods never reach the limiter.
+    for _ in 0..50 {
+        let response = app.client.get(app.url("/photo-share/profile/x")).bearer_auth(uuid_like()).send().await.unwrap();
+        assert_eq!(response.status(), 401);
+    }
+}
+
+fn uuid_like() -> String {
+    format!("{:032x}", fastrand_u128())
+}
+
+fn fastrand_u128() -> u128 {
+    use std::hash::{BuildHasher, RandomState};
+    u128::from(RandomState::new().hash_one(Instant::now())) << 64 | 7
+}
+
+#[tokio::test]
+async fn operator_endpoints_are_open() {
+    let (app, _upstream) = rig().await;
+    let health = app.get_anonymous("/healthz").await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.json::<serde_json::Value>().await.unwrap()["status"], "ok");
+    assert_eq!(app.get_anonymous("/readyz").await.status(), 200);
+    let _ = app.get_anonymous("/nope").await;
+    let metrics = app.get_anonymous("/metrics").await;
+    assert_eq!(metrics.status(), 200);
+    let text = metrics.text().await.unwrap();
+    assert!(text.contains("profile_lookup_http_requests_total"), "{text}");
+    let doc: serde_json::Value = app.get_anonymous("/openapi.json").await.json().await.unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+}
+
+#[tokio::test]
+async fn readiness_fails_while_draining() {
+    let (app, _upstream) = rig().await;
+    app.state.set_ready(false);
+    assert_eq!(app.get_anonymous("/readyz").await.status(), 503);
+    assert_eq!(app.get_anonymous("/healthz").await.status(), 200);
+}
+
+async fn read_all(mut stream: TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    let mut buf = Vec::new();
+    let closed = tokio::time::timeout(limit, stream.read_to_end(&mut buf)).await.is_ok();
+    (buf, closed)
+}
+
+fn short_timeouts(upstream: std::net::SocketAddr) -> profile_lookup::config::Settings {
+    let mut s = settings(upstream);
+    s.server.header_read_timeout_ms = 500;
+    s
+}
+
+#[tokio::test]
+async fn silent_trickling_and_idle_connections_are_closed() {
+    let upstream = spawn_upstream(Router::new()).await;
+    let app = spawn_app(short_timeouts(upstream.addr)).await;
+    // Sends nothing at all.
+    let silent = TcpStream::connect(app.addr).await.unwrap();
+    // Trickles a header, one byte at a time, never finishing.
+    let mut trickle = TcpStream::connect(app.addr).await.unwrap();
+    let trickler = tokio::spawn(async move {
+        trickle.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").await.ok();
+        for _ in 0..40 {
+            if trickle.write_all(b"a").await.is_err() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
+    });
+    // Finishes one request, then idles on keep-alive.
+    let mut idle = TcpStream::connect(app.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+
+    let (_, closed) = read_all(silent, Duration::from_secs(3)).await;
+    assert!(closed, "a silent connection is closed");
+    let (_, closed) = read_all(idle, Duration::from_secs(3)).await;
+    assert!(closed, "an idle keep-alive connection is closed");
+    assert!(trickler.await.unwrap(), "a trickling header is cut off");
+    // Meanwhile a legitimate request is served.
+    assert_eq!(app.get("/healthz").await.status(), 200);
+}
+
+#[tokio::test]
+async fn oversized_heads_are_refused() {
+    let (app, _upstream) = rig().await;
+    let huge_header = format!("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(1024 * 1024));
+    let many_headers = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n{}\r\n",
+        (0..101).map(|i| format!("X-H{i}: v\r\n")).collect::<String>()
+    );
+    let long_url = format!("GET /healthz?{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(64 * 1024));
+    for request in [huge_header, many_headers, long_url] {
+        let mut stream = TcpStream::connect(app.addr).await.unwrap();
+        let _ = stream.write_all(request.as_bytes()).await;
+        let (answer, _) = read_all(stream, Duration::from_secs(3)).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 431") || answer.starts_with("HTTP/1.1 414") || answer.is_empty(),
+            "{answer:.80}"
+        );
+    }
+    assert_eq!(app.get("/healthz").await.status(), 200);
+}
+
+#[tokio::test]
+async fn garbage_is_answered_or_closed_without_harm() {
+    let (app, _upstream) = rig().await;
+    let inputs: [&[u8]; 4] = [
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage-tls-hello",
+        b"NOT A REQUEST LINE\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Fold: a\r\n b\r\n\r\n",
+        b"GET /healthz HTTP/9.9\r\n\r\n",
+    ];
+    for input in inputs {
+        let mut stream = TcpStream::connect(app.addr).await.unwrap();
+        let _ = stream.write_all(input).await;
+        let (answer, closed) = read_all(stream, Duration::from_secs(12)).await;
+        assert!(closed, "connection closed");
+        assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 400") || answer.starts_with(b"HTTP/1.1 505"),
+            "{}", String::from_utf8_lossy(&answer));
+    }
+    assert_eq!(app.get("/healthz").await.status(), 200);
+}
+
+#[tokio::test]
+async fn shutdown_finishes_in_flight_requests_then_returns() {
+    // An upstream that answers slowly, so a lookup is in flight when shutdown begins.
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        (StatusCode::NOT_FOUND, "")
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let client = app.client.clone();
+    let url = app.url("/photo-share/profile/slowpoke");
+    let in_flight = tokio::spawn(async move { client.get(url).bearer_auth(KEY).send().await.map(|r| r.status()) });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let state = app.state.clone();
+    let started = Instant::now();
+    app.shutdown().await.unwrap();
+    assert!(!state.is_ready(), "readiness fails once draining starts");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let status = in_flight.await.unwrap().expect("the in-flight request was answered");
+    assert_eq!(status, 404);
+}

@@ -1,0 +1,171 @@
+//! Shared test rig: the real app on a real loopback socket, and loopback upstreams.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use profile_lookup::AppState;
+use profile_lookup::config::Settings;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// The key every test app accepts.
+pub const KEY: &str = "test-key-0123456789abcdef";
+
+/// A running app: where it listens, its state, and a handle that stops it when dropped.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    pub task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestApp {
+    /// The URL of `path` on this app.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// `GET path` with the test key.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .expect("the app answers")
+    }
+
+    /// `GET path` with no key.
+    pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
+        self.client.get(self.url(path)).send().await.expect("the app answers")
+    }
+
+    /// Triggers graceful shutdown and waits for `run` to return.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.task.take().expect("running").await.expect("no panic")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Settings for tests: the test key, both platforms at `upstream`, quick retries.
+pub fn settings(upstream: SocketAddr) -> Settings {
+    let mut s = Settings::default();
+    s.auth.api_keys = vec![KEY.into()];
+    let base = format!("http://{upstream}");
+    s.short_video.base_url = base.parse().unwrap();
+    s.photo_share.base_url = base.parse().unwrap();
+    s.rate_limit.per_key_per_minute = 10_000;
+    s.rate_limit.burst = 10_000;
+    s.retry.base_delay_ms = 10;
+    s.retry.max_delay_ms = 50;
+    s.retry.max_total_ms = 2_000;
+    s.upstream.timeout_ms = 2_000;
+    s.breaker.failure_threshold = 0;
+    s
+}
+
+/// Starts the app with `settings` on 127.0.0.1:0.
+pub async fn spawn_app(settings: Settings) -> TestApp {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::new(settings).unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(profile_lookup::run(listener, state.clone(), async {
+        let _ = stopped.await;
+    }));
+    TestApp {
+        addr,
+        state,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+/// A loopback upstream that counts the requests it receives.
+pub struct Upstream {
+    pub addr: SocketAddr,
+    pub hits: Arc<AtomicUsize>,
+}
+
+impl Upstream {
+    /// Requests received so far.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves `router` on 127.0.0.1:0, counting every request.
+pub async fn spawn_upstream(router: Router) -> Upstream {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let router = router.layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                next.run(req).await
+            }
+        },
+    ));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Upstream { addr, hits }
+}
+
+/// A port on loopback where nothing listens.
+pub async fn closed_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    addr
+}
+
+/// The problem document of an error response, after checking its media type.
+pub async fn problem(response: reqwest::Response) -> serde_json::Value {
+    let ct = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert_eq!(ct, "application/problem+json", "error bodies are problem documents");
+    let body: serde_json::Value = response.json().await.expect("a JSON problem body");
+    for key in ["type", "title", "status", "detail", "code"] {
+        assert!(body.get(key).is_some(), "problem lacks {key}: {body}");
+    }
+    body
+}
+
+/// Waits until `f` is true, for at most `limit`.
+pub async fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    f()
+}
