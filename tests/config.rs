@@ -1,0 +1,73 @@
+//! Configuration layering: defaults → TOML file → environment; validation.
+//!
+//! One test function, because environment variables are process-wide.
+
+use std::io::Write;
+
+use profile_lookup::config::Settings;
+
+#[test]
+fn layering_and_validation() {
+    // The shipped config/default.toml states exactly the built-in defaults.
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.toml");
+    let from_file = Settings::load(Some(shipped.as_ref())).expect("default.toml loads");
+    let defaults = Settings::default();
+    assert_eq!(
+        serde_json::to_value(&from_file).unwrap(),
+        serde_json::to_value(&defaults).unwrap(),
+        "config/default.toml and Settings::default() disagree"
+    );
+    assert!(defaults.validate_for_serve().is_err(), "no key: serve refuses");
+
+    // A file overrides defaults; the environment overrides the file.
+    let mut file = tempfile();
+    writeln!(
+        file.1,
+        "[auth]\napi_keys = [\"from-file\"]\n[cache]\nttl_seconds = 5\n[short_video]\nbase_url = \"http://127.0.0.1:9\"\n"
+    )
+    .unwrap();
+    unsafe {
+        std::env::set_var("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7");
+        std::env::set_var("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2");
+        std::env::set_var("PROFILE_LOOKUP__LOG__FORMAT", "json");
+    }
+    let s = Settings::load(Some(&file.0)).expect("layers load");
+    assert_eq!(s.cache.ttl_seconds, 7);
+    assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
+    assert_eq!(s.short_video.base_url.as_str(), "http://127.0.0.1:9/");
+    assert_eq!(s.photo_share.base_url.as_str(), "https://www.instagram.com/");
+    assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
+    assert!(s.validate_for_serve().is_ok());
+    unsafe {
+        std::env::remove_var("PROFILE_LOOKUP__CACHE__TTL_SECONDS");
+        std::env::remove_var("PROFILE_LOOKUP__AUTH__API_KEYS");
+        std::env::remove_var("PROFILE_LOOKUP__LOG__FORMAT");
+    }
+
+    // Typos and nonsense are refused with a message naming the problem.
+    for (toml, needle) in [
+        ("[cache]\nttl_secnds = 5\n", "ttl_secnds"),
+        ("[retry]\nmax_attempts = 0\n", "max_attempts"),
+        ("[short_video]\nbase_url = \"ftp://x\"\n", "base_url"),
+        ("[auth]\napi_key_sha256 = [\"abc\"]\n", "api_key_sha256"),
+        ("[upstream]\nmax_body_bytes = 0\n", "max_body_bytes"),
+        ("[server]\nlisten = \"nowhere\"\n", "listen"),
+    ] {
+        let mut file = tempfile();
+        file.1.write_all(toml.as_bytes()).unwrap();
+        let err = Settings::load(Some(&file.0)).expect_err(toml).to_string();
+        assert!(err.contains(needle), "{toml}: {err}");
+    }
+}
+
+fn tempfile() -> (std::path::PathBuf, std::fs::File) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "profile-lookup-test-{}-{}.toml",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let file = std::fs::File::create(&path).unwrap();
+    (path, file)
+}
