@@ -85,7 +85,12 @@ struct TtlByOutcome {
 }
 
 impl Expiry<Username, Arc<Entry>> for TtlByOutcome {
-    fn expire_after_create(&self, _: &Username, entry: &Arc<Entry>, _: Instant) -> Option<Duration> {
+    fn expire_after_create(
+        &self,
+        _: &Username,
+        entry: &Arc<Entry>,
+        _: Instant,
+    ) -> Option<Duration> {
         Some(match entry.value {
             Stored::Found { .. } => self.found,
             Stored::NotFound => self.not_found,
@@ -202,6 +207,9 @@ impl ProfileCache {
 fn stale_worthy(lookup: &Lookup) -> bool {
     matches!(
         lookup,
-        Lookup::Blocked { .. } | Lookup::Unavailable(_) | Lookup::ExtractionFailed(_) | Lookup::Overloaded { .. }
+        Lookup::Blocked { .. }
+            | Lookup::Unavailable(_)
+            | Lookup::ExtractionFailed(_)
+            | Lookup::Overloaded { .. }
     )
 }

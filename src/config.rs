@@ -299,9 +299,14 @@ impl Settings {
     /// Checks values that parse but cannot work. `serve` also requires at least one key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |msg: String| Err(ConfigError::Invalid(msg));
-        for (name, p) in [("short_video", &self.short_video), ("photo_share", &self.photo_share)] {
+        for (name, p) in [
+            ("short_video", &self.short_video),
+            ("photo_share", &self.photo_share),
+        ] {
             if !matches!(p.base_url.scheme(), "http" | "https") || p.base_url.host().is_none() {
-                return bad(format!("{name}.base_url must be an http(s) URL with a host"));
+                return bad(format!(
+                    "{name}.base_url must be an http(s) URL with a host"
+                ));
             }
             if p.base_url.query().is_some() || p.base_url.fragment().is_some() {
                 return bad(format!("{name}.base_url must not have a query or fragment"));
@@ -313,10 +318,14 @@ impl Settings {
             }
         }
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
-            return bad("rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into());
+            return bad(
+                "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
+            );
         }
         if self.upstream.timeout_ms == 0 || self.upstream.max_body_bytes == 0 {
-            return bad("upstream.timeout_ms and upstream.max_body_bytes must be at least 1".into());
+            return bad(
+                "upstream.timeout_ms and upstream.max_body_bytes must be at least 1".into(),
+            );
         }
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
@@ -325,7 +334,9 @@ impl Settings {
             return bad("retry.base_delay_ms must not exceed retry.max_delay_ms".into());
         }
         if self.server.max_in_flight == 0 || self.server.request_timeout_ms == 0 {
-            return bad("server.max_in_flight and server.request_timeout_ms must be at least 1".into());
+            return bad(
+                "server.max_in_flight and server.request_timeout_ms must be at least 1".into(),
+            );
         }
         if self.server.header_read_timeout_ms == 0 {
             return bad("server.header_read_timeout_ms must be at least 1".into());
@@ -338,7 +349,12 @@ impl Settings {
                 return bad("auth.api_key_sha256 entries must be 64 hex digits".into());
             }
         }
-        if self.auth.api_keys.iter().any(|k| k.is_empty() || k.len() > 4096) {
+        if self
+            .auth
+            .api_keys
+            .iter()
+            .any(|k| k.is_empty() || k.len() > 4096)
+        {
             return bad("auth.api_keys entries must be 1 to 4096 bytes".into());
         }
         Ok(())

@@ -165,7 +165,10 @@ impl IntoResponse for ApiError {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         if let Some(wait) = self.retry_after() {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after_secs(wait)),
+            );
         }
         match self {
             ApiError::Unauthorized => {
@@ -198,11 +201,17 @@ mod tests {
             ApiError::InvalidUsername("x".into()),
             ApiError::Unauthorized,
             ApiError::ProfileNotFound,
-            ApiError::RateLimited { retry_after: Duration::from_secs(1) },
-            ApiError::UpstreamBlocked { retry_after: Duration::from_secs(1) },
+            ApiError::RateLimited {
+                retry_after: Duration::from_secs(1),
+            },
+            ApiError::UpstreamBlocked {
+                retry_after: Duration::from_secs(1),
+            },
             ApiError::ExtractionFailed,
             ApiError::UpstreamUnavailable,
-            ApiError::Overloaded { retry_after: Duration::from_secs(1) },
+            ApiError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            },
             ApiError::NotFound,
             ApiError::MethodNotAllowed,
             ApiError::Internal,

@@ -39,6 +39,12 @@ enum Command {
         #[arg(long)]
         username: Option<String>,
     },
+    /// Exit 0 if a local instance answers `GET /healthz` with 200 (for container HEALTHCHECKs).
+    Healthcheck {
+        /// Where the instance listens.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -52,7 +58,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve { config } => serve(config),
         Command::Demo { listen } => run_demo(listen),
-        Command::Extract { platform, file, username } => extract(platform, &file, username.as_deref()),
+        Command::Extract {
+            platform,
+            file,
+            username,
+        } => extract(platform, &file, username.as_deref()),
+        Command::Healthcheck { addr } => healthcheck(addr),
     }
 }
 
@@ -64,19 +75,23 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn serve(config: Option<PathBuf>) -> ExitCode {
-    let settings = match Settings::load(config.as_deref()).and_then(|s| s.validate_for_serve().map(|()| s)) {
-        Ok(settings) => settings,
-        Err(err) => {
-            eprintln!("profile-lookup: {err}");
-            return ExitCode::from(2);
-        }
-    };
+    let settings =
+        match Settings::load(config.as_deref()).and_then(|s| s.validate_for_serve().map(|()| s)) {
+            Ok(settings) => settings,
+            Err(err) => {
+                eprintln!("profile-lookup: {err}");
+                return ExitCode::from(2);
+            }
+        };
     telemetry::init_logging(&settings.log);
     runtime().block_on(async move {
         let listener = match tokio::net::TcpListener::bind(settings.server.listen).await {
             Ok(listener) => listener,
             Err(err) => {
-                eprintln!("profile-lookup: cannot listen on {}: {err}", settings.server.listen);
+                eprintln!(
+                    "profile-lookup: cannot listen on {}: {err}",
+                    settings.server.listen
+                );
                 return ExitCode::from(2);
             }
         };
@@ -88,7 +103,8 @@ fn serve(config: Option<PathBuf>) -> ExitCode {
             }
         };
         tracing::info!(listen = %state.settings().server.listen, "serving");
-        match profile_lookup::run(listener, state, profile_lookup::server::shutdown_signal()).await {
+        match profile_lookup::run(listener, state, profile_lookup::server::shutdown_signal()).await
+        {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("profile-lookup: {err}");
@@ -131,5 +147,24 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
             eprintln!("{problem}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A dependency-free probe: the runtime image has no curl.
+fn healthcheck(addr: std::net::SocketAddr) -> ExitCode {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let probe = || -> std::io::Result<bool> {
+        let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head)?;
+        Ok(&head == b"HTTP/1.1 200")
+    };
+    match probe() {
+        Ok(true) => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
     }
 }

@@ -6,7 +6,8 @@ use utoipa::{Modify, OpenApi};
 use crate::error::Problem;
 use crate::http::routes;
 use crate::platform::{
-    Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+    Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
+    ShortVideoUserInfo,
 };
 
 /// The document's root: paths, schemas and the bearer scheme.
@@ -38,6 +39,8 @@ struct BearerScheme;
 
 impl Modify for BearerScheme {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        // utoipa copies the crate's (empty) license field; the document states none.
+        openapi.info.license = None;
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "bearer",

@@ -67,14 +67,32 @@ impl<'a> Iterator for Scripts<'a> {
             let lt = self.pos + memchr(b'<', html.get(self.pos..)?)?;
             let after = &html[lt + 1..];
             if after.starts_with(b"!--") {
-                // A comment: nothing inside it is markup.
-                self.pos = match memmem::find(&after[3..], b"-->") {
-                    Some(end) => lt + 1 + 3 + end + 3,
-                    None => html.len(),
+                // A comment: nothing inside it is markup. `<!-->` and `<!--->` are empty ones.
+                let body = &after[3..];
+                self.pos = if body.starts_with(b">") {
+                    lt + 5
+                } else if body.starts_with(b"->") {
+                    lt + 6
+                } else {
+                    match memmem::find(body, b"-->") {
+                        Some(end) => lt + 1 + 3 + end + 3,
+                        None => html.len(),
+                    }
                 };
                 continue;
             }
             if !is_script_open(after) {
+                // Another element's start tag: skip it whole, since a quoted attribute value
+                // may hold `<script …>` or `<!--` text that is not markup.
+                if after.first().is_some_and(u8::is_ascii_alphabetic) {
+                    let Some(len) = tag_end(after) else {
+                        // A tag left open at the end of the page: nothing after it is markup.
+                        self.pos = html.len();
+                        return None;
+                    };
+                    self.pos = lt + 1 + len + 1;
+                    continue;
+                }
                 self.pos = lt + 1;
                 continue;
             }
@@ -99,7 +117,10 @@ impl<'a> Iterator for Scripts<'a> {
 fn is_script_open(after_lt: &[u8]) -> bool {
     after_lt.len() > 6
         && after_lt[..6].eq_ignore_ascii_case(b"script")
-        && matches!(after_lt[6], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
+        && matches!(
+            after_lt[6],
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'
+        )
 }
 
 /// Length of the attribute text up to the `>` that ends the start tag, skipping quoted values.
@@ -233,6 +254,15 @@ mod tests {
             <!-- <script id="S">{"commented":1}</script> -->
             <script id="S">{"real":1}</script>"#;
         assert_eq!(script_by_id(page, "S"), Some(&br#"{"real":1}"#[..]));
+    }
+
+    #[test]
+    fn is_not_fooled_by_attribute_values_or_empty_comments() {
+        let page = br#"<meta content='<script id="S">{"fake":1}</script>'>
+            <a title="<!--">x</a><!--><p><!--->
+            <script id="S">{"real":1}</script><!-- -->"#;
+        assert_eq!(script_by_id(page, "S"), Some(&br#"{"real":1}"#[..]));
+        assert_eq!(scripts(br#"<div title="x"#).count(), 0);
     }
 
     #[test]

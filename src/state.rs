@@ -93,7 +93,9 @@ impl AppState {
 
     /// The `Retry-After` for a block when the platform named none.
     pub fn default_retry_after(&self) -> Duration {
-        ms(self.0.settings.retry.max_delay_ms).max(Duration::from_secs(self.0.settings.breaker.cooldown_seconds.min(60)))
+        ms(self.0.settings.retry.max_delay_ms).max(Duration::from_secs(
+            self.0.settings.breaker.cooldown_seconds.min(60),
+        ))
     }
 
     /// Whether `/readyz` says ready.

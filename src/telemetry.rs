@@ -54,7 +54,10 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
 }
 
 fn describe() {
-    metrics::describe_counter!(HTTP_REQUESTS, "Requests answered, by route template and status");
+    metrics::describe_counter!(
+        HTTP_REQUESTS,
+        "Requests answered, by route template and status"
+    );
     metrics::describe_histogram!(
         HTTP_LATENCY,
         metrics::Unit::Seconds,
@@ -62,10 +65,16 @@ fn describe() {
     );
     metrics::describe_gauge!(HTTP_IN_FLIGHT, "Requests being handled now");
     metrics::describe_counter!(UPSTREAM_LOOKUPS, "Upstream lookups by platform and outcome");
-    metrics::describe_counter!(UPSTREAM_REQUESTS, "HTTP requests sent upstream, by platform");
+    metrics::describe_counter!(
+        UPSTREAM_REQUESTS,
+        "HTTP requests sent upstream, by platform"
+    );
     metrics::describe_counter!(UPSTREAM_RETRIES, "Upstream retries by platform and reason");
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
-    metrics::describe_gauge!(BREAKER_STATE, "Circuit breaker: 0 closed, 1 open, 2 half-open");
+    metrics::describe_gauge!(
+        BREAKER_STATE,
+        "Circuit breaker: 0 closed, 1 open, 2 half-open"
+    );
 }
 
 /// Records one answered request.

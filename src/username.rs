@@ -65,6 +65,26 @@ impl Username {
         })
     }
 
+    /// A name that matches any user: for reading a saved document offline
+    /// (`profile-lookup extract`) when the caller did not say whom it is about.
+    ///
+    /// It is empty, so it can never be mistaken for a real name; the fetch path only ever
+    /// builds URLs from names that went through [`Username::parse`].
+    pub fn any(platform: Platform) -> Self {
+        Self {
+            platform,
+            name: Box::default(),
+        }
+    }
+
+    /// Whether a name a document claims (in the platform's spelling) is this one.
+    ///
+    /// Extractors call this to refuse a page about somebody else (a redirect to another
+    /// profile, a suggested user); [`Username::any`] matches every name.
+    pub fn matches(&self, claimed: &str) -> bool {
+        self.name.is_empty() || claimed.eq_ignore_ascii_case(&self.name)
+    }
+
     /// The lowercased name, safe to place in a URL path segment or query value.
     pub fn as_str(&self) -> &str {
         &self.name
@@ -110,8 +130,24 @@ mod tests {
     #[test]
     fn refuses_everything_that_could_move_a_url() {
         for raw in [
-            "", ".", "..", "a..b", ".x", "x.", "a/b", "../../admin", "x?admin=1", "x#frag",
-            "@evil.example", "x@y", "ÿ", "x\0y", "x\r\nX-Injected: 1", "x y", "a%2Fb", "-x",
+            "",
+            ".",
+            "..",
+            "a..b",
+            ".x",
+            "x.",
+            "a/b",
+            "../../admin",
+            "x?admin=1",
+            "x#frag",
+            "@evil.example",
+            "x@y",
+            "ÿ",
+            "x\0y",
+            "x\r\nX-Injected: 1",
+            "x y",
+            "a%2Fb",
+            "-x",
         ] {
             assert!(
                 Username::parse(Platform::PhotoShare, raw).is_err(),
@@ -128,6 +164,14 @@ mod tests {
         assert!(Username::parse(Platform::PhotoShare, &"a".repeat(30)).is_ok());
         assert!(Username::parse(Platform::PhotoShare, &"a".repeat(31)).is_err());
         assert!(Username::parse(Platform::PhotoShare, &"a".repeat(10_000)).is_err());
+    }
+
+    #[test]
+    fn matches_case_insensitively_and_any_matches_all() {
+        let name = Username::parse(Platform::ShortVideo, "Foo.Bar").unwrap();
+        assert!(name.matches("FOO.bar"));
+        assert!(!name.matches("foo.baz"));
+        assert!(Username::any(Platform::ShortVideo).matches("anyone"));
     }
 
     #[test]

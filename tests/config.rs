@@ -17,7 +17,10 @@ fn layering_and_validation() {
         serde_json::to_value(&defaults).unwrap(),
         "config/default.toml and Settings::default() disagree"
     );
-    assert!(defaults.validate_for_serve().is_err(), "no key: serve refuses");
+    assert!(
+        defaults.validate_for_serve().is_err(),
+        "no key: serve refuses"
+    );
 
     // A file overrides defaults; the environment overrides the file.
     let mut file = tempfile();
@@ -35,7 +38,10 @@ fn layering_and_validation() {
     assert_eq!(s.cache.ttl_seconds, 7);
     assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
     assert_eq!(s.short_video.base_url.as_str(), "http://127.0.0.1:9/");
-    assert_eq!(s.photo_share.base_url.as_str(), "https://www.instagram.com/");
+    assert_eq!(
+        s.photo_share.base_url.as_str(),
+        "https://www.instagram.com/"
+    );
     assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
     assert!(s.validate_for_serve().is_ok());
     unsafe {

@@ -13,7 +13,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 async fn rig() -> (TestApp, support::Upstream) {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR })).await;
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR }))
+            .await;
     let app = spawn_app(settings(upstream.addr)).await;
     (app, upstream)
 }
@@ -23,23 +25,40 @@ async fn bad_usernames_are_400_before_any_upstream_request() {
     let (app, upstream) = rig().await;
     let long = "a".repeat(10_000);
     let cases = [
-        "..%2F..%2Fadmin", "a%2Fb", "x%3Fadmin=1", "x%23frag", "%40evil.example", "x%40y",
-        ".", "..", "a..b", ".x", "x.", "%C3%BF", "%C0%AE", "x%00y", "x%0d%0aX-Injected:%201",
-        "x%20y", "%ZZ", "%", long.as_str(), "%FF%FE",
+        "..%2F..%2Fadmin",
+        "a%2Fb",
+        "x%3Fadmin=1",
+        "x%23frag",
+        "%40evil.example",
+        "x%40y",
+        ".",
+        "..",
+        "a..b",
+        ".x",
+        "x.",
+        "%C3%BF",
+        "%C0%AE",
+        "x%00y",
+        "x%0d%0aX-Injected:%201",
+        "x%20y",
+        "%ZZ",
+        "%",
+        long.as_str(),
+        "%FF%FE",
     ];
     for platform in ["short-video", "photo-share"] {
         for raw in cases {
             let started = Instant::now();
             let response = app.get(&format!("/{platform}/profile/{raw}")).await;
             let status = response.status();
-            assert!(
-                status == 400 || status == 404,
-                "{platform} {raw}: {status}"
-            );
+            assert!(status == 400 || status == 404, "{platform} {raw}: {status}");
             let body = problem(response).await;
             if status == 400 {
                 assert_eq!(body["code"], "invalid_username");
-                assert!(body["detail"].as_str().unwrap().contains("ASCII letters"), "{body}");
+                assert!(
+                    body["detail"].as_str().unwrap().contains("ASCII letters"),
+                    "{body}"
+                );
             }
             assert!(started.elapsed() < Duration::from_secs(1));
         }
@@ -77,9 +96,16 @@ async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
     let plus_one = format!("{KEY}x");
     let long = "a".repeat(8192);
     let values: Vec<String> = vec![
-        "Bearer".into(), "Bearer ".into(), format!("Bearer\t{KEY}"), format!("Basic {KEY}"),
-        format!("Token {KEY}"), format!("Bearer {wrong_same_length}"), format!("Bearer {minus_one}"),
-        format!("Bearer {plus_one}"), format!("Bearer {long}"), KEY.into(),
+        "Bearer".into(),
+        "Bearer ".into(),
+        format!("Bearer\t{KEY}"),
+        format!("Basic {KEY}"),
+        format!("Token {KEY}"),
+        format!("Bearer {wrong_same_length}"),
+        format!("Bearer {minus_one}"),
+        format!("Bearer {plus_one}"),
+        format!("Bearer {long}"),
+        KEY.into(),
     ];
     for value in values {
         let response = app
@@ -96,10 +122,18 @@ async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
         assert!(!body.to_string().contains(KEY));
     }
     for (name, value) in [("x-api-key", KEY.to_string())] {
-        let response = app.client.get(app.url(path)).header(name, value).send().await.unwrap();
+        let response = app
+            .client
+            .get(app.url(path))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 401);
     }
-    let response = app.get_anonymous(&format!("{path}?access_token={KEY}")).await;
+    let response = app
+        .get_anonymous(&format!("{path}?access_token={KEY}"))
+        .await;
     assert_eq!(response.status(), 401, "keys in the query are not keys");
     assert_eq!(upstream.hits(), 0);
 }
@@ -118,7 +152,10 @@ async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
             .unwrap();
         assert_ne!(response.status(), 401, "{scheme}");
     }
-    for order in [[format!("Bearer {KEY}"), "Bearer nope".into()], ["Bearer nope".into(), format!("Bearer {KEY}")]] {
+    for order in [
+        [format!("Bearer {KEY}"), "Bearer nope".into()],
+        ["Bearer nope".into(), format!("Bearer {KEY}")],
+    ] {
         let mut stream = TcpStream::connect(app.addr).await.unwrap();
         let request = format!(
             "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
@@ -140,7 +177,11 @@ async fn non_ascii_authorization_bytes_are_401_not_500() {
     stream.write_all(&request).await.unwrap();
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer).await;
-    assert!(answer.starts_with(b"HTTP/1.1 401"), "{}", String::from_utf8_lossy(&answer));
+    assert!(
+        answer.starts_with(b"HTTP/1.1 401"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
 }
 
 #[tokio::test]
@@ -154,7 +195,11 @@ async fn unknown_routes_and_methods_are_problem_documents() {
     assert_eq!(problem(response).await["code"], "not_found");
 
     let big = vec![b'x'; 10 * 1024 * 1024];
-    for method in [reqwest::Method::POST, reqwest::Method::PUT, reqwest::Method::DELETE] {
+    for method in [
+        reqwest::Method::POST,
+        reqwest::Method::PUT,
+        reqwest::Method::DELETE,
+    ] {
         let started = Instant::now();
         let response = app
             .client
@@ -179,19 +224,39 @@ async fn unknown_routes_and_methods_are_problem_documents() {
 async fn every_response_carries_a_request_id_and_sane_ones_are_echoed() {
     let (app, _upstream) = rig().await;
     let response = app.get("/healthz").await;
-    let generated = response.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let generated = response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(generated.len(), 36, "a UUID: {generated}");
-    let response = app.client.get(app.url("/nope")).header("x-request-id", "trace-42.a:b").send().await.unwrap();
+    let response = app
+        .client
+        .get(app.url("/nope"))
+        .header("x-request-id", "trace-42.a:b")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.headers()["x-request-id"], "trace-42.a:b");
-    let response = app.client.get(app.url("/healthz")).header("x-request-id", "bad id with spaces").send().await.unwrap();
+    let response = app
+        .client
+        .get(app.url("/healthz"))
+        .header("x-request-id", "bad id with spaces")
+        .send()
+        .await
+        .unwrap();
     assert_ne!(response.headers()["x-request-id"], "bad id with spaces");
     let response = app.get_anonymous("/short-video/profile/x1").await;
-    assert!(response.headers().contains_key("x-request-id"), "errors too");
+    assert!(
+        response.headers().contains_key("x-request-id"),
+        "errors too"
+    );
 }
 
 #[tokio::test]
 async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR })).await;
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR }))
+            .await;
     let mut s = settings(upstream.addr);
     s.rate_limit.per_key_per_minute = 60;
     s.rate_limit.burst = 3;
@@ -200,21 +265,46 @@ async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
     for i in 0..3 {
         let response = app.get(&format!("/photo-share/profile/name{i}")).await;
         assert_ne!(response.status(), 429);
-        assert_eq!(response.headers()["ratelimit-policy"], "\"per-key\";q=60;w=60");
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            "\"per-key\";q=60;w=60"
+        );
         let state = response.headers()["ratelimit"].to_str().unwrap().to_owned();
-        assert!(state.starts_with(&format!("\"per-key\";r={};t=", 2 - i)), "{state}");
+        assert!(
+            state.starts_with(&format!("\"per-key\";r={};t=", 2 - i)),
+            "{state}"
+        );
     }
     let hits_before = upstream.hits();
     let response = app.get("/photo-share/profile/another").await;
     assert_eq!(response.status(), 429);
-    let retry_after: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=2).contains(&retry_after), "{retry_after}");
-    assert!(response.headers()["ratelimit"].to_str().unwrap().starts_with("\"per-key\";r=0;t="));
+    assert!(
+        response.headers()["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with("\"per-key\";r=0;t=")
+    );
     assert_eq!(problem(response).await["code"], "rate_limited");
-    assert_eq!(upstream.hits(), hits_before, "the limited request never went upstream");
+    assert_eq!(
+        upstream.hits(),
+        hits_before,
+        "the limited request never went upstream"
+    );
     // Other keys are unaffected; unauthenticated floods never reach the limiter.
     for _ in 0..50 {
-        let response = app.client.get(app.url("/photo-share/profile/x")).bearer_auth(uuid_like()).send().await.unwrap();
+        let response = app
+            .client
+            .get(app.url("/photo-share/profile/x"))
+            .bearer_auth(uuid_like())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 401);
     }
 }
@@ -233,14 +323,25 @@ async fn operator_endpoints_are_open() {
     let (app, _upstream) = rig().await;
     let health = app.get_anonymous("/healthz").await;
     assert_eq!(health.status(), 200);
-    assert_eq!(health.json::<serde_json::Value>().await.unwrap()["status"], "ok");
+    assert_eq!(
+        health.json::<serde_json::Value>().await.unwrap()["status"],
+        "ok"
+    );
     assert_eq!(app.get_anonymous("/readyz").await.status(), 200);
     let _ = app.get_anonymous("/nope").await;
     let metrics = app.get_anonymous("/metrics").await;
     assert_eq!(metrics.status(), 200);
     let text = metrics.text().await.unwrap();
-    assert!(text.contains("profile_lookup_http_requests_total"), "{text}");
-    let doc: serde_json::Value = app.get_anonymous("/openapi.json").await.json().await.unwrap();
+    assert!(
+        text.contains("profile_lookup_http_requests_total"),
+        "{text}"
+    );
+    let doc: serde_json::Value = app
+        .get_anonymous("/openapi.json")
+        .await
+        .json()
+        .await
+        .unwrap();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
 }
 
@@ -254,7 +355,9 @@ async fn readiness_fails_while_draining() {
 
 async fn read_all(mut stream: TcpStream, limit: Duration) -> (Vec<u8>, bool) {
     let mut buf = Vec::new();
-    let closed = tokio::time::timeout(limit, stream.read_to_end(&mut buf)).await.is_ok();
+    let closed = tokio::time::timeout(limit, stream.read_to_end(&mut buf))
+        .await
+        .is_ok();
     (buf, closed)
 }
 
@@ -273,7 +376,10 @@ async fn silent_trickling_and_idle_connections_are_closed() {
     // Trickles a header, one byte at a time, never finishing.
     let mut trickle = TcpStream::connect(app.addr).await.unwrap();
     let trickler = tokio::spawn(async move {
-        trickle.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").await.ok();
+        trickle
+            .write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
+            .await
+            .ok();
         for _ in 0..40 {
             if trickle.write_all(b"a").await.is_err() {
                 return true;
@@ -284,7 +390,9 @@ async fn silent_trickling_and_idle_connections_are_closed() {
     });
     // Finishes one request, then idles on keep-alive.
     let mut idle = TcpStream::connect(app.addr).await.unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
     let mut first = [0u8; 12];
     idle.read_exact(&mut first).await.unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
@@ -301,19 +409,29 @@ async fn silent_trickling_and_idle_connections_are_closed() {
 #[tokio::test]
 async fn oversized_heads_are_refused() {
     let (app, _upstream) = rig().await;
-    let huge_header = format!("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(1024 * 1024));
+    let huge_header = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(1024 * 1024)
+    );
     let many_headers = format!(
         "GET /healthz HTTP/1.1\r\nHost: x\r\n{}\r\n",
-        (0..101).map(|i| format!("X-H{i}: v\r\n")).collect::<String>()
+        (0..101)
+            .map(|i| format!("X-H{i}: v\r\n"))
+            .collect::<String>()
     );
-    let long_url = format!("GET /healthz?{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(64 * 1024));
+    let long_url = format!(
+        "GET /healthz?{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(64 * 1024)
+    );
     for request in [huge_header, many_headers, long_url] {
         let mut stream = TcpStream::connect(app.addr).await.unwrap();
         let _ = stream.write_all(request.as_bytes()).await;
         let (answer, _) = read_all(stream, Duration::from_secs(3)).await;
         let answer = String::from_utf8_lossy(&answer);
         assert!(
-            answer.starts_with("HTTP/1.1 431") || answer.starts_with("HTTP/1.1 414") || answer.is_empty(),
+            answer.starts_with("HTTP/1.1 431")
+                || answer.starts_with("HTTP/1.1 414")
+                || answer.is_empty(),
             "{answer:.80}"
         );
     }
@@ -334,8 +452,13 @@ async fn garbage_is_answered_or_closed_without_harm() {
         let _ = stream.write_all(input).await;
         let (answer, closed) = read_all(stream, Duration::from_secs(12)).await;
         assert!(closed, "connection closed");
-        assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 400") || answer.starts_with(b"HTTP/1.1 505"),
-            "{}", String::from_utf8_lossy(&answer));
+        assert!(
+            answer.is_empty()
+                || answer.starts_with(b"HTTP/1.1 400")
+                || answer.starts_with(b"HTTP/1.1 505"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
     }
     assert_eq!(app.get("/healthz").await.status(), 200);
 }
@@ -351,13 +474,23 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
     let app = spawn_app(settings(upstream.addr)).await;
     let client = app.client.clone();
     let url = app.url("/photo-share/profile/slowpoke");
-    let in_flight = tokio::spawn(async move { client.get(url).bearer_auth(KEY).send().await.map(|r| r.status()) });
+    let in_flight = tokio::spawn(async move {
+        client
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .map(|r| r.status())
+    });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let state = app.state.clone();
     let started = Instant::now();
     app.shutdown().await.unwrap();
     assert!(!state.is_ready(), "readiness fails once draining starts");
     assert!(started.elapsed() < Duration::from_secs(5));
-    let status = in_flight.await.unwrap().expect("the in-flight request was answered");
+    let status = in_flight
+        .await
+        .unwrap()
+        .expect("the in-flight request was answered");
     assert_eq!(status, 404);
 }

@@ -27,20 +27,26 @@ async fn expect_error(response: reqwest::Response, status: u16, code: &str) -> H
 
 #[tokio::test]
 async fn a_platform_that_always_throttles_is_retried_then_blocked() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let started = Instant::now();
     let headers = expect_error(app.get(PS).await, 429, "upstream_blocked").await;
     assert!(headers.contains_key("retry-after"));
-    assert_eq!(upstream.hits(), 4, "retry.max_attempts requests, the first included");
+    assert_eq!(
+        upstream.hits(),
+        4,
+        "retry.max_attempts requests, the first included"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[tokio::test]
 async fn retry_after_from_the_platform_is_honoured() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "1")])
-    }))
+    let upstream = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "1")]) }),
+    )
     .await;
     let mut s = settings(upstream.addr);
     s.retry.max_attempts = 2;
@@ -49,14 +55,18 @@ async fn retry_after_from_the_platform_is_honoured() {
     let app = spawn_app(s).await;
     let started = Instant::now();
     expect_error(app.get(PS).await, 429, "upstream_blocked").await;
-    assert!(started.elapsed() >= Duration::from_millis(950), "waited as asked");
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "waited as asked"
+    );
     assert!(started.elapsed() < Duration::from_secs(4));
     assert_eq!(upstream.hits(), 2);
 }
 
 #[tokio::test]
 async fn a_5xx_is_retried_once_then_unavailable() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::SERVICE_UNAVAILABLE })).await;
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::SERVICE_UNAVAILABLE })).await;
     let app = spawn_app(settings(upstream.addr)).await;
     expect_error(app.get(PS).await, 500, "upstream_unavailable").await;
     assert_eq!(upstream.hits(), 2);
@@ -70,8 +80,17 @@ async fn a_404_is_never_retried_and_is_cached() {
     let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::NOT_FOUND })).await;
     let app = spawn_app(settings(upstream.addr)).await;
     expect_error(app.get(PS).await, 404, "profile_not_found").await;
-    expect_error(app.get("/photo-share/profile/SOMEBODY").await, 404, "profile_not_found").await;
-    assert_eq!(upstream.hits(), 1, "one request, then the negative cache answers");
+    expect_error(
+        app.get("/photo-share/profile/SOMEBODY").await,
+        404,
+        "profile_not_found",
+    )
+    .await;
+    assert_eq!(
+        upstream.hits(),
+        1,
+        "one request, then the negative cache answers"
+    );
 }
 
 #[tokio::test]
@@ -147,7 +166,10 @@ async fn a_hang_past_the_timeout_is_unavailable_at_the_deadline() {
     let started = Instant::now();
     expect_error(app.get(PS).await, 500, "upstream_unavailable").await;
     let took = started.elapsed();
-    assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
     assert_eq!(hits.load(Ordering::SeqCst), 1, "a timeout is not retried");
 }
 
@@ -176,7 +198,9 @@ async fn a_head_that_never_finishes_is_unavailable_at_the_deadline() {
 async fn a_slow_drip_body_is_cut_at_the_total_deadline() {
     let (addr, hits) = raw_upstream(|mut stream| async move {
         read_head(&mut stream).await;
-        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n").await;
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+            .await;
         for _ in 0..1000 {
             if stream.write_all(b"a").await.is_err() {
                 return;
@@ -198,10 +222,14 @@ async fn a_slow_drip_body_is_cut_at_the_total_deadline() {
 fn big_body(len: usize, with_length: bool) -> Response {
     let chunk = bytes::Bytes::from(vec![b'a'; 64 * 1024]);
     let chunks = len / chunk.len();
-    let stream = futures_util::stream::iter((0..chunks).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+    let stream = futures_util::stream::iter(
+        (0..chunks).map(move |_| Ok::<_, std::io::Error>(chunk.clone())),
+    );
     let mut response = Response::new(Body::from_stream(stream));
     if with_length {
-        response.headers_mut().insert(header::CONTENT_LENGTH, len.into());
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, len.into());
     }
     response
 }
@@ -209,7 +237,10 @@ fn big_body(len: usize, with_length: bool) -> Response {
 #[tokio::test]
 async fn a_64_mib_body_is_refused_at_the_cap() {
     for with_length in [true, false] {
-        let upstream = spawn_upstream(Router::new().fallback(move || async move { big_body(64 << 20, with_length) })).await;
+        let upstream = spawn_upstream(
+            Router::new().fallback(move || async move { big_body(64 << 20, with_length) }),
+        )
+        .await;
         let mut s = settings(upstream.addr);
         s.upstream.max_body_bytes = 1 << 20;
         let app = spawn_app(s).await;
@@ -224,7 +255,8 @@ async fn a_64_mib_body_is_refused_at_the_cap() {
 async fn an_endless_chunked_body_is_refused_at_the_cap() {
     let upstream = spawn_upstream(Router::new().fallback(|| async {
         let chunk = bytes::Bytes::from(vec![b'z'; 16 * 1024]);
-        let stream = futures_util::stream::repeat_with(move || Ok::<_, std::io::Error>(chunk.clone()));
+        let stream =
+            futures_util::stream::repeat_with(move || Ok::<_, std::io::Error>(chunk.clone()));
         Response::new(Body::from_stream(stream))
     }))
     .await;
@@ -237,7 +269,14 @@ async fn an_endless_chunked_body_is_refused_at_the_cap() {
 #[tokio::test]
 async fn an_invalid_gzip_body_is_unavailable() {
     let upstream = spawn_upstream(Router::new().fallback(|| async {
-        ([(header::CONTENT_ENCODING, "gzip"), (header::CONTENT_TYPE, "text/html")], "this is not gzip at all").into_response()
+        (
+            [
+                (header::CONTENT_ENCODING, "gzip"),
+                (header::CONTENT_TYPE, "text/html"),
+            ],
+            "this is not gzip at all",
+        )
+            .into_response()
     }))
     .await;
     let app = spawn_app(settings(upstream.addr)).await;
@@ -246,9 +285,14 @@ async fn an_invalid_gzip_body_is_unavailable() {
 
 #[tokio::test]
 async fn redirects_off_the_configured_host_are_never_followed() {
-    let target = spawn_upstream(Router::new().fallback(|| async { "you should not be here" })).await;
+    let target =
+        spawn_upstream(Router::new().fallback(|| async { "you should not be here" })).await;
     let elsewhere = format!("http://{}/admin", target.addr);
-    for location in [elsewhere.as_str(), "http://169.254.169.254/latest/meta-data/", "http://[::1]:1/"] {
+    for location in [
+        elsewhere.as_str(),
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:1/",
+    ] {
         let location = location.to_owned();
         let upstream = spawn_upstream(Router::new().fallback(move || {
             let location = location.clone();
@@ -264,7 +308,11 @@ async fn redirects_off_the_configured_host_are_never_followed() {
 
 #[tokio::test]
 async fn a_redirect_loop_on_the_host_ends() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { (StatusCode::FOUND, [(header::LOCATION, "/@somebody")]) })).await;
+    let upstream = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::FOUND, [(header::LOCATION, "/@somebody")]) }),
+    )
+    .await;
     let app = spawn_app(settings(upstream.addr)).await;
     let started = Instant::now();
     expect_error(app.get(SV).await, 500, "upstream_unavailable").await;
@@ -275,16 +323,39 @@ async fn a_redirect_loop_on_the_host_ends() {
 #[tokio::test]
 async fn short_video_block_signals_are_final_and_429() {
     let cases: Vec<(&str, Router)> = vec![
-        ("http 429", Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })),
-        ("bdturing-verify", Router::new().fallback(|| async { ([("bdturing-verify", "{\"type\":\"verify\"}")], "<html></html>") })),
-        ("login redirect", Router::new().fallback(|| async { (StatusCode::FOUND, [(header::LOCATION, "/login?redirect_url=x")]) })),
+        (
+            "http 429",
+            Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS }),
+        ),
+        (
+            "bdturing-verify",
+            Router::new().fallback(|| async {
+                (
+                    [("bdturing-verify", "{\"type\":\"verify\"}")],
+                    "<html></html>",
+                )
+            }),
+        ),
+        (
+            "login redirect",
+            Router::new().fallback(|| async {
+                (
+                    StatusCode::FOUND,
+                    [(header::LOCATION, "/login?redirect_url=x")],
+                )
+            }),
+        ),
     ];
     for (name, router) in cases {
         let upstream = spawn_upstream(router).await;
         let app = spawn_app(settings(upstream.addr)).await;
         let headers = expect_error(app.get(SV).await, 429, "upstream_blocked").await;
         assert!(headers.contains_key("retry-after"), "{name}");
-        assert_eq!(upstream.hits(), 1, "{name}: blocks are not retried on this platform");
+        assert_eq!(
+            upstream.hits(),
+            1,
+            "{name}: blocks are not retried on this platform"
+        );
     }
 }
 
@@ -299,7 +370,11 @@ async fn concurrent_callers_of_one_uncached_name_cause_one_upstream_request() {
     let callers = (0..100).map(|i| {
         let app = app.clone();
         // Mixed case: one cache key.
-        let path = if i % 2 == 0 { "/photo-share/profile/Popular.Name" } else { "/photo-share/profile/popular.name" };
+        let path = if i % 2 == 0 {
+            "/photo-share/profile/Popular.Name"
+        } else {
+            "/photo-share/profile/popular.name"
+        };
         tokio::spawn(async move { app.get(path).await.status() })
     });
     for caller in futures_util::future::join_all(callers).await {
@@ -323,33 +398,61 @@ async fn concurrent_callers_share_one_failure_too() {
     for caller in futures_util::future::join_all(callers).await {
         assert_eq!(caller.unwrap(), 500);
     }
-    assert_eq!(upstream.hits(), 1, "failures are shared by the callers waiting, not cached");
+    assert_eq!(
+        upstream.hits(),
+        1,
+        "failures are shared by the callers waiting, not cached"
+    );
     expect_error(app.get(SV).await, 500, "upstream_unavailable").await;
     assert_eq!(upstream.hits(), 2, "and the next caller tries again");
 }
 
 #[tokio::test]
 async fn the_breaker_opens_after_repeated_blocks_then_probes() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
     let mut s = settings(upstream.addr);
     s.breaker.failure_threshold = 2;
     s.breaker.cooldown_seconds = 1;
     let app = spawn_app(s).await;
     for name in ["a1", "a2"] {
-        expect_error(app.get(&format!("/short-video/profile/{name}")).await, 429, "upstream_blocked").await;
+        expect_error(
+            app.get(&format!("/short-video/profile/{name}")).await,
+            429,
+            "upstream_blocked",
+        )
+        .await;
     }
     assert_eq!(upstream.hits(), 2);
     let started = Instant::now();
-    let headers = expect_error(app.get("/short-video/profile/a3").await, 429, "upstream_blocked").await;
-    assert!(started.elapsed() < Duration::from_millis(200), "answered at once");
+    let headers = expect_error(
+        app.get("/short-video/profile/a3").await,
+        429,
+        "upstream_blocked",
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(200),
+        "answered at once"
+    );
     assert_eq!(headers["retry-after"], "1");
     assert_eq!(upstream.hits(), 2, "the open breaker sent nothing upstream");
     // The other platform has its own breaker.
-    expect_error(app.get("/photo-share/profile/a3").await, 429, "upstream_blocked").await;
+    expect_error(
+        app.get("/photo-share/profile/a3").await,
+        429,
+        "upstream_blocked",
+    )
+    .await;
     assert!(upstream.hits() > 2);
     let hits = upstream.hits();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    expect_error(app.get("/short-video/profile/a4").await, 429, "upstream_blocked").await;
+    expect_error(
+        app.get("/short-video/profile/a4").await,
+        429,
+        "upstream_blocked",
+    )
+    .await;
     assert_eq!(upstream.hits(), hits + 1, "one probe after the cool-down");
 }
 
@@ -377,11 +480,31 @@ async fn a_burst_of_distinct_names_stays_within_the_outbound_caps() {
     let app = Arc::new(spawn_app(s).await);
     let callers = (0..30).map(|i| {
         let app = app.clone();
-        tokio::spawn(async move { app.get(&format!("/photo-share/profile/name{i}")).await.status().as_u16() })
+        tokio::spawn(async move {
+            app.get(&format!("/photo-share/profile/name{i}"))
+                .await
+                .status()
+                .as_u16()
+        })
     });
-    let statuses: Vec<u16> = futures_util::future::join_all(callers).await.into_iter().map(Result::unwrap).collect();
-    assert!(peak.load(Ordering::SeqCst) <= 2, "peak {}", peak.load(Ordering::SeqCst));
-    assert!(upstream.hits() <= 8, "budget held: {} requests", upstream.hits());
+    let statuses: Vec<u16> = futures_util::future::join_all(callers)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        peak.load(Ordering::SeqCst) <= 2,
+        "peak {}",
+        peak.load(Ordering::SeqCst)
+    );
+    assert!(
+        upstream.hits() <= 8,
+        "budget held: {} requests",
+        upstream.hits()
+    );
     assert!(statuses.contains(&503), "the rest were shed: {statuses:?}");
-    assert!(statuses.iter().all(|s| *s == 404 || *s == 503), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 404 || *s == 503),
+        "{statuses:?}"
+    );
 }

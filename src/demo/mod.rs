@@ -1,8 +1,83 @@
 //! `profile-lookup demo`: the real service against a built-in sample upstream on loopback.
+//!
+//! Nothing leaves the machine: both platforms are played by [`upstream`], serving the invented
+//! documents of [`samples`]. The service itself is the same code `serve` runs, with a fresh
+//! random key printed at start.
+
 pub mod samples;
 pub mod upstream;
 
-/// PLACEHOLDER
-pub async fn run(_listen: std::net::SocketAddr, _shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-    Ok(())
+use std::net::SocketAddr;
+
+use crate::config::Settings;
+use crate::state::AppState;
+
+/// The settings the demo runs with: both platforms on the sample upstream, one key.
+pub fn settings(
+    listen: SocketAddr,
+    short_video: SocketAddr,
+    photo_share: SocketAddr,
+    key: String,
+) -> Settings {
+    let mut settings = Settings::default();
+    settings.server.listen = listen;
+    settings.auth.api_keys = vec![key];
+    settings.short_video.base_url = format!("http://{short_video}")
+        .parse()
+        .expect("loopback URL");
+    settings.photo_share.base_url = format!("http://{photo_share}")
+        .parse()
+        .expect("loopback URL");
+    settings.retry.base_delay_ms = 100;
+    settings.retry.max_delay_ms = 1_000;
+    settings
+}
+
+/// Starts the sample upstreams and the service on `listen`, prints how to call it, and serves
+/// until `shutdown` resolves.
+pub async fn run(listen: SocketAddr, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+    let short_video = upstream::spawn(upstream::short_video_router()).await?;
+    let photo_share = upstream::spawn(upstream::photo_share_router()).await?;
+    let key = format!("demo-{}", uuid::Uuid::new_v4().simple());
+    let settings = settings(listen, short_video, photo_share, key.clone());
+    crate::telemetry::init_logging(&settings.log);
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    let state = AppState::new(settings).map_err(std::io::Error::other)?;
+    print_banner(listener.local_addr()?, &key);
+    crate::run(listener, state, shutdown).await
+}
+
+fn print_banner(addr: SocketAddr, key: &str) {
+    use samples::{photo_share as ps, short_video as sv};
+    let base = format!("http://{addr}");
+    let curl = |path: String| format!("  curl -s -H 'Authorization: Bearer {key}' {base}{path}");
+    let lines = [
+        "profile-lookup demo: the real service against a built-in sample upstream (no network)."
+            .to_owned(),
+        format!("Listening on {base}   API key: {key}"),
+        String::new(),
+        "Short-video: a public, a private and a missing user:".into(),
+        curl(format!(
+            "/short-video/profile/{}",
+            sv::PUBLIC_USER.unique_id
+        )),
+        curl(format!(
+            "/short-video/profile/{}",
+            sv::PRIVATE_USER.unique_id.to_uppercase()
+        )),
+        curl(format!("/short-video/profile/{}", sv::NOT_FOUND_USER)),
+        "Photo-share: a public, a private and a missing user:".into(),
+        curl(format!("/photo-share/profile/{}", ps::PUBLIC_USER.username)),
+        curl(format!(
+            "/photo-share/profile/{}",
+            ps::PRIVATE_USER.username
+        )),
+        curl(format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME)),
+        "A throttling platform, and a bad name:".into(),
+        curl(format!("/photo-share/profile/{}", upstream::THROTTLED_NAME)),
+        curl("/short-video/profile/..%2Fadmin".into()),
+        format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
+        "Ctrl-C stops.".into(),
+    ];
+    println!("{}", lines.join("\n"));
 }

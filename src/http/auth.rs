@@ -106,7 +106,11 @@ pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
 
 /// Middleware: refuses the request with 401 unless it carries a configured key, and records
 /// the [`KeyId`] for the rate limiter.
-pub async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Result<Response, ApiError> {
+pub async fn require_key(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
     let key = state.keys().authenticate(request.headers())?;
     request.extensions_mut().insert(key);
     Ok(next.run(request).await)
@@ -137,7 +141,12 @@ mod tests {
 
     #[test]
     fn accepts_the_scheme_in_any_case() {
-        for v in [&b"Bearer k-one"[..], b"bearer k-one", b"BEARER k-one", b"Bearer   k-one"] {
+        for v in [
+            &b"Bearer k-one"[..],
+            b"bearer k-one",
+            b"BEARER k-one",
+            b"Bearer   k-one",
+        ] {
             assert_eq!(keys().authenticate(&with(&[v])), Ok(KeyId(0)), "{v:?}");
         }
     }
@@ -156,10 +165,22 @@ mod tests {
     #[test]
     fn refuses_everything_else() {
         for v in [
-            &b"Bearer"[..], b"Bearer ", b"Bearer\tk-one", b"Basic k-one", b"Token k-one",
-            b"Bearer k-one ", b"Bearer k-on", b"Bearer k-one1", b"Bearer k-o e", b"k-one",
+            &b"Bearer"[..],
+            b"Bearer ",
+            b"Bearer\tk-one",
+            b"Basic k-one",
+            b"Token k-one",
+            b"Bearer k-one ",
+            b"Bearer k-on",
+            b"Bearer k-one1",
+            b"Bearer k-o e",
+            b"k-one",
         ] {
-            assert_eq!(keys().authenticate(&with(&[v])), Err(ApiError::Unauthorized), "{v:?}");
+            assert_eq!(
+                keys().authenticate(&with(&[v])),
+                Err(ApiError::Unauthorized),
+                "{v:?}"
+            );
         }
         assert!(keys().authenticate(&HeaderMap::new()).is_err());
         let long = format!("Bearer {}", "a".repeat(8192));
@@ -169,8 +190,16 @@ mod tests {
 
     #[test]
     fn refuses_two_authorization_headers_in_either_order() {
-        assert!(keys().authenticate(&with(&[b"Bearer k-one", b"Bearer wrong"])).is_err());
-        assert!(keys().authenticate(&with(&[b"Bearer wrong", b"Bearer k-one"])).is_err());
+        assert!(
+            keys()
+                .authenticate(&with(&[b"Bearer k-one", b"Bearer wrong"]))
+                .is_err()
+        );
+        assert!(
+            keys()
+                .authenticate(&with(&[b"Bearer wrong", b"Bearer k-one"]))
+                .is_err()
+        );
     }
 
     #[test]

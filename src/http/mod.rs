@@ -18,7 +18,9 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::sensitive_headers::{SetSensitiveRequestHeadersLayer, SetSensitiveResponseHeadersLayer};
+use tower_http::sensitive_headers::{
+    SetSensitiveRequestHeadersLayer, SetSensitiveResponseHeadersLayer,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -26,8 +28,14 @@ use crate::state::AppState;
 /// The whole HTTP application for `state`.
 pub fn router(state: AppState) -> Router {
     let lookups = Router::new()
-        .route("/short-video/profile/{username}", get(routes::short_video_profile))
-        .route("/photo-share/profile/{username}", get(routes::photo_share_profile))
+        .route(
+            "/short-video/profile/{username}",
+            get(routes::short_video_profile),
+        )
+        .route(
+            "/photo-share/profile/{username}",
+            get(routes::photo_share_profile),
+        )
         .route_layer(
             ServiceBuilder::new()
                 .layer(from_fn_with_state(state.clone(), auth::require_key))
@@ -44,11 +52,17 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::not_found)
         .layer(
             ServiceBuilder::new()
-                .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE]))
+                .layer(SetSensitiveRequestHeadersLayer::new([
+                    AUTHORIZATION,
+                    PROXY_AUTHORIZATION,
+                    COOKIE,
+                ]))
                 .layer(SetSensitiveResponseHeadersLayer::new([SET_COOKIE]))
                 .layer(from_fn(request_id::request_id))
                 .layer(from_fn(access_log::access_log))
-                .layer(CatchPanicLayer::custom(|_| ApiError::Internal.into_response()))
+                .layer(CatchPanicLayer::custom(|_| {
+                    ApiError::Internal.into_response()
+                }))
                 .layer(from_fn_with_state(state.clone(), shed::shed_and_deadline)),
         )
         .with_state(state)

@@ -30,7 +30,8 @@ pub static RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-pol
 /// The limiter and its fixed policy header.
 #[derive(Debug)]
 pub struct KeyLimiter {
-    limiter: RateLimiter<KeyId, DefaultKeyedStateStore<KeyId>, DefaultClock, StateInformationMiddleware>,
+    limiter:
+        RateLimiter<KeyId, DefaultKeyedStateStore<KeyId>, DefaultClock, StateInformationMiddleware>,
     policy: HeaderValue,
     burst: u32,
     interval: Duration,
@@ -45,7 +46,8 @@ impl KeyLimiter {
         let policy = format!("\"per-key\";q={per_minute};w=60");
         Self {
             limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
-            policy: HeaderValue::from_str(&policy).unwrap_or(HeaderValue::from_static("\"per-key\"")),
+            policy: HeaderValue::from_str(&policy)
+                .unwrap_or(HeaderValue::from_static("\"per-key\"")),
             burst: burst.get(),
             interval: quota.replenish_interval(),
         }
@@ -61,20 +63,31 @@ impl KeyLimiter {
             }
             Err(not_until) => {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
-                Err((ApiError::RateLimited { retry_after: wait }, state_header(0, wait)))
+                Err((
+                    ApiError::RateLimited { retry_after: wait },
+                    state_header(0, wait),
+                ))
             }
         }
     }
 }
 
 fn state_header(remaining: u32, reset: Duration) -> HeaderValue {
-    let reset = if reset.is_zero() { 0 } else { retry_after_secs(reset) };
+    let reset = if reset.is_zero() {
+        0
+    } else {
+        retry_after_secs(reset)
+    };
     HeaderValue::from_str(&format!("\"per-key\";r={remaining};t={reset}"))
         .unwrap_or(HeaderValue::from_static("\"per-key\""))
 }
 
 /// Middleware (after [`crate::http::auth::require_key`]): spends one unit of the caller's quota.
-pub async fn limit_per_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn limit_per_key(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let Some(key) = request.extensions().get::<KeyId>().copied() else {
         return ApiError::Unauthorized.into_response();
     };

@@ -36,7 +36,9 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
             HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
                 .unwrap_or(HeaderValue::from_static("unknown"))
         });
-    request.headers_mut().insert(X_REQUEST_ID.clone(), id.clone());
+    request
+        .headers_mut()
+        .insert(X_REQUEST_ID.clone(), id.clone());
     request.extensions_mut().insert(RequestId(id.clone()));
     let mut response = next.run(request).await;
     response.headers_mut().insert(X_REQUEST_ID.clone(), id);

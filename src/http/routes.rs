@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use crate::cache::{Served, Stored};
 use crate::error::{ApiError, Problem};
 use crate::http::access_log::LookupLog;
-use crate::platform::{Lookup, Platform, ShortVideoProfile, PhotoShareProfile};
+use crate::platform::{Lookup, PhotoShareProfile, Platform, ShortVideoProfile};
 use crate::state::AppState;
 use crate::username::{Username, rule_text};
 
@@ -68,11 +68,18 @@ pub async fn photo_share_profile(
     lookup(state, Platform::PhotoShare, raw).await
 }
 
-async fn lookup(state: AppState, platform: Platform, raw: Result<Path<String>, PathRejection>) -> Response {
+async fn lookup(
+    state: AppState,
+    platform: Platform,
+    raw: Result<Path<String>, PathRejection>,
+) -> Response {
     let (min, max) = platform.username_len();
     let parsed = match raw {
         Ok(Path(raw)) => Username::parse(platform, &raw).map_err(|e| e.to_string()),
-        Err(_) => Err(format!("the username is not valid text. {}", rule_text(min, max))),
+        Err(_) => Err(format!(
+            "the username is not valid text. {}",
+            rule_text(min, max)
+        )),
     };
     let name = match parsed {
         Ok(name) => name,
@@ -83,16 +90,29 @@ async fn lookup(state: AppState, platform: Platform, raw: Result<Path<String>, P
         .get_or_fetch(&name, state.sources().lookup(&name))
         .await;
     let (mut response, log) = match served {
-        Served::Fresh { entry, fetched, max_age } => {
+        Served::Fresh {
+            entry,
+            fetched,
+            max_age,
+        } => {
             let log = LookupLog {
                 cache: if fetched { "miss" } else { "hit" },
-                upstream: if fetched { outcome_label(&entry.value) } else { "-" },
+                upstream: if fetched {
+                    outcome_label(&entry.value)
+                } else {
+                    "-"
+                },
                 upstream_requests: if fetched { entry.upstream_requests } else { 0 },
             };
             let response = match &entry.value {
                 Stored::Found { body, .. } => {
                     let age = entry.stored_at.elapsed().as_secs();
-                    profile_response(body.clone(), &format!("private, max-age={max_age}"), age, log.cache)
+                    profile_response(
+                        body.clone(),
+                        &format!("private, max-age={max_age}"),
+                        age,
+                        log.cache,
+                    )
                 }
                 Stored::NotFound => ApiError::ProfileNotFound.into_response(),
             };
@@ -119,7 +139,10 @@ async fn lookup(state: AppState, platform: Platform, raw: Result<Path<String>, P
                 upstream: report.lookup.label(),
                 upstream_requests: report.upstream_requests,
             };
-            (failure_error(&report.lookup, state.default_retry_after()).into_response(), log)
+            (
+                failure_error(&report.lookup, state.default_retry_after()).into_response(),
+                log,
+            )
         }
     };
     response.extensions_mut().insert(log);
@@ -134,10 +157,18 @@ fn outcome_label(stored: &Stored) -> &'static str {
     }
 }
 
-fn profile_response(body: bytes::Bytes, cache_control: &str, age: u64, cache: &'static str) -> Response {
+fn profile_response(
+    body: bytes::Bytes,
+    cache_control: &str,
+    age: u64,
+    cache: &'static str,
+) -> Response {
     let mut response = Response::new(Body::from(body));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Ok(value) = HeaderValue::from_str(cache_control) {
         headers.insert(header::CACHE_CONTROL, value);
     }
@@ -200,9 +231,10 @@ pub async fn metrics() -> Response {
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = String)))]
 pub async fn openapi(State(state): State<AppState>) -> Response {
     let mut response = Response::new(Body::from(state.openapi_json()));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
@@ -218,7 +250,12 @@ pub async fn method_not_allowed() -> ApiError {
 
 fn json_status(status: StatusCode, body: &'static str) -> Response {
     let mut response = (status, body).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }

@@ -15,7 +15,11 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Middleware: admits the request if there is room, within the deadline.
-pub async fn shed_and_deadline(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn shed_and_deadline(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let Ok(_slot) = state.in_flight().try_acquire() else {
         return ApiError::Overloaded {
             retry_after: Duration::from_secs(1),

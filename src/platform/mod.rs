@@ -3,8 +3,8 @@
 //! Everything below this module knows page formats; nothing above it does. A platform source
 //! turns a [`Username`] into a [`Lookup`], and the HTTP edge maps that outcome to a status code.
 
-pub mod photo_share;
 pub mod offline;
+pub mod photo_share;
 pub mod short_video;
 
 use std::time::Duration;
@@ -315,7 +315,11 @@ where
             tracing::warn!(platform = platform.as_str(), outcome = lookup.label(), why = %why, "lookup failed");
         }
         Lookup::Blocked { reason, .. } => {
-            tracing::info!(platform = platform.as_str(), reason, "platform refused the lookup");
+            tracing::info!(
+                platform = platform.as_str(),
+                reason,
+                "platform refused the lookup"
+            );
         }
         _ => {}
     }
@@ -341,7 +345,6 @@ pub(crate) fn transport_failure<T: From<Lookup>>(
         Attempt::Done(T::from(lookup))
     }
 }
-
 
 impl<P> PageVerdict<P> {
     /// Maps the profile of a verdict, keeping every other verdict as it is.

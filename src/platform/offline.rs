@@ -10,22 +10,28 @@ use crate::username::Username;
 /// The JSON body the service would answer for `document`, or the problem document it would
 /// answer instead (as JSON text).
 ///
-/// `username` is the name the document was fetched for; without it, the name the document
-/// itself carries is used (so the name check always passes).
-pub fn extract(platform: Platform, document: &[u8], username: Option<&str>) -> Result<String, String> {
+/// `username` is the name the document was fetched for; without it, the document's own user is
+/// taken (see [`Username::any`]).
+pub fn extract(
+    platform: Platform,
+    document: &[u8],
+    username: Option<&str>,
+) -> Result<String, String> {
     let problem = |e: ApiError| serde_json::to_string(&e.problem()).unwrap_or_default();
-    let name = match username.or_else(|| claimed_name(platform, document).as_deref().map(|_| "")) {
-        Some("") | None => claimed_name(platform, document),
-        Some(given) => Some(given.to_owned()),
+    let name = match username {
+        Some(raw) => Username::parse(platform, raw)
+            .map_err(|e| problem(ApiError::InvalidUsername(e.to_string())))?,
+        None => Username::any(platform),
     };
-    let Some(name) = name else {
-        return Err(problem(ApiError::ExtractionFailed));
-    };
-    let name = Username::parse(platform, &name).map_err(|e| problem(ApiError::InvalidUsername(e.to_string())))?;
     let verdict = match platform {
-        Platform::ShortVideo => short_video::extract::extract(document, &name).map(super::Profile::ShortVideo),
+        Platform::ShortVideo => {
+            short_video::extract::extract(document, &name).map(super::Profile::ShortVideo)
+        }
         Platform::PhotoShare => {
-            let is_json = document.trim_ascii_start().first().is_some_and(|b| matches!(b, b'{' | b'['));
+            let is_json = document
+                .trim_ascii_start()
+                .first()
+                .is_some_and(|b| matches!(b, b'{' | b'['));
             let verdict = if is_json {
                 photo_share::extract::from_api(document, &name)
             } else {
@@ -35,19 +41,13 @@ pub fn extract(platform: Platform, document: &[u8], username: Option<&str>) -> R
         }
     };
     match verdict {
-        PageVerdict::Profile(profile) => Ok(String::from_utf8(profile.to_json()).unwrap_or_default()),
+        PageVerdict::Profile(profile) => {
+            Ok(String::from_utf8(profile.to_json()).unwrap_or_default())
+        }
         PageVerdict::NotFound => Err(problem(ApiError::ProfileNotFound)),
         PageVerdict::Blocked(_) => Err(problem(ApiError::UpstreamBlocked {
             retry_after: std::time::Duration::from_secs(60),
         })),
         PageVerdict::Unreadable(_) => Err(problem(ApiError::ExtractionFailed)),
-    }
-}
-
-/// The username a document says it is about, found by the extractors' own readers.
-fn claimed_name(platform: Platform, document: &[u8]) -> Option<String> {
-    match platform {
-        Platform::ShortVideo => short_video::extract::claimed_name(document),
-        Platform::PhotoShare => photo_share::extract::claimed_name(document),
     }
 }

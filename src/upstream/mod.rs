@@ -56,7 +56,11 @@ impl Response {
 
     /// The `Retry-After` the upstream asked for, as seconds or an HTTP date.
     pub fn retry_after(&self) -> Option<Duration> {
-        let value = self.headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+        let value = self
+            .headers
+            .get(reqwest::header::RETRY_AFTER)?
+            .to_str()
+            .ok()?;
         parse_retry_after(value, std::time::SystemTime::now())
     }
 }
@@ -218,15 +222,27 @@ mod tests {
         let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
         let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
-        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(30))
+        );
         assert_eq!(parse_retry_after("soon", now), None);
     }
 
     #[test]
     fn same_origin_compares_scheme_host_and_port() {
         let base = Url::parse("https://www.example.com").unwrap();
-        assert!(same_origin(&base, &Url::parse("https://www.example.com:443/x").unwrap()));
-        assert!(!same_origin(&base, &Url::parse("http://www.example.com/x").unwrap()));
-        assert!(!same_origin(&base, &Url::parse("https://169.254.169.254/").unwrap()));
+        assert!(same_origin(
+            &base,
+            &Url::parse("https://www.example.com:443/x").unwrap()
+        ));
+        assert!(!same_origin(
+            &base,
+            &Url::parse("http://www.example.com/x").unwrap()
+        ));
+        assert!(!same_origin(
+            &base,
+            &Url::parse("https://169.254.169.254/").unwrap()
+        ));
     }
 }

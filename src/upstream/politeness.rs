@@ -102,12 +102,16 @@ impl Breaker {
         Self {
             threshold,
             cooldown,
-            state: Mutex::new(State::Closed { blocked_in_a_row: 0 }),
+            state: Mutex::new(State::Closed {
+                blocked_in_a_row: 0,
+            }),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// `Ok` when a lookup may go upstream; `Err(wait)` while open or while the probe runs.
@@ -135,7 +139,9 @@ impl Breaker {
         }
         let mut state = self.lock();
         *state = match (*state, blocked) {
-            (_, false) => State::Closed { blocked_in_a_row: 0 },
+            (_, false) => State::Closed {
+                blocked_in_a_row: 0,
+            },
             (State::Closed { blocked_in_a_row }, true) if blocked_in_a_row + 1 < self.threshold => {
                 State::Closed {
                     blocked_in_a_row: blocked_in_a_row + 1,

@@ -42,7 +42,9 @@ pub enum Attempt<T> {
 impl<T> Attempt<T> {
     fn into_value(self) -> T {
         match self {
-            Attempt::Done(v) | Attempt::Throttled { last: v, .. } | Attempt::Transient { last: v, .. } => v,
+            Attempt::Done(v)
+            | Attempt::Throttled { last: v, .. }
+            | Attempt::Transient { last: v, .. } => v,
         }
     }
 }
@@ -115,9 +117,13 @@ impl RetryPolicy {
             Attempt::Done(_) => false,
         })
         .adjust(move |e: &Attempt<T>, planned| match (e, planned) {
-            (Attempt::Throttled { retry_after: Some(wait), .. }, Some(_)) => {
-                Some((*wait).min(max_delay))
-            }
+            (
+                Attempt::Throttled {
+                    retry_after: Some(wait),
+                    ..
+                },
+                Some(_),
+            ) => Some((*wait).min(max_delay)),
             _ => planned,
         })
         .notify(|e: &Attempt<T>, _| match e {

@@ -42,7 +42,11 @@ impl TestApp {
 
     /// `GET path` with no key.
     pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
-        self.client.get(self.url(path)).send().await.expect("the app answers")
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("the app answers")
     }
 
     /// Triggers graceful shutdown and waits for `run` to return.
@@ -150,7 +154,10 @@ pub async fn problem(response: reqwest::Response) -> serde_json::Value {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    assert_eq!(ct, "application/problem+json", "error bodies are problem documents");
+    assert_eq!(
+        ct, "application/problem+json",
+        "error bodies are problem documents"
+    );
     let body: serde_json::Value = response.json().await.expect("a JSON problem body");
     for key in ["type", "title", "status", "detail", "code"] {
         assert!(body.get(key).is_some(), "problem lacks {key}: {body}");

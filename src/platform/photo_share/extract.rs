@@ -1,23 +1,20 @@
-//! PLACEHOLDER while the extractor is written in parallel; replaced before any commit.
-use crate::platform::{PageVerdict, PhotoShareProfile};
-use crate::username::Username;
-/// Placeholder.
-pub fn from_api(_body: &[u8], _requested: &Username) -> PageVerdict<PhotoShareProfile> {
-    PageVerdict::Unreadable("placeholder".into())
-}
-/// Placeholder.
-pub fn from_page(_body: &[u8], _requested: &Username) -> PageVerdict<PhotoShareProfile> {
-    PageVerdict::Unreadable("placeholder".into())
-}
-/// Placeholder.
-pub fn block_signal(_status: u16, _body: &[u8]) -> Option<&'static str> {
-    None
-}
-/// Placeholder.
-pub fn redirect_is_block(_path: &str) -> bool {
-    false
-}
-/// Placeholder.
-pub fn claimed_name(_document: &[u8]) -> Option<String> {
-    None
-}
+//! Reading photo-share upstream documents: the profile JSON API, the profile HTML page, and the
+//! block signals the fetch layer needs to decide whether to retry.
+//!
+//! The functions live in small sibling modules (`api`, `page`, `signals`); this module is the
+//! one public door to them, so the fetch layer imports everything from one place.
+//!
+//! Shared rules of every extractor here:
+//!
+//! - the returned `username` must equal the requested name ASCII case-insensitively, otherwise
+//!   the verdict is [`PageVerdict::Unreadable`](crate::platform::PageVerdict::Unreadable);
+//! - a count the document does not give, or gives as anything but a non-negative integer that
+//!   fits a `u64`, is `None` (never a made-up 0);
+//! - a missing (or `null`, or wrongly typed) string is `""`, a missing boolean is `false`;
+//! - `profile_pic_url_hd` falls back to `profile_pic_url` when the document has no HD picture;
+//! - strings are JSON-decoded (`\u002F` becomes `/`) and never HTML-entity decoded;
+//! - nothing but the body's own keys is read, and no input makes them panic.
+
+pub use super::api::from_api;
+pub use super::page::from_page;
+pub use super::signals::{block_signal, redirect_is_block};

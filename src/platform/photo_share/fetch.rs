@@ -8,7 +8,9 @@
 use std::sync::atomic::AtomicU32;
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue, REFERER, USER_AGENT};
+use reqwest::header::{
+    ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue, REFERER, USER_AGENT,
+};
 use url::Url;
 
 use super::extract;
@@ -19,7 +21,7 @@ use crate::platform::{
 };
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
-use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, url_with_segments};
+use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, same_origin, url_with_segments};
 use crate::username::Username;
 
 /// The web client's application id, which the profile JSON endpoint requires.
@@ -97,13 +99,24 @@ impl PhotoShareSource {
 
     async fn step(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Said {
         self.retry
-            .run(Platform::PhotoShare.as_str(), || self.attempt(doc, name, sent))
+            .run(Platform::PhotoShare.as_str(), || {
+                self.attempt(doc, name, sent)
+            })
             .await
     }
 
     async fn attempt(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Attempt<Said> {
         let url = self.url(doc, name);
-        let response = match send(&self.upstream, &self.gate, Platform::PhotoShare, url, self.headers(doc), sent).await {
+        let response = match send(
+            &self.upstream,
+            &self.gate,
+            Platform::PhotoShare,
+            url,
+            self.headers(doc),
+            sent,
+        )
+        .await
+        {
             Err(refused) => return Attempt::Done(Said::Answer(refused)),
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
@@ -114,7 +127,8 @@ impl PhotoShareSource {
     fn url(&self, doc: Doc, name: &Username) -> Url {
         match doc {
             Doc::Api => {
-                let mut url = url_with_segments(&self.base, &["api", "v1", "users", "web_profile_info", ""]);
+                let mut url =
+                    url_with_segments(&self.base, &["api", "v1", "users", "web_profile_info", ""]);
                 url.query_pairs_mut().append_pair("username", name.as_str());
                 url
             }
@@ -129,7 +143,10 @@ impl PhotoShareSource {
         match doc {
             Doc::Api => {
                 headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
-                headers.insert(HeaderName::from_static("x-ig-app-id"), HeaderValue::from_static(WEB_APP_ID));
+                headers.insert(
+                    HeaderName::from_static("x-ig-app-id"),
+                    HeaderValue::from_static(WEB_APP_ID),
+                );
                 if let Ok(referer) = HeaderValue::from_str(self.base.as_str()) {
                     headers.insert(REFERER, referer);
                 }
@@ -137,7 +154,9 @@ impl PhotoShareSource {
             Doc::Page => {
                 headers.insert(
                     ACCEPT,
-                    HeaderValue::from_static("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+                    HeaderValue::from_static(
+                        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+                    ),
                 );
             }
         }
@@ -156,10 +175,11 @@ fn classify(doc: Doc, response: &Response, name: &Username) -> Attempt<Said> {
         }),
     };
     if let Some(target) = response.redirect_target() {
-        if extract::redirect_is_block(target.path()) {
+        // A redirect is never followed here. On the platform's own host, a login, challenge
+        // or home-page target is its way of refusing us; anything else is not a profile.
+        if same_origin(&response.url, &target) && extract::redirect_is_block(target.path()) {
             return throttled("login_redirect");
         }
-        // Any other redirect is not a profile; never followed (it could lead anywhere).
         return Attempt::Done(Said::Answer(Lookup::Unavailable(
             "unexpected redirect".into(),
         )));

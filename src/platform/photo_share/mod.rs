@@ -1,5 +1,15 @@
 //! The photo-share platform: its profile JSON, its page shapes, and how we fetch them.
+//!
+//! `fetch` decides which documents to ask for and what an HTTP answer means; `extract` (and the
+//! small readers behind it) turn one document into a verdict.
+mod api;
 pub mod extract;
 pub mod fetch;
+mod fields;
+mod markers;
+mod page;
+mod shared_data;
+mod signals;
+mod xig;
 
 pub use fetch::PhotoShareSource;

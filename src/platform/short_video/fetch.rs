@@ -17,7 +17,9 @@ use url::Url;
 
 use super::{challenge, extract};
 use crate::config::Settings;
-use crate::platform::{Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure};
+use crate::platform::{
+    Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure,
+};
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
 use crate::upstream::{BROWSER_USER_AGENT, Upstream, same_origin, url_with_segments};
@@ -118,7 +120,16 @@ impl ShortVideoSource {
     }
 
     async fn attempt(&self, url: Url, headers: HeaderMap, sent: &AtomicU32) -> Attempt<Step> {
-        let response = match send(&self.upstream, &self.gate, Platform::ShortVideo, url, headers, sent).await {
+        let response = match send(
+            &self.upstream,
+            &self.gate,
+            Platform::ShortVideo,
+            url,
+            headers,
+            sent,
+        )
+        .await
+        {
             Err(refused) => return Attempt::Done(Step::Page(Page::Answer(refused))),
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
@@ -158,7 +169,9 @@ impl ShortVideoSource {
         if status.is_success() || status == StatusCode::NOT_FOUND {
             return Attempt::Done(Step::Page(Page::Body(response.body)));
         }
-        Attempt::Done(Step::Page(Page::Answer(Lookup::Unavailable(format!("HTTP {status}")))))
+        Attempt::Done(Step::Page(Page::Answer(Lookup::Unavailable(format!(
+            "HTTP {status}"
+        )))))
     }
 
     fn headers(&self, cookies: &[(String, String)]) -> HeaderMap {
@@ -187,9 +200,8 @@ impl ShortVideoSource {
     /// Solves a WAF challenge off the async workers, two at a time at most, within a deadline.
     async fn solve(&self, ch: challenge::WafChallenge) -> Option<Vec<(String, String)>> {
         let _slot = self.solvers.clone().acquire_owned().await.ok()?;
-        let work = tokio::task::spawn_blocking(move || {
-            challenge::solve(&ch, CHALLENGE_MAX_ITERATIONS)
-        });
+        let work =
+            tokio::task::spawn_blocking(move || challenge::solve(&ch, CHALLENGE_MAX_ITERATIONS));
         tokio::time::timeout(CHALLENGE_TIMEOUT, work)
             .await
             .ok()?

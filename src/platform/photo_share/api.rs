@@ -1,0 +1,224 @@
+//! The `web_profile_info` JSON API: `{"data":{"user":{…}},"status":"ok"}`.
+
+use serde::Deserialize;
+
+use super::fields::{EdgeUser, Flag, Text, describe, is_requested, present};
+use super::signals::message_block;
+use crate::platform::{PageVerdict, PhotoShareProfile};
+use crate::username::Username;
+
+/// The top level of an API answer: the profile, or a failure with its signals.
+#[derive(Deserialize)]
+struct ApiDoc {
+    #[serde(default)]
+    data: Option<ApiData>,
+    #[serde(default)]
+    message: Text,
+    #[serde(default)]
+    require_login: Flag,
+    #[serde(default)]
+    status: Text,
+}
+
+#[derive(Deserialize)]
+struct ApiData {
+    /// `None`: no `user` key; `Some(None)`: `"user": null`.
+    #[serde(default, deserialize_with = "present")]
+    user: Option<Option<EdgeUser>>,
+}
+
+/// Reads a `/api/v1/users/web_profile_info/?username=` response body.
+///
+/// - `{"data":{"user":{…}},"status":"ok"}` whose `username` matches `requested` →
+///   [`PageVerdict::Profile`]; another username → [`PageVerdict::Unreadable`].
+/// - `{"data":{"user":null},"status":"ok"}` → [`PageVerdict::NotFound`]. This is
+///   This is **unconfirmed**: the caller treats it as a hint only and confirms absence with
+///   the profile page ([`from_page`](crate::platform::photo_share::extract::from_page)), whose 404 page is the proof,
+///   before answering 404.
+/// - `"require_login": true` → `Blocked("require_login")`; a `message` naming
+///   `checkpoint_required`, `challenge_required` or `feedback_required` → `Blocked(that name)`;
+///   a "Please wait a few minutes" message → `Blocked("please_wait")`.
+/// - Anything that is not JSON of that shape (including invalid UTF-8 inside strings, or
+///   nesting deeper than serde_json's recursion limit) → [`PageVerdict::Unreadable`].
+///
+/// Missing strings become `""`, missing booleans `false`, missing or non-integer counts `None`.
+/// Only the body's fields are deserialized; the timeline edges and every other field are
+/// skipped without being built.
+pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
+    let doc: ApiDoc = match serde_json::from_slice(body) {
+        Ok(doc) => doc,
+        Err(err) => return PageVerdict::Unreadable(describe("api body", &err)),
+    };
+    if doc.require_login.0 {
+        return PageVerdict::Blocked("require_login");
+    }
+    if let Some(reason) = message_block(&doc.message.0) {
+        return PageVerdict::Blocked(reason);
+    }
+    let Some(data) = doc.data else {
+        return PageVerdict::Unreadable(if doc.status.0 == "fail" {
+            "api status fail without a known block signal".to_owned()
+        } else {
+            "api body without data".to_owned()
+        });
+    };
+    match data.user {
+        None => PageVerdict::Unreadable("api data without user".to_owned()),
+        Some(None) => PageVerdict::NotFound,
+        Some(Some(user)) => {
+            let profile = user.into_profile();
+            if is_requested(&profile, requested) {
+                PageVerdict::Profile(profile)
+            } else {
+                PageVerdict::Unreadable("api user is not the requested username".to_owned())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::{Count, Platform};
+
+    fn name(raw: &str) -> Username {
+        Username::parse(Platform::PhotoShare, raw).expect("valid test name")
+    }
+
+    fn profile(json: &str, raw: &str) -> PhotoShareProfile {
+        match from_api(json.as_bytes(), &name(raw)) {
+            PageVerdict::Profile(p) => p,
+            other => panic!("expected a profile, got {other:?}"),
+        }
+    }
+
+    const FULL: &str = r#"{"data":{"user":{
+        "biography":"Tea &amp; \"maps\" \ud83e\udded https:\u002F\u002Fexample.test\/a",
+        "edge_followed_by":{"count":1200},"edge_follow":{"count":34},
+        "full_name":"Ann Example","id":"1234567","is_private":false,"is_verified":true,
+        "profile_pic_url":"https:\/\/cdn.example.test\/p.jpg?a=1\u0026b=2",
+        "profile_pic_url_hd":"https:\/\/cdn.example.test\/p_hd.jpg",
+        "username":"ann.example","fbid":"999","pronouns":["she"],
+        "edge_owner_to_timeline_media":{"count":56,"page_info":{"has_next_page":true},
+            "edges":[{"node":{"id":"1","edge_media_to_caption":{"edges":[]}}}]}},
+        "extra":{"deep":[[[{}]]]}},"status":"ok"}"#;
+
+    #[test]
+    fn reads_every_body_field() {
+        let p = profile(FULL, "Ann.Example");
+        assert_eq!(p.id, "1234567");
+        assert_eq!(p.username, "ann.example");
+        assert_eq!(p.full_name, "Ann Example");
+        assert_eq!(
+            p.biography,
+            "Tea &amp; \"maps\" \u{1f9ed} https://example.test/a"
+        );
+        assert_eq!(p.profile_pic_url, "https://cdn.example.test/p.jpg?a=1&b=2");
+        assert_eq!(p.profile_pic_url_hd, "https://cdn.example.test/p_hd.jpg");
+        assert!(p.is_verified);
+        assert!(!p.is_private);
+        assert_eq!(p.edge_followed_by, Count::of(1200));
+        assert_eq!(p.edge_follow, Count::of(34));
+        assert_eq!(p.edge_owner_to_timeline_media, Count::of(56));
+    }
+
+    #[test]
+    fn missing_fields_are_neutral_and_counts_none() {
+        let p = profile(r#"{"data":{"user":{"username":"bo"}},"status":"ok"}"#, "bo");
+        assert_eq!(p.id, "");
+        assert_eq!(p.profile_pic_url_hd, "");
+        assert!(!p.is_verified && !p.is_private);
+        assert_eq!(p.edge_followed_by, Count { count: None });
+        assert_eq!(p.edge_follow, Count { count: None });
+        assert_eq!(p.edge_owner_to_timeline_media, Count { count: None });
+        let p = profile(
+            r#"{"data":{"user":{"username":"bo","edge_follow":{},
+                "edge_followed_by":{"count":-5},"edge_owner_to_timeline_media":{"count":1.5}}}}"#,
+            "bo",
+        );
+        assert_eq!(p.edge_follow.count, None);
+        assert_eq!(p.edge_followed_by.count, None);
+        assert_eq!(p.edge_owner_to_timeline_media.count, None);
+    }
+
+    #[test]
+    fn hd_picture_falls_back_to_the_plain_one() {
+        let p = profile(
+            r#"{"data":{"user":{"username":"bo","profile_pic_url":"https://x.test/s.jpg"}}}"#,
+            "bo",
+        );
+        assert_eq!(p.profile_pic_url_hd, "https://x.test/s.jpg");
+    }
+
+    #[test]
+    fn user_null_is_not_found() {
+        let body = br#"{"data":{"user":null},"status":"ok"}"#;
+        assert_eq!(from_api(body, &name("gone")), PageVerdict::NotFound);
+    }
+
+    #[test]
+    fn another_user_is_unreadable() {
+        let verdict = from_api(FULL.as_bytes(), &name("ann.examples"));
+        assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+    }
+
+    #[test]
+    fn non_json_and_odd_shapes_are_unreadable() {
+        for body in [
+            &b"<!DOCTYPE html><html>"[..],
+            b"",
+            b"{",
+            b"[]",
+            b"{\"data\":{}}",
+            b"{\"status\":\"ok\"}",
+            b"{\"status\":\"fail\",\"message\":\"something\"}",
+            b"{\"data\":{\"user\":{\"username\":\"a\xff\"}}}",
+            b"{\"data\":{\"user\":{\"username\":\"a\"}}} trailing",
+        ] {
+            let verdict = from_api(body, &name("a"));
+            assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+        }
+    }
+
+    #[test]
+    fn json_block_signals_are_blocked() {
+        let cases: [(&str, &str); 5] = [
+            (
+                r#"{"message":"Please wait a few minutes, then retry.","require_login":true,"status":"fail"}"#,
+                "require_login",
+            ),
+            (
+                r#"{"message":"checkpoint_required","checkpoint_url":"/challenge/x/","status":"fail"}"#,
+                "checkpoint_required",
+            ),
+            (
+                r#"{"message":"challenge_required","status":"fail"}"#,
+                "challenge_required",
+            ),
+            (
+                r#"{"message":"feedback_required","spam":true,"status":"fail"}"#,
+                "feedback_required",
+            ),
+            (
+                r#"{"message":"Please wait a few minutes, then retry.","status":"fail"}"#,
+                "please_wait",
+            ),
+        ];
+        for (body, reason) in cases {
+            assert_eq!(
+                from_api(body.as_bytes(), &name("a")),
+                PageVerdict::Blocked(reason)
+            );
+        }
+        let not_a_block = br#"{"require_login":false,"data":{"user":null},"status":"ok"}"#;
+        assert_eq!(from_api(not_a_block, &name("a")), PageVerdict::NotFound);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let mut body = br#"{"data":{"user":{"username":"a","x":"#.to_vec();
+        body.extend(std::iter::repeat_n(b'[', 100_000));
+        let verdict = from_api(&body, &name("a"));
+        assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+    }
+}

@@ -1,0 +1,136 @@
+//! The oldest era (to late 2021): `<script id="__NEXT_DATA__">` holding
+//! `{"props": {"pageProps": {"serverCode": 200, "statusCode": 0, "uniqueId": …,
+//! "userInfo": {"user": …, "stats": …}}, "initialProps": …}}`.
+//!
+//! `props.initialProps.$user` is the logged-in viewer on captured pages, never the profile.
+
+use serde::Deserialize;
+
+use super::raw::{self, Found, RawUserInfo, Text};
+use crate::platform::{PageVerdict, ShortVideoProfile};
+use crate::username::Username;
+
+/// The id of this era's state script.
+pub(super) const SCRIPT_ID: &[u8] = b"__NEXT_DATA__";
+
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(borrow)]
+    props: Option<Props<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Props<'a> {
+    #[serde(rename = "pageProps", borrow)]
+    page_props: Option<PageProps<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PageProps<'a> {
+    server_code: Option<i64>,
+    status_code: Option<i64>,
+    #[serde(borrow)]
+    status_msg: Option<Text<'a>>,
+    #[serde(borrow)]
+    unique_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    user_info: Option<RawUserInfo<'a>>,
+}
+
+/// Reads the text of the `__NEXT_DATA__` script.
+///
+/// `statusCode` decides; only when it is absent does `serverCode` 404 mean not found.
+pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
+    let doc: Doc = match raw::parse(text) {
+        Ok(doc) => doc,
+        Err(why) => return PageVerdict::Unreadable(why),
+    };
+    let Some(props) = doc.props.and_then(|p| p.page_props) else {
+        return PageVerdict::Unreadable("the state has no props.pageProps".into());
+    };
+    let wanted = requested.as_str();
+    if let Some(Text(id)) = &props.unique_id
+        && !id.is_empty()
+        && !id.eq_ignore_ascii_case(wanted)
+    {
+        return PageVerdict::Unreadable(format!("pageProps is about another user than {wanted:?}"));
+    }
+    if props.status_code.is_none() && props.server_code == Some(404) {
+        return PageVerdict::NotFound;
+    }
+    let found = Found {
+        status: props.status_code,
+        status_msg: props.status_msg,
+        ..props.user_info.map(Found::from).unwrap_or_default()
+    };
+    raw::verdict(found, requested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+
+    fn name(s: &str) -> Username {
+        Username::parse(Platform::ShortVideo, s).unwrap()
+    }
+
+    fn page_props(inner: &str) -> String {
+        format!(
+            r#"{{"props":{{"initialProps":{{"statusCode":0,"$user":{{"uniqueId":"viewer","id":"1"}}}},"pageProps":{inner}}},"page":"/@[uniqueId]"}}"#
+        )
+    }
+
+    const USER: &str = r#"{"user":{"id":"107","uniqueId":"old_timer","nickname":"Old","verified":true,"relation":1,"avatarThumb":"https://cdn.example/a?x=1\u0026y=2"},"stats":{"followerCount":50100000,"heart":246000000,"heartCount":246000000,"videoCount":118,"diggCount":53},"itemList":[]}"#;
+
+    #[test]
+    fn reads_page_props_not_the_viewer() {
+        let text = page_props(&format!(
+            r#"{{"serverCode":200,"uniqueId":"old_timer","statusCode":0,"statusMsg":"","userInfo":{USER}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("old_timer")) else {
+            panic!("not a profile");
+        };
+        assert_eq!(p.user_info.user.id, "107");
+        assert_eq!(p.user_info.user.relation, 1);
+        assert_eq!(
+            p.user_info.user.avatar_thumb,
+            "https://cdn.example/a?x=1&y=2"
+        );
+        assert_eq!(p.user_info.user.signature, "");
+        assert_eq!(p.user_info.stats.digg_count, Some(53));
+        assert!(matches!(
+            read(text.as_bytes(), &name("viewer")),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
+    fn status_and_server_codes() {
+        let nf = page_props(r#"{"serverCode":404,"statusCode":10202,"userInfo":{}}"#);
+        assert_eq!(
+            read(nf.as_bytes(), &name("gone_user")),
+            PageVerdict::NotFound
+        );
+        let nf = page_props(r#"{"serverCode":404}"#);
+        assert_eq!(
+            read(nf.as_bytes(), &name("gone_user")),
+            PageVerdict::NotFound
+        );
+        let captcha = page_props(r#"{"serverCode":200,"statusCode":10000}"#);
+        assert_eq!(
+            read(captcha.as_bytes(), &name("a1")),
+            PageVerdict::Blocked("captcha")
+        );
+        let nothing = page_props(r#"{"serverCode":200}"#);
+        assert!(matches!(
+            read(nothing.as_bytes(), &name("a1")),
+            PageVerdict::Unreadable(_)
+        ));
+        assert!(matches!(
+            read(b"{\"props\":{}}", &name("a1")),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+}

@@ -1,0 +1,285 @@
+//! The `SIGI_STATE` era (about late 2021 to early 2024), in its two spellings:
+//!
+//! - `<script id="SIGI_STATE" type="application/json">{…}</script>` (beside a `SIGI_RETRY`
+//!   script);
+//! - the earlier `<script id="sigi-persisted-data">window['SIGI_STATE']={…};window['SIGI_RETRY']=
+//!   {…};</script>`, where the state is the first JSON value after the assignment.
+//!
+//! Both hold `UserModule.users[<uniqueId>]`, `UserModule.stats[<uniqueId>]` and
+//! `UserPage.{uniqueId, statusCode, secUid}`.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use super::raw::{self, Found, RawStats, RawUser, Text};
+use crate::platform::{PageVerdict, ShortVideoProfile};
+use crate::username::Username;
+
+/// The id of this era's JSON state script.
+pub(super) const SCRIPT_ID: &[u8] = b"SIGI_STATE";
+
+/// How the state was embedded: which parse fits the script text.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Embedding {
+    /// The script's whole text is the JSON state.
+    Json,
+    /// The text is `window['SIGI_STATE']=` followed by the state and more script.
+    Assignment,
+}
+
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(rename = "AppContext")]
+    app_context: Option<IgnoredAny>,
+    #[serde(rename = "UserModule", borrow)]
+    user_module: Option<UserModule<'a>>,
+    #[serde(rename = "UserPage", borrow)]
+    user_page: Option<UserPage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct UserModule<'a> {
+    #[serde(borrow)]
+    users: Option<Entries<'a, RawUser<'a>>>,
+    #[serde(borrow)]
+    stats: Option<Entries<'a, RawStats>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UserPage<'a> {
+    #[serde(borrow)]
+    unique_id: Option<Text<'a>>,
+    status_code: Option<i64>,
+    #[serde(borrow)]
+    status_msg: Option<Text<'a>>,
+}
+
+/// A JSON object kept as its entries in order (keys borrowed where possible).
+struct Entries<'a, T>(Vec<(Text<'a>, T)>);
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<'a, T>(PhantomData<(Text<'a>, T)>);
+        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EntriesVisitor<'a, T> {
+            type Value = Entries<'a, T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Text<'de>, T>()? {
+                    entries.push((key, value));
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor(PhantomData))
+    }
+}
+
+/// The state's text when `text` is a `window['SIGI_STATE']=…` assignment, else `None`.
+pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
+    let text = text.trim_ascii_start();
+    let rest = [
+        &b"window['SIGI_STATE']"[..],
+        b"window[\"SIGI_STATE\"]",
+        b"window.SIGI_STATE",
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(*prefix))?;
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b"=")?
+        .trim_ascii_start();
+    rest.starts_with(b"{").then_some(rest)
+}
+
+/// Reads a SIGI state from its script text.
+pub(super) fn read(
+    text: &[u8],
+    embedding: Embedding,
+    requested: &Username,
+) -> PageVerdict<ShortVideoProfile> {
+    let parsed = match embedding {
+        Embedding::Json => raw::parse::<Doc>(text),
+        Embedding::Assignment => raw::parse_prefix::<Doc>(text),
+    };
+    let doc = match parsed {
+        Ok(doc) => doc,
+        Err(why) => return PageVerdict::Unreadable(why),
+    };
+    let Some(page) = doc.user_page else {
+        return match (doc.user_module, doc.app_context) {
+            (None, Some(_)) => PageVerdict::Blocked("shell_page"),
+            _ => PageVerdict::Unreadable("the state has no UserPage".into()),
+        };
+    };
+    let wanted = requested.as_str();
+    if let Some(Text(id)) = &page.unique_id
+        && !id.is_empty()
+        && !id.eq_ignore_ascii_case(wanted)
+    {
+        return PageVerdict::Unreadable(format!("UserPage is about another user than {wanted:?}"));
+    }
+    let (mut users, mut stats) = match doc.user_module {
+        Some(m) => (
+            m.users.map(|e| e.0).unwrap_or_default(),
+            m.stats.map(|e| e.0).unwrap_or_default(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    // The maps are keyed by uniqueId; the module can also hold other users (suggestions,
+    // authors), so only the requested key (or, failing that, the requested uniqueId) counts.
+    let at = users
+        .iter()
+        .position(|(key, _)| key.0.eq_ignore_ascii_case(wanted))
+        .or_else(|| {
+            users.iter().position(|(_, user)| {
+                user.unique_id
+                    .as_ref()
+                    .is_some_and(|id| id.0.eq_ignore_ascii_case(wanted))
+            })
+        });
+    let (key, user) = match at {
+        Some(at) => {
+            let (key, user) = users.swap_remove(at);
+            (Some(key), Some(user))
+        }
+        None => (None, None),
+    };
+    let stats_at = stats.iter().position(|(k, _)| {
+        key.as_ref().is_some_and(|key| k.0 == key.0) || k.0.eq_ignore_ascii_case(wanted)
+    });
+    let found = Found {
+        status: page.status_code,
+        status_msg: page.status_msg,
+        user,
+        stats: stats_at.map(|at| stats.swap_remove(at).1),
+        stats_v2: None,
+    };
+    raw::verdict(found, requested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+
+    fn name(s: &str) -> Username {
+        Username::parse(Platform::ShortVideo, s).unwrap()
+    }
+
+    fn state(status: i64) -> String {
+        format!(
+            r#"{{"AppContext":{{"appContext":{{}}}},"UserModule":{{"users":{{"someone_else":{{"id":"9","uniqueId":"someone_else"}},"panda_pup":{{"id":"7","uniqueId":"panda_pup","nickname":"P \ud83d\udc3c","signature":"x &amp; y","avatarLarger":"https:\u002F\u002Fcdn.example\u002Fa.jpg"}}}},"stats":{{"someone_else":{{"followerCount":1}},"panda_pup":{{"followerCount":6200000,"heart":3000000000,"heartCount":-1294967296}}}}}},"UserPage":{{"uniqueId":"panda_pup","statusCode":{status},"secUid":"S"}}}}"#
+        )
+    }
+
+    #[test]
+    fn reads_the_requested_user_among_others() {
+        let text = state(0);
+        let PageVerdict::Profile(p) = read(text.as_bytes(), Embedding::Json, &name("Panda_Pup"))
+        else {
+            panic!("not a profile");
+        };
+        assert_eq!(p.user_info.user.id, "7");
+        assert_eq!(p.user_info.user.nickname, "P 🐼");
+        assert_eq!(p.user_info.user.signature, "x &amp; y");
+        assert_eq!(p.user_info.user.avatar_larger, "https://cdn.example/a.jpg");
+        assert_eq!(p.user_info.stats.follower_count, Some(6_200_000));
+        assert_eq!(p.user_info.stats.heart_count, Some(3_000_000_000));
+        assert_eq!(p.user_info.stats.video_count, None);
+    }
+
+    #[test]
+    fn reads_the_window_assignment_spelling() {
+        let script = format!(
+            " \n window['SIGI_STATE'] = {};window['SIGI_RETRY']={{\"a\":[1]}};",
+            state(0)
+        );
+        let value = assigned_state(script.as_bytes()).unwrap();
+        let got = read(value, Embedding::Assignment, &name("panda_pup"));
+        assert!(matches!(got, PageVerdict::Profile(_)), "{got:?}");
+        let dq = format!("window[\"SIGI_STATE\"]={}", state(10221));
+        let value = assigned_state(dq.as_bytes()).unwrap();
+        assert_eq!(
+            read(value, Embedding::Assignment, &name("panda_pup")),
+            PageVerdict::NotFound
+        );
+        for not_state in [
+            "if (window['SIGI_STATE']) go()",
+            "window['SIGI_STATE']==x",
+            "window['SIGI_RETRY']={}",
+            "",
+        ] {
+            assert_eq!(assigned_state(not_state.as_bytes()), None, "{not_state}");
+        }
+    }
+
+    #[test]
+    fn status_codes_decide() {
+        let n = name("panda_pup");
+        assert_eq!(
+            read(state(10221).as_bytes(), Embedding::Json, &n),
+            PageVerdict::NotFound
+        );
+        assert_eq!(
+            read(state(10000).as_bytes(), Embedding::Json, &n),
+            PageVerdict::Blocked("captcha")
+        );
+        let PageVerdict::Profile(p) = read(state(10222).as_bytes(), Embedding::Json, &n) else {
+            panic!("private is a profile");
+        };
+        assert!(p.user_info.user.private_account);
+        assert!(matches!(
+            read(state(123).as_bytes(), Embedding::Json, &n),
+            PageVerdict::Unreadable(why) if why.contains("123")
+        ));
+    }
+
+    #[test]
+    fn another_users_page_is_unreadable() {
+        let n = name("someone_else");
+        assert!(matches!(
+            read(state(0).as_bytes(), Embedding::Json, &n),
+            PageVerdict::Unreadable(_)
+        ));
+        let n = name("nobody_here");
+        assert!(matches!(
+            read(state(0).as_bytes(), Embedding::Json, &n),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
+    fn shells_and_empty_states() {
+        let n = name("panda_pup");
+        let shell = br#"{"AppContext":{"appContext":{}},"SEO":{}}"#;
+        assert_eq!(
+            read(shell, Embedding::Json, &n),
+            PageVerdict::Blocked("shell_page")
+        );
+        assert!(matches!(
+            read(b"{}", Embedding::Json, &n),
+            PageVerdict::Unreadable(_)
+        ));
+        let no_user = br#"{"UserModule":{"users":{},"stats":{}},"UserPage":{"statusCode":0}}"#;
+        assert!(matches!(
+            read(no_user, Embedding::Json, &n),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
+    fn truncation_never_yields_a_profile() {
+        let text = state(0);
+        for cut in 0..text.len() {
+            let got = read(&text.as_bytes()[..cut], Embedding::Json, &name("panda_pup"));
+            assert!(matches!(got, PageVerdict::Unreadable(_)), "{cut}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The current era (2023 on): `<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">` holding
+//! `{"__DEFAULT_SCOPE__": {"webapp.app-context": …, "webapp.user-detail": {"statusCode": …,
+//! "statusMsg": …, "userInfo": {"user": …, "stats": …, "statsV2": …}}, …}}`.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::raw::{self, Found, RawUserInfo, Text};
+use crate::platform::{PageVerdict, ShortVideoProfile};
+use crate::username::Username;
+
+/// The id of this era's state script.
+pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
+
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(rename = "__DEFAULT_SCOPE__", borrow)]
+    scope: Option<Scope<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Scope<'a> {
+    #[serde(rename = "webapp.user-detail", borrow)]
+    user_detail: Option<UserDetail<'a>>,
+    #[serde(rename = "webapp.app-context")]
+    app_context: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UserDetail<'a> {
+    status_code: Option<i64>,
+    #[serde(borrow)]
+    status_msg: Option<Text<'a>>,
+    #[serde(borrow)]
+    user_info: Option<RawUserInfo<'a>>,
+}
+
+/// Reads the text of the `__UNIVERSAL_DATA_FOR_REHYDRATION__` script.
+pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
+    let doc: Doc = match raw::parse(text) {
+        Ok(doc) => doc,
+        Err(why) => return PageVerdict::Unreadable(why),
+    };
+    let Some(scope) = doc.scope else {
+        return PageVerdict::Unreadable("the state has no __DEFAULT_SCOPE__".into());
+    };
+    let Some(detail) = scope.user_detail else {
+        // The app shell renders without the user: the platform withheld the data.
+        return match scope.app_context {
+            Some(_) => PageVerdict::Blocked("shell_page"),
+            None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
+        };
+    };
+    let found = Found {
+        status: detail.status_code,
+        status_msg: detail.status_msg,
+        ..detail.user_info.map(Found::from).unwrap_or_default()
+    };
+    raw::verdict(found, requested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+
+    fn name(s: &str) -> Username {
+        Username::parse(Platform::ShortVideo, s).unwrap()
+    }
+
+    fn detail(inner: &str) -> String {
+        format!(
+            r#"{{"__DEFAULT_SCOPE__":{{"webapp.app-context":{{"region":"US"}},"webapp.user-detail":{inner}}}}}"#
+        )
+    }
+
+    const USER: &str = r#"{"id":"1","uniqueId":"Mixed.Case","nickname":"N","signature":"a &amp; b \u002F \"q\"","verified":true,"secUid":"S","relation":0,"openFavorite":true,"privateAccount":false,"avatarThumb":"https:\u002F\u002Fcdn.example\u002Ft.jpg","extra":{"deep":[[[]]]}}"#;
+
+    #[test]
+    fn reads_user_and_exact_stats() {
+        let text = detail(&format!(
+            r#"{{"statusCode":0,"statusMsg":"","userInfo":{{"user":{USER},"stats":{{"followerCount":4000000,"heart":77600000,"heartCount":-5,"videoCount":1}},"statsV2":{{"followerCount":"4001943","heartCount":"77615151"}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("mixed.case")) else {
+            panic!("not a profile");
+        };
+        let u = &p.user_info.user;
+        assert_eq!(u.unique_id, "Mixed.Case");
+        assert_eq!(u.signature, "a &amp; b / \"q\"");
+        assert_eq!(u.avatar_thumb, "https://cdn.example/t.jpg");
+        assert_eq!(u.avatar_larger, "");
+        assert!(u.verified && u.open_favorite && !u.private_account);
+        let s = &p.user_info.stats;
+        assert_eq!(s.follower_count, Some(4_001_943));
+        assert_eq!(s.heart, Some(77_600_000));
+        assert_eq!(s.heart_count, Some(77_615_151));
+        assert_eq!(s.video_count, Some(1));
+        assert_eq!(s.digg_count, None);
+    }
+
+    #[test]
+    fn maps_status_codes() {
+        let cases: [(i64, PageVerdict<ShortVideoProfile>); 6] = [
+            (10221, PageVerdict::NotFound),
+            (10202, PageVerdict::NotFound),
+            (10000, PageVerdict::Blocked("captcha")),
+            (10113, PageVerdict::Blocked("captcha")),
+            (10114, PageVerdict::Blocked("captcha")),
+            (10101, PageVerdict::Unreadable(String::new())),
+        ];
+        for (code, want) in cases {
+            let text = detail(&format!(
+                r#"{{"statusCode":{code},"statusMsg":"m","userInfo":{{}}}}"#
+            ));
+            let got = read(text.as_bytes(), &name("mixed.case"));
+            match (&got, &want) {
+                (PageVerdict::Unreadable(why), PageVerdict::Unreadable(_)) => {
+                    assert!(why.contains(&code.to_string()), "{why}")
+                }
+                _ => assert_eq!(got, want, "{code}"),
+            }
+        }
+    }
+
+    #[test]
+    fn private_accounts_are_profiles_with_limited_counts() {
+        let text = detail(&format!(
+            r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("MIXED.case")) else {
+            panic!("not a profile");
+        };
+        assert!(p.user_info.user.private_account);
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        assert_eq!(p.user_info.stats.video_count, None);
+    }
+
+    #[test]
+    fn refuses_another_user_and_missing_pieces() {
+        let ok = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+        ));
+        assert!(matches!(
+            read(ok.as_bytes(), &name("other")),
+            PageVerdict::Unreadable(_)
+        ));
+        let no_user = detail(r#"{"statusCode":0,"userInfo":{}}"#);
+        assert!(matches!(
+            read(no_user.as_bytes(), &name("x1")),
+            PageVerdict::Unreadable(_)
+        ));
+        let no_code = detail(&format!(r#"{{"userInfo":{{"user":{USER}}}}}"#));
+        assert!(matches!(
+            read(no_code.as_bytes(), &name("mixed.case")),
+            PageVerdict::Unreadable(_)
+        ));
+        let empty = br#"{"other":1}"#;
+        assert!(matches!(
+            read(empty, &name("x1")),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
+    fn an_app_shell_without_user_detail_is_a_block() {
+        let shell = br#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"seo.abtest":{}}}"#;
+        assert_eq!(read(shell, &name("x1")), PageVerdict::Blocked("shell_page"));
+        let odd = br#"{"__DEFAULT_SCOPE__":{"seo.abtest":{}}}"#;
+        assert!(matches!(read(odd, &name("x1")), PageVerdict::Unreadable(_)));
+    }
+
+    #[test]
+    fn broken_text_is_unreadable() {
+        let text = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+        ));
+        for cut in 0..text.len() {
+            assert!(matches!(
+                read(&text.as_bytes()[..cut], &name("mixed.case")),
+                PageVerdict::Unreadable(_)
+            ));
+        }
+        let mut bad = text.clone().into_bytes();
+        // Inside a string the parser skips: still refused.
+        let at = text.find("\"US\"").map_or(0, |i| i + 1);
+        bad[at] = 0xff;
+        assert!(matches!(
+            read(&bad, &name("mixed.case")),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+}
