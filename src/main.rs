@@ -115,8 +115,15 @@ fn serve(config: Option<PathBuf>) -> ExitCode {
 }
 
 fn run_demo(listen: std::net::SocketAddr) -> ExitCode {
+    let base = match Settings::load(None) {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("profile-lookup demo: {err}");
+            return ExitCode::from(2);
+        }
+    };
     runtime().block_on(async move {
-        match demo::run(listen, profile_lookup::server::shutdown_signal()).await {
+        match demo::run(base, listen, profile_lookup::server::shutdown_signal()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("profile-lookup demo: {err}");

@@ -154,7 +154,7 @@ async fn usernames_are_case_insensitive_and_share_one_fetch() {
         .trim_start_matches("private, max-age=")
         .parse()
         .unwrap();
-    assert!(max_age <= 600 && max_age >= 590, "{max_age}");
+    assert!((590..=600).contains(&max_age), "{max_age}");
     assert!(second.headers().contains_key("age"));
     assert_eq!(second.json::<Value>().await.unwrap(), first);
     assert_eq!(upstream.hits(), 1);
@@ -365,9 +365,12 @@ async fn an_unsolvable_challenge_is_upstream_blocked() {
     assert_eq!(upstream.hits(), 2);
 }
 
+/// How a test upstream refuses a request.
+type Block = fn() -> Response;
+
 /// A photo-share upstream that answers the first `blocks` requests with `block`, then serves the
 /// sample platform.
-fn flaky(blocks: usize, block: fn() -> Response) -> Router {
+fn flaky(blocks: usize, block: Block) -> Router {
     let seen = Arc::new(AtomicUsize::new(0));
     let real = photo_share_router();
     Router::new().fallback(move |request: Request| {
@@ -386,7 +389,7 @@ fn flaky(blocks: usize, block: fn() -> Response) -> Router {
 
 #[tokio::test]
 async fn photo_share_throttling_is_retried_until_it_passes() {
-    let cases: [(&str, fn() -> Response); 4] = [
+    let cases: [(&str, Block); 4] = [
         ("429", || StatusCode::TOO_MANY_REQUESTS.into_response()),
         ("401 please wait", || {
             (
@@ -428,7 +431,7 @@ async fn photo_share_throttling_is_retried_until_it_passes() {
 
 #[tokio::test]
 async fn photo_share_blocks_that_never_end_are_429_after_max_attempts() {
-    let cases: [(&str, fn() -> Response); 2] = [
+    let cases: [(&str, Block); 2] = [
         ("401 please wait", || {
             (
                 StatusCode::UNAUTHORIZED,

@@ -12,14 +12,15 @@ use std::net::SocketAddr;
 use crate::config::Settings;
 use crate::state::AppState;
 
-/// The settings the demo runs with: both platforms on the sample upstream, one key.
+/// The settings the demo runs with: `base` (defaults and environment) with both platforms on
+/// the sample upstream and one fresh key.
 pub fn settings(
+    mut settings: Settings,
     listen: SocketAddr,
     short_video: SocketAddr,
     photo_share: SocketAddr,
     key: String,
 ) -> Settings {
-    let mut settings = Settings::default();
     settings.server.listen = listen;
     settings.auth.api_keys = vec![key];
     settings.short_video.base_url = format!("http://{short_video}")
@@ -28,18 +29,21 @@ pub fn settings(
     settings.photo_share.base_url = format!("http://{photo_share}")
         .parse()
         .expect("loopback URL");
-    settings.retry.base_delay_ms = 100;
-    settings.retry.max_delay_ms = 1_000;
     settings
 }
 
 /// Starts the sample upstreams and the service on `listen`, prints how to call it, and serves
-/// until `shutdown` resolves.
-pub async fn run(listen: SocketAddr, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+/// until `shutdown` resolves. `base` supplies everything but the upstreams, key and address
+/// (so `PROFILE_LOOKUP__…` variables still apply to a demo).
+pub async fn run(
+    base: Settings,
+    listen: SocketAddr,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let short_video = upstream::spawn(upstream::short_video_router()).await?;
     let photo_share = upstream::spawn(upstream::photo_share_router()).await?;
     let key = format!("demo-{}", uuid::Uuid::new_v4().simple());
-    let settings = settings(listen, short_video, photo_share, key.clone());
+    let settings = settings(base, listen, short_video, photo_share, key.clone());
     crate::telemetry::init_logging(&settings.log);
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let state = AppState::new(settings).map_err(std::io::Error::other)?;

@@ -14,7 +14,12 @@ use crate::username::Username;
 
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
 ///
-/// Pure and linear in the page size; never panics, whatever the bytes.
+/// Existence comes from the state's status code only (0 and 10222 (private) are profiles;
+/// 10221 and 10202 not found; 10000, 10113 and 10114 a captcha block); the profile's
+/// `uniqueId` must be the requested name (ASCII case-insensitively). Counts the page does not
+/// give are `None`; other missing user fields are `""`, `false` or `0`, because the body's
+/// shape has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
+/// entity-decoded. Pure and linear in the page size; never panics, whatever the bytes.
 pub fn extract(page: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
     let mut sigi_json = None;
     let mut sigi_assignment = None;

@@ -49,12 +49,14 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
     let Some(props) = doc.props.and_then(|p| p.page_props) else {
         return PageVerdict::Unreadable("the state has no props.pageProps".into());
     };
-    let wanted = requested.as_str();
     if let Some(Text(id)) = &props.unique_id
         && !id.is_empty()
-        && !id.eq_ignore_ascii_case(wanted)
+        && !requested.matches(id)
     {
-        return PageVerdict::Unreadable(format!("pageProps is about another user than {wanted:?}"));
+        return PageVerdict::Unreadable(format!(
+            "pageProps is about another user than {:?}",
+            requested.as_str()
+        ));
     }
     if props.status_code.is_none() && props.server_code == Some(404) {
         return PageVerdict::NotFound;

@@ -244,7 +244,7 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
         return PageVerdict::Unreadable("the state has no user for the profile".into());
     };
     let unique_id = user.unique_id.map(Text::into_string).unwrap_or_default();
-    if !unique_id.eq_ignore_ascii_case(requested.as_str()) {
+    if !requested.matches(&unique_id) {
         return PageVerdict::Unreadable(format!(
             "the state is about {:?}, not the requested {:?}",
             clip(&unique_id),

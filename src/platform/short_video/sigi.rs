@@ -118,13 +118,20 @@ pub(super) fn read(
             _ => PageVerdict::Unreadable("the state has no UserPage".into()),
         };
     };
-    let wanted = requested.as_str();
     if let Some(Text(id)) = &page.unique_id
         && !id.is_empty()
-        && !id.eq_ignore_ascii_case(wanted)
+        && !requested.matches(id)
     {
-        return PageVerdict::Unreadable(format!("UserPage is about another user than {wanted:?}"));
+        return PageVerdict::Unreadable(format!(
+            "UserPage is about another user than {:?}",
+            requested.as_str()
+        ));
     }
+    // Reading a saved page without a name (`Username::any`): the page's own user is wanted.
+    let wanted = match (&page.unique_id, requested.as_str()) {
+        (Some(Text(id)), "") => id.as_ref(),
+        _ => requested.as_str(),
+    };
     let (mut users, mut stats) = match doc.user_module {
         Some(m) => (
             m.users.map(|e| e.0).unwrap_or_default(),

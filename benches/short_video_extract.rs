@@ -1,0 +1,63 @@
+//! Extraction against the bare serde parse of the same embedded JSON (SPEC: ≤ 1.5×).
+//!
+//! Cases: (a) the project's ~1 MB current-era sample page; (b) the real 917 KB SIGI page from
+//! `../shared/fixtures/real` (skipped with a notice when absent). Each case benches `extract`
+//! on the whole page and `serde_json::from_slice::<Value>` on the state script's text alone.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use profile_lookup::demo::samples::short_video::{
+    self as samples, BENCH_PAGE_SIZE, Era, PUBLIC_USER,
+};
+use profile_lookup::platform::short_video::extract::extract;
+use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::scan;
+use profile_lookup::username::Username;
+
+const SIGI_PAGE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/fixtures/real/tiktok/sigi_state_profile_page_2022_huxleythepandapuppy.html"
+);
+
+fn case(c: &mut Criterion, label: &str, page: &[u8], script_id: &str, user: &str) {
+    let requested = Username::parse(Platform::ShortVideo, user).expect("a valid name");
+    assert!(
+        matches!(extract(page, &requested), PageVerdict::Profile(_)),
+        "{label}: the page must yield a profile"
+    );
+    let state = scan::script_by_id(page, script_id).expect("a state script");
+    let mut group = c.benchmark_group(label);
+    group.throughput(Throughput::Bytes(state.len() as u64));
+    group.bench_function("extract", |b| {
+        b.iter(|| extract(black_box(page), black_box(&requested)))
+    });
+    group.bench_function("serde_value_of_state", |b| {
+        b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(state)))
+    });
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let universal = samples::profile_page(Era::Universal, &PUBLIC_USER, BENCH_PAGE_SIZE);
+    case(
+        c,
+        "universal_sample_1mb",
+        universal.as_bytes(),
+        "__UNIVERSAL_DATA_FOR_REHYDRATION__",
+        PUBLIC_USER.unique_id,
+    );
+    match std::fs::read(SIGI_PAGE) {
+        Ok(page) => case(
+            c,
+            "sigi_real_917kb",
+            &page,
+            "SIGI_STATE",
+            "huxleythepandapuppy",
+        ),
+        Err(e) => eprintln!("skipping the real SIGI page: {SIGI_PAGE} not available ({e})"),
+    }
+}
+
+criterion_group!(short_video, benches);
+criterion_main!(short_video);

@@ -1,0 +1,315 @@
+//! The binary itself: `extract` on every real captured shape and on the project's samples,
+//! `serve` refusing a config without keys, and `demo` answering real lookups offline.
+//!
+//! The real captures are third-party data read in place from `../shared/fixtures/real`; when
+//! that folder is absent those cases print a notice and are skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
+
+fn real(rel: &str) -> Option<PathBuf> {
+    let path = Path::new(REAL).join(rel);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!(
+            "NOTICE: {} is absent; skipping this real-capture case",
+            path.display()
+        );
+        None
+    }
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("profile-lookup-cli-{}-{name}", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Runs `extract`; `Ok(body)` on exit 0, `Err(problem)` on a non-zero exit.
+fn extract(platform: &str, file: &Path) -> Result<Value, Value> {
+    let out = Command::new(BIN)
+        .args(["extract", platform])
+        .arg(file)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).expect("stdout is the JSON body"))
+    } else {
+        assert_eq!(out.status.code(), Some(1));
+        Err(serde_json::from_slice(&out.stderr).expect("stderr is the problem document"))
+    }
+}
+
+/// A `userInfo` capture wrapped into a page the way the platform embeds it (`/` as `\u002F`).
+fn wrap_user_info(user_detail: &str) -> Vec<u8> {
+    let state = format!(
+        r#"{{"__DEFAULT_SCOPE__":{{"webapp.app-context":{{"language":"en"}},"webapp.user-detail":{user_detail}}}}}"#
+    )
+    .replace('/', "\\u002F");
+    format!(
+        r#"<!DOCTYPE html><html><head><script>window.x=document.getElementById("__UNIVERSAL_DATA_FOR_REHYDRATION__")</script></head><body><script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{state}</script></body></html>"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn extract_reads_every_real_short_video_shape() {
+    for (rel, id, followers) in [
+        (
+            "tiktok/next_data_profile_script_2021-01_tiktok.html",
+            "107955",
+            50_100_000,
+        ),
+        (
+            "tiktok/sigi_state_profile_page_2022_huxleythepandapuppy.html",
+            "19994247",
+            6_200_000,
+        ),
+    ] {
+        let Some(path) = real(rel) else { continue };
+        let body = extract("short-video", &path).unwrap_or_else(|p| panic!("{rel}: {p}"));
+        assert_eq!(body["userInfo"]["user"]["id"], id, "{rel}");
+        assert_eq!(
+            body["userInfo"]["stats"]["followerCount"], followers,
+            "{rel}"
+        );
+        assert!(!body.to_string().contains("u002F"));
+    }
+    for (rel, followers) in [
+        (
+            "tiktok/user_detail_userInfo_2024-02_oddanimalspecimens.json",
+            2_600_000,
+        ),
+        (
+            "tiktok/user_detail_userInfo_2026-01_oddanimalspecimens.json",
+            4_001_943,
+        ),
+    ] {
+        let Some(path) = real(rel) else { continue };
+        let array: Vec<Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let detail = format!(
+            r#"{{"statusCode":0,"statusMsg":"","userInfo":{}}}"#,
+            array[0]
+        );
+        let page = temp_file("wrapped.html", &wrap_user_info(&detail));
+        let body = extract("short-video", &page).unwrap_or_else(|p| panic!("{rel}: {p}"));
+        assert_eq!(body["userInfo"]["user"]["uniqueId"], "oddanimalspecimens");
+        assert_eq!(
+            body["userInfo"]["stats"]["followerCount"], followers,
+            "{rel}"
+        );
+    }
+    if let Some(path) = real("quoted/tiktok_api_user_detail_not_found_2024-06.txt") {
+        let quoted = std::fs::read_to_string(path).unwrap();
+        // The quote is not valid JSON as published; its status is what matters.
+        assert!(quoted.contains("10221"));
+        let page = temp_file(
+            "not-found.html",
+            &wrap_user_info(r#"{"statusCode":10221,"statusMsg":"","userInfo":{}}"#),
+        );
+        assert_eq!(
+            extract("short-video", &page).unwrap_err()["code"],
+            "profile_not_found"
+        );
+    }
+}
+
+#[test]
+fn extract_reads_every_real_photo_share_shape() {
+    for (rel, username) in [
+        ("instagram/web_profile_info_2022_megadeth.json", "megadeth"),
+        (
+            "instagram/web_profile_info_2024-03_nasa_loggedin.json",
+            "nasa",
+        ),
+        (
+            "instagram/web_profile_info_2024-03_anasaiaofficial_loggedin.json",
+            "anasaiaofficial",
+        ),
+        (
+            "instagram/web_profile_info_2024-03_regina_steinhauer_loggedin.json",
+            "regina_steinhauer",
+        ),
+        (
+            "instagram/shareddata_profile_page_2021-04_tanshio.html",
+            "_tanshio_",
+        ),
+    ] {
+        let Some(path) = real(rel) else { continue };
+        let body = extract("photo-share", &path).unwrap_or_else(|p| panic!("{rel}: {p}"));
+        assert_eq!(body["username"], username, "{rel}");
+        assert!(body["edge_followed_by"]["count"].is_u64(), "{rel}");
+        assert!(
+            body["id"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .all(|c| c.is_ascii_digit()),
+            "{rel}"
+        );
+    }
+    if let Some(path) = real("instagram/profile_page_shell_2022_megadeth.html") {
+        assert_eq!(
+            extract("photo-share", &path).unwrap_err()["code"],
+            "extraction_failed"
+        );
+    }
+    for rel in [
+        "quoted/instagram_401_require_login_2023.json",
+        "quoted/instagram_401_require_login_2025-01.json",
+    ] {
+        let Some(path) = real(rel) else { continue };
+        assert_eq!(
+            extract("photo-share", &path).unwrap_err()["code"],
+            "upstream_blocked",
+            "{rel}"
+        );
+    }
+}
+
+#[test]
+fn extract_reads_the_projects_own_samples() {
+    use profile_lookup::demo::samples::{photo_share as ps, short_video as sv};
+    for era in sv::Era::ALL {
+        let page = temp_file(
+            "sample.html",
+            sv::profile_page(era, &sv::PUBLIC_USER, 128 * 1024).as_bytes(),
+        );
+        let body = extract("short-video", &page).unwrap();
+        assert_eq!(
+            body,
+            serde_json::to_value(sv::expected_body(&sv::PUBLIC_USER)).unwrap(),
+            "{era:?}"
+        );
+    }
+    let json = temp_file(
+        "sample.json",
+        ps::web_profile_info(&ps::PUBLIC_USER, 32 * 1024).as_bytes(),
+    );
+    assert_eq!(
+        extract("photo-share", &json).unwrap(),
+        serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap()
+    );
+    let wrong = Command::new(BIN)
+        .args(["extract", "photo-share", "--username", "someone.else"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        !wrong.status.success(),
+        "a document about somebody else is refused"
+    );
+    let missing = Command::new(BIN)
+        .args(["extract", "short-video", "/nonexistent/file"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_key_or_with_a_bad_value() {
+    let out = Command::new(BIN)
+        .arg("serve")
+        .env_remove("PROFILE_LOOKUP_CONFIG")
+        .env_remove("PROFILE_LOOKUP__AUTH__API_KEYS")
+        .env("PROFILE_LOOKUP__SERVER__LISTEN", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no API key"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(BIN)
+        .arg("serve")
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k")
+        .env("PROFILE_LOOKUP__RETRY__MAX_ATTEMPTS", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_attempts"));
+}
+
+#[test]
+fn demo_answers_real_lookups_offline() {
+    let mut child = Command::new(BIN)
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut base_and_key = None;
+    let mut curl_lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
+        if let Some(rest) = line.strip_prefix("Listening on ") {
+            let mut parts = rest.split_whitespace();
+            let base = parts.next().unwrap().to_owned();
+            let key = rest.rsplit(' ').next().unwrap().to_owned();
+            base_and_key = Some((base, key));
+        }
+        if line.trim_start().starts_with("curl ") {
+            curl_lines.push(line.clone());
+        }
+        if line.starts_with("Ctrl-C") {
+            break;
+        }
+    }
+    let (base, key) = base_and_key.expect("the demo printed its address and key");
+    assert!(curl_lines.len() >= 6, "{curl_lines:?}");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let get = |path: &str| client.get(format!("{base}{path}")).bearer_auth(&key).send();
+        let r = get("/short-video/profile/sunny.kitchen.lab").await.unwrap();
+        assert_eq!(r.status(), 200);
+        let r = get("/short-video/profile/QUIET.FOX_22").await.unwrap();
+        assert_eq!(
+            r.json::<Value>().await.unwrap()["userInfo"]["user"]["privateAccount"],
+            true
+        );
+        assert_eq!(
+            get("/short-video/profile/no_such_user_404")
+                .await
+                .unwrap()
+                .status(),
+            404
+        );
+        assert_eq!(
+            get("/photo-share/profile/lumen.trails")
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
+        assert_eq!(
+            get("/photo-share/profile/no.such.sample_user")
+                .await
+                .unwrap()
+                .status(),
+            404
+        );
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+}
