@@ -27,7 +27,7 @@ use crate::platform::{
     ),
     components(schemas(
         ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
-        PhotoShareProfile, Count, Problem
+        PhotoShareProfile, Count, Problem, routes::Health
     )),
     modifiers(&BearerScheme),
     tags((name = "profiles", description = "Profile lookups (bearer key required)"),

@@ -13,16 +13,13 @@ use crate::platform::{Lookup, PhotoShareProfile, Platform, ShortVideoProfile};
 use crate::state::AppState;
 use crate::username::{Username, rule_text};
 
-/// The username pattern of SPEC, for the OpenAPI document (lengths are separate).
-pub const USERNAME_PATTERN: &str = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$";
-
 /// The short-video profile of one user.
 #[utoipa::path(
     get,
     path = "/short-video/profile/{username}",
     tag = "profiles",
     params(("username" = String, Path, min_length = 2, max_length = 24,
-        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$",
+        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$", example = "sunny.kitchen.lab",
         description = "2 to 24 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
     responses(
         (status = 200, description = "The profile (private accounts have `privateAccount: true` and may lack counts)", body = ShortVideoProfile),
@@ -48,7 +45,7 @@ pub async fn short_video_profile(
     path = "/photo-share/profile/{username}",
     tag = "profiles",
     params(("username" = String, Path, min_length = 1, max_length = 30,
-        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$",
+        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$", example = "lumen.trails",
         description = "1 to 30 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
     responses(
         (status = 200, description = "The profile (private accounts have `is_private: true`)", body = PhotoShareProfile),
@@ -192,17 +189,24 @@ fn failure_error(lookup: &Lookup, default_wait: std::time::Duration) -> ApiError
     }
 }
 
+/// The body of `/healthz` and `/readyz`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok` (healthz), `ready` or `draining` (readyz).
+    pub status: String,
+}
+
 /// Liveness: the process is up and answering.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, description = "The process is up", content_type = "application/json", body = String)))]
+    responses((status = 200, description = "The process is up: `{\"status\":\"ok\"}`", content_type = "application/json", body = Health)))]
 pub async fn healthz() -> Response {
     json_status(StatusCode::OK, r#"{"status":"ok"}"#)
 }
 
 /// Readiness: configuration loaded, client built, and not shutting down.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Ready to serve", content_type = "application/json", body = String),
-              (status = 503, description = "Shutting down: drain this replica", content_type = "application/json", body = String)))]
+    responses((status = 200, description = "Ready to serve: `{\"status\":\"ready\"}`", content_type = "application/json", body = Health),
+              (status = 503, description = "Shutting down, drain this replica: `{\"status\":\"draining\"}`", content_type = "application/json", body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.is_ready() {
         json_status(StatusCode::OK, r#"{"status":"ready"}"#)
@@ -228,7 +232,7 @@ pub async fn metrics() -> Response {
 
 /// This API's OpenAPI 3.1 document.
 #[utoipa::path(get, path = "/openapi.json", tag = "operations",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = String)))]
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
 pub async fn openapi(State(state): State<AppState>) -> Response {
     let mut response = Response::new(Body::from(state.openapi_json()));
     response.headers_mut().insert(

@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# Load figures of SPEC "Performance targets", side by side in one run, all on 127.0.0.1:
+# the release binary against nginx serving the invented sample pages, measured with wrk,
+# then a soak. Prints a summary table (figure, target, PASS/MISS) at the end.
+#
+#   bash scripts/load.sh                 # needs root (or sudo) only to apt-get wrk/nginx
+#
+# Honours CARGO_TARGET_DIR (default: the repo's target/). Knobs (environment):
+#   LOAD_SECONDS=10 LOAD_ROUNDS=2 LOAD_THREADS=2 LOAD_CONNECTIONS=32   the wrk comparisons
+#   SOAK_REQUESTS=100000 SOAK_MAX_SECONDS=300                          the soak
+#   ONEFLIGHT_CALLERS=200  LOAD_PORT_BASE=18080  LOAD_KEEP_TMP=1 (keep the temp dir)
+# See scripts/README.md for what each figure means.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+SECONDS_PER_RUN=${LOAD_SECONDS:-10}
+ROUNDS=${LOAD_ROUNDS:-2}
+THREADS=${LOAD_THREADS:-2}
+CONNS=${LOAD_CONNECTIONS:-32}
+SOAK_REQUESTS=${SOAK_REQUESTS:-100000}
+SOAK_MAX_SECONDS=${SOAK_MAX_SECONDS:-300}
+CALLERS=${ONEFLIGHT_CALLERS:-200}
+PORT_BASE=${LOAD_PORT_BASE:-18080}
+
+NGINX_PORT=$PORT_BASE           # the loopback upstream (both platforms)
+SLOW_PORT=$((PORT_BASE + 1))    # the same pages at 100 KB/s, for the one-flight check
+PORT_CACHED=$((PORT_BASE + 11)) # instance "cached": healthz vs cached lookup
+PORT_NOCACHE=$((PORT_BASE + 12)) # instance "nocache": cache.enabled = false
+PORT_RSS=$((PORT_BASE + 13))    # fresh instance for the oversized bodies
+PORT_FLIGHT=$((PORT_BASE + 14)) # fresh instance for the one-flight check
+PORT_SOAK=$((PORT_BASE + 15))   # fresh instance for the soak
+
+LOOKUP_NAME=sunny.kitchen.lab   # the ~365 KB short-video sample page
+KEY="load-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+AUTH="Authorization: Bearer $KEY"
+
+log() { printf '\n== %s\n' "$*" >&2; }
+die() { printf 'load.sh: %s\n' "$*" >&2; exit 1; }
+
+# --- tools -------------------------------------------------------------------------------
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
+command -v curl >/dev/null || need+=(curl)
+if ((${#need[@]})); then
+    log "installing ${need[*]} from Debian"
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+# --- build -------------------------------------------------------------------------------
+log "building (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+(cd "$REPO" && cargo build --release --quiet && cargo build --release --quiet --example sample_pages)
+BIN=$CARGO_TARGET_DIR/release/profile-lookup
+[[ -x $BIN ]] || die "no binary at $BIN"
+
+# --- temp dir, cleanup -------------------------------------------------------------------
+T=$(mktemp -d /tmp/profile-lookup-load.XXXXXX)
+chmod 755 "$T" # nginx workers run as an unprivileged user when started by root
+PIDS=()
+cleanup() {
+    local status=$?
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [[ -f $T/nginx.pid ]]; then kill -QUIT "$(cat "$T/nginx.pid")" 2>/dev/null || true; fi
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [[ ${LOAD_KEEP_TMP:-0} == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for port in "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
+    "$PORT_FLIGHT" "$PORT_SOAK"; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        die "127.0.0.1:$port is in use (set LOAD_PORT_BASE)"
+    fi
+done
+
+log "writing sample pages"
+"$CARGO_TARGET_DIR/release/examples/sample_pages" "$T/pages" >/dev/null
+chmod -R a+rX "$T/pages"
+
+# --- nginx -------------------------------------------------------------------------------
+mkdir -p "$T/nginx-tmp"
+cat >"$T/nginx.conf" <<EOF
+worker_processes auto;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+    client_body_temp_path $T/nginx-tmp/body;
+    proxy_temp_path $T/nginx-tmp/proxy;
+    fastcgi_temp_path $T/nginx-tmp/fastcgi;
+    uwsgi_temp_path $T/nginx-tmp/uwsgi;
+    scgi_temp_path $T/nginx-tmp/scgi;
+    types { }
+    default_type "text/html; charset=utf-8";
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    log_format names '\$request_uri \$status';
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        root $T/pages;
+        access_log $T/upstream-access.log names;
+        location = /api/v1/users/web_profile_info/ {
+            default_type "application/json; charset=utf-8";
+            if (\$arg_username = "throttled.demo") { return 429; }
+            try_files /api/\$arg_username.json =404;
+        }
+        location = /@throttled.demo { return 429; }
+        location ~ ^/@big\.body { rewrite ^ /big.bin break; }
+        location ~ ^/@gzip\.bomb {
+            add_header Content-Encoding gzip always;
+            rewrite ^ /bomb.gz break;
+        }
+        location / { try_files \$uri =404; }
+    }
+    server {
+        listen 127.0.0.1:$SLOW_PORT;
+        root $T/pages;
+        limit_rate 100k;
+        access_log $T/slow-access.log names;
+        location / { try_files \$uri =404; }
+    }
+}
+EOF
+"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf"
+for _ in $(seq 50); do [[ -s $T/nginx.pid ]] && break; sleep 0.1; done
+[[ -s $T/nginx.pid ]] || die "nginx did not start: $(cat "$T/nginx-error.log")"
+UP="http://127.0.0.1:$NGINX_PORT"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$UP/@$LOOKUP_NAME")
+[[ $code == 200 ]] || die "nginx does not serve the sample page ($code)"
+
+# --- service instances -------------------------------------------------------------------
+# The service reads PROFILE_LOOKUP__* and RUST_LOG; none may leak in from the caller.
+for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+
+# start_service NAME PORT SHORT_VIDEO_URL EXTRA_TOML -> sets SVC_PID
+start_service() {
+    local name=$1 port=$2 sv_url=$3 extra=$4
+    cat >"$T/$name.toml" <<EOF
+[server]
+listen = "127.0.0.1:$port"
+max_in_flight = 4096
+[auth]
+api_keys = ["$KEY"]
+[rate_limit]
+per_key_per_minute = 1000000000
+burst = 1000000
+[short_video]
+base_url = "$sv_url"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[photo_share]
+base_url = "$UP"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[log]
+level = "warn"
+$extra
+EOF
+    "$BIN" serve --config "$T/$name.toml" >"$T/$name.log" 2>&1 &
+    SVC_PID=$!
+    PIDS+=("$SVC_PID")
+    for _ in $(seq 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
+        kill -0 "$SVC_PID" 2>/dev/null || die "$name exited: $(cat "$T/$name.log")"
+        sleep 0.1
+    done
+    die "$name did not become healthy"
+}
+
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+hwm_mib() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
+rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
+lines() { if [[ -f $1 ]]; then wc -l <"$1"; else echo 0; fi; }
+# x op y -> 1/0, and rounding, with awk (bash has no floats)
+cmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.0f", s / NR }'; }
+
+# run_wrk LABEL URL [wrk args...] -> prints req/s; the full output goes to $T/wrk-LABEL.txt
+# and non-2xx/socket errors are added to WRK_BAD[LABEL].
+declare -A WRK_BAD=()
+run_wrk() {
+    local label=$1 url=$2
+    shift 2
+    local out="$T/wrk-$label.txt"
+    wrk -t"$THREADS" -c"$CONNS" -d"${SECONDS_PER_RUN}s" --timeout 10s "$@" "$url" >"$out"
+    local bad
+    bad=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(",", ""); n += $4 + $6 + $8 + $10}
+        END {print n + 0}' "$out")
+    WRK_BAD[$label]=$((${WRK_BAD[$label]:-0} + bad))
+    awk '/Requests\/sec/ {print $2}' "$out"
+}
+
+start_service cached "$PORT_CACHED" "$UP" ""
+PID_CACHED=$SVC_PID
+start_service nocache "$PORT_NOCACHE" "$UP" $'[cache]\nenabled = false'
+PID_NOCACHE=$SVC_PID
+S1="http://127.0.0.1:$PORT_CACHED"
+S2="http://127.0.0.1:$PORT_NOCACHE"
+
+code=$(curl -s -o "$T/first.json" -w '%{http_code}' -H "$AUTH" "$S1/short-video/profile/$LOOKUP_NAME")
+[[ $code == 200 ]] || die "lookup of $LOOKUP_NAME answered $code: $(cat "$T/first.json")"
+xcache=$(curl -s -D - -o /dev/null -H "$AUTH" "$S1/short-video/profile/$LOOKUP_NAME" |
+    awk 'tolower($1) == "x-cache:" {print $2}' | tr -d '\r')
+[[ $xcache == hit ]] || die "second lookup was not a cache hit (x-cache: $xcache)"
+
+# --- 1 and 2: throughput ratios ----------------------------------------------------------
+log "1. /healthz vs cached lookup; 2. nginx direct vs cache-off lookup ($ROUNDS rounds of" \
+    "-t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, alternating)"
+H=() C=() N=() U=()
+for round in $(seq "$ROUNDS"); do
+    H+=("$(run_wrk healthz "$S1/healthz")")
+    C+=("$(run_wrk cached "$S1/short-video/profile/$LOOKUP_NAME" -H "$AUTH")")
+    N+=("$(run_wrk nginx "$UP/@$LOOKUP_NAME")")
+    before=$(lines "$T/upstream-access.log")
+    U+=("$(run_wrk nocache "$S2/short-video/profile/$LOOKUP_NAME" -H "$AUTH")")
+    after=$(lines "$T/upstream-access.log")
+    nocache_lookups=$(awk '/requests in/ {print $1}' "$T/wrk-nocache.txt")
+    NOCACHE_FETCHES=$((${NOCACHE_FETCHES:-0} + after - before))
+    NOCACHE_LOOKUPS=$((${NOCACHE_LOOKUPS:-0} + nocache_lookups))
+    echo "  round $round: healthz ${H[-1]}/s, cached ${C[-1]}/s, nginx ${N[-1]}/s," \
+        "cache-off ${U[-1]}/s ($((after - before)) upstream fetches for $nocache_lookups lookups)" >&2
+done
+HEALTHZ=$(mean "${H[@]}")
+CACHED=$(mean "${C[@]}")
+NGINX_RPS=$(mean "${N[@]}")
+NOCACHE=$(mean "${U[@]}")
+R1=$(div "$CACHED" "$HEALTHZ")
+R2=$(div "$NOCACHE" "$NGINX_RPS")
+FETCH_PER_LOOKUP=$(div "$NOCACHE_FETCHES" "$NOCACHE_LOOKUPS")
+HWM_NOCACHE=$(hwm_mib "$PID_NOCACHE")
+HWM_CACHED=$(hwm_mib "$PID_CACHED")
+# The cached instance is done; stop it so the next phases have the CPU.
+stop "$PID_CACHED"
+stop "$PID_NOCACHE"
+
+# --- 3: oversized upstream bodies --------------------------------------------------------
+log "3. oversized bodies: 64 MiB and a gzip bomb (1 MiB -> 1 GiB), on a fresh instance"
+start_service rss "$PORT_RSS" "$UP" ""
+PID_RSS=$SVC_PID
+S3="http://127.0.0.1:$PORT_RSS"
+HWM_RSS_START=$(hwm_mib "$PID_RSS")
+oversized() { # NAME -> "status seconds code"
+    curl -s -o "$T/over-$1.json" -w '%{http_code} %{time_total}' --max-time 30 \
+        -H "$AUTH" "$S3/short-video/profile/$1" || true
+    printf ' %s\n' "$(grep -o '"code":"[a-z_]*"' "$T/over-$1.json" | cut -d'"' -f4 || true)"
+}
+read -r BIG_STATUS BIG_SECONDS BIG_CODE < <(oversized big.body)
+read -r BOMB_STATUS BOMB_SECONDS BOMB_CODE < <(oversized gzip.bomb)
+HWM_RSS_SEQ=$(hwm_mib "$PID_RSS")
+echo "  64 MiB body: $BIG_STATUS $BIG_CODE in ${BIG_SECONDS}s; gzip bomb: $BOMB_STATUS" \
+    "$BOMB_CODE in ${BOMB_SECONDS}s; VmHWM ${HWM_RSS_START} -> ${HWM_RSS_SEQ} MiB" >&2
+# Beyond SPEC: 16 of each at once, distinct names so nothing coalesces.
+burst_pids=()
+for i in $(seq 16); do
+    for n in big.body gzip.bomb; do
+        curl -s -o /dev/null -w '%{http_code}\n' --max-time 30 -H "$AUTH" \
+            "$S3/short-video/profile/$n$i" >>"$T/burst-status.txt" &
+        burst_pids+=($!)
+    done
+done
+wait "${burst_pids[@]}" || true
+BURST_500=$(grep -c '^500$' "$T/burst-status.txt" || true)
+HWM_RSS_BURST=$(hwm_mib "$PID_RSS")
+echo "  32 concurrent oversized lookups: $BURST_500/32 answered 500; VmHWM $HWM_RSS_BURST MiB" >&2
+stop "$PID_RSS"
+
+# --- 4: one flight -----------------------------------------------------------------------
+log "4. one flight: $CALLERS concurrent callers of one uncached name, upstream at 100 KB/s"
+start_service flight "$PORT_FLIGHT" "http://127.0.0.1:$SLOW_PORT" ""
+PID_FLIGHT=$SVC_PID
+flight_pids=()
+for _ in $(seq "$CALLERS"); do
+    curl -s -o /dev/null -w '%{http_code} %{time_total}\n' --max-time 30 -H "$AUTH" \
+        "http://127.0.0.1:$PORT_FLIGHT/short-video/profile/$LOOKUP_NAME" >>"$T/flight.txt" &
+    flight_pids+=($!)
+done
+wait "${flight_pids[@]}" || true
+FLIGHT_FETCHES=$(grep -c "^/@$LOOKUP_NAME " "$T/slow-access.log" || true)
+FLIGHT_OK=$(grep -c '^200 ' "$T/flight.txt" || true)
+FLIGHT_WAITED=$(awk '$1 == 200 && $2 > 1 {n++} END {print n + 0}' "$T/flight.txt")
+echo "  $FLIGHT_OK/$CALLERS answered 200, $FLIGHT_WAITED of them waited > 1 s on the" \
+    "in-flight fetch; upstream requests: $FLIGHT_FETCHES" >&2
+stop "$PID_FLIGHT"
+
+# --- 5: soak -----------------------------------------------------------------------------
+PER_THREAD=$(((SOAK_REQUESTS + THREADS - 1) / THREADS))
+log "5. soak: $((PER_THREAD * THREADS)) requests (-t$THREADS -c$CONNS), a quarter each cached," \
+    "uncached, not-found, blocked; retry.max_attempts = 2, base_delay_ms = 10," \
+    "max_delay_ms = 20; breaker off so every blocked lookup reaches the upstream"
+start_service soak "$PORT_SOAK" "$UP" $'[retry]\nmax_attempts = 2\nbase_delay_ms = 10\nmax_delay_ms = 20\nmax_total_ms = 100\n[breaker]\nfailure_threshold = 0'
+PID_SOAK=$SVC_PID
+S5="http://127.0.0.1:$PORT_SOAK"
+for path in short-video/profile/sunny.kitchen.lab short-video/profile/quiet.fox_22 \
+    short-video/profile/tiny.baker_7 photo-share/profile/lumen.trails \
+    photo-share/profile/quiet_harbor; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$S5/$path")
+    [[ $code == 200 ]] || die "warming $path answered $code"
+done
+mkdir -p "$T/soak-done"
+soak_fetch_before=$(lines "$T/upstream-access.log")
+SOAK_REQUESTS_PER_THREAD=$PER_THREAD SOAK_DONE_DIR=$T/soak-done \
+    wrk -t"$THREADS" -c"$CONNS" -d"${SOAK_MAX_SECONDS}s" --timeout 10s \
+    -s "$REPO/scripts/soak.lua" -H "$AUTH" "$S5" >"$T/soak.txt" 2>&1 &
+WRK_PID=$!
+PIDS+=("$WRK_PID")
+deadline=$((SECONDS + SOAK_MAX_SECONDS + 5))
+while kill -0 "$WRK_PID" 2>/dev/null && ((SECONDS < deadline)); do
+    n=$(find "$T/soak-done" -name 'done.*' | wc -l)
+    ((n >= THREADS)) && kill -INT "$WRK_PID" 2>/dev/null || true
+    sleep 0.2
+done
+wait "$WRK_PID" || true
+sed -n '/^soak:/,$p' "$T/soak.txt" >&2
+SOAK_LINE=$(grep '^SOAK_RESULT' "$T/soak.txt" || true)
+[[ -n $SOAK_LINE ]] || die "the soak printed no result: $(cat "$T/soak.txt")"
+field() { tr ' ' '\n' <<<"$SOAK_LINE" | awk -F= -v k="$1" '$1 == k {print $2}'; }
+SOAK_FETCHES=$(($(lines "$T/upstream-access.log") - soak_fetch_before))
+HWM_SOAK=$(hwm_mib "$PID_SOAK")
+RSS_SOAK=$(rss_mib "$PID_SOAK")
+SOAK_WARN=$(grep -ciE 'warn|error' "$T/soak.log" || true)
+echo "  upstream requests during the soak: $SOAK_FETCHES; service log lines (warn+): $SOAK_WARN" >&2
+
+# --- summary -----------------------------------------------------------------------------
+verdict() { if cmp "$1" "$2" "$3"; then echo PASS; else echo MISS; fi; }
+row() { printf '%-52s %14s  %-12s %s\n' "$@"; }
+bad_note() { local n=${WRK_BAD[$1]:-0}; ((n == 0)) || echo " ($n non-2xx/socket errors!)"; }
+echo
+echo "profile-lookup load figures, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
+    "wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s x $ROUNDS rounds (mean)"
+row "figure" "value" "target" "verdict"
+row "1. /healthz req/s$(bad_note healthz)" "$HEALTHZ" "" ""
+row "   cached lookup req/s$(bad_note cached)" "$CACHED" "" ""
+row "   cached / healthz" "$R1" ">= 0.8" "$(verdict "$R1" '>=' 0.8)"
+row "2. nginx direct, 365 KB page req/s$(bad_note nginx)" "$NGINX_RPS" "" ""
+row "   cache-off lookup req/s$(bad_note nocache)" "$NOCACHE" "" ""
+row "   cache-off / nginx" "$R2" ">= 0.5" "$(verdict "$R2" '>=' 0.5)"
+row "   upstream fetches per cache-off lookup" "$FETCH_PER_LOOKUP" "(info)" ""
+row "   VmHWM cached / cache-off instance, MiB" "$HWM_CACHED / $HWM_NOCACHE" "(info)" ""
+row "3. VmHWM after 64 MiB + gzip-bomb lookups, MiB" "$HWM_RSS_SEQ" "< 200" \
+    "$(verdict "$HWM_RSS_SEQ" '<' 200)"
+row "   64 MiB body: status code, seconds" "$BIG_STATUS $BIG_SECONDS" "500 fast" \
+    "$([[ $BIG_STATUS == 500 ]] && cmp "$BIG_SECONDS" '<' 2 && echo PASS || echo MISS)"
+row "   gzip bomb: status code, seconds" "$BOMB_STATUS $BOMB_SECONDS" "500 fast" \
+    "$([[ $BOMB_STATUS == 500 ]] && cmp "$BOMB_SECONDS" '<' 2 && echo PASS || echo MISS)"
+row "   (problem codes: $BIG_CODE / $BOMB_CODE)" "" "" ""
+row "   VmHWM after 32 concurrent oversized, MiB" "$HWM_RSS_BURST" "(< 200)" \
+    "$(verdict "$HWM_RSS_BURST" '<' 200) ($BURST_500/32 answered 500)"
+row "4. upstream requests for $CALLERS concurrent callers" "$FLIGHT_FETCHES" "1" \
+    "$([[ $FLIGHT_FETCHES == 1 && $FLIGHT_OK == "$CALLERS" ]] && echo PASS || echo MISS) ($FLIGHT_OK answered 200, $FLIGHT_WAITED waited > 1 s)"
+row "5. soak requests (finished threads $(field finished)/$(field threads))" "$(field total)" "" ""
+row "   soak unexpected answers" "$(field unexpected)" "0" "$(verdict "$(field unexpected)" '==' 0)"
+row "   soak throughput req/s" "$(field rps)" "(info)" ""
+row "   soak latency p50 / p99 ms" "$(field p50_ms) / $(field p99_ms)" "(info)" ""
+row "   soak VmHWM (VmRSS at end), MiB" "$HWM_SOAK ($RSS_SOAK)" "(< 200)" \
+    "$(verdict "$HWM_SOAK" '<' 200)"
+row "   soak upstream requests" "$SOAK_FETCHES" "(info)" ""
+echo "soak config: retry.max_attempts = 2, base_delay_ms = 10, max_delay_ms = 20," \
+    "max_total_ms = 100, breaker.failure_threshold = 0 (blocked names fail fast)"
