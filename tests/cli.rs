@@ -313,3 +313,84 @@ fn demo_answers_real_lookups_offline() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
+    let mut child = Command::new(BIN)
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, key) = {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        loop {
+            let line = lines.next().expect("banner").unwrap();
+            if let Some(rest) = line.strip_prefix("Listening on ") {
+                break (
+                    rest.split_whitespace().next().unwrap().to_owned(),
+                    rest.rsplit(' ').next().unwrap().to_owned(),
+                );
+            }
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let lookup = format!("{base}/short-video/profile/tiny.baker_7");
+        let r = client
+            .get(&lookup)
+            .bearer_auth(&key)
+            .header("x-request-id", "trace-77")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let r = client.get(&lookup).bearer_auth(&key).send().await.unwrap();
+        assert_eq!(r.headers()["x-cache"], "hit");
+        let r = client
+            .get(&lookup)
+            .bearer_auth("secret-token-xyz")
+            .header("cookie", "session=cookie-secret-abc")
+            .header("x-request-id", "evil\"id")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+    });
+    let pid = child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "SIGTERM drains and exits 0");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for secret in [
+        key.as_str(),
+        "secret-token-xyz",
+        "cookie-secret-abc",
+        "evil\"id",
+    ] {
+        assert!(!stderr.contains(secret), "{secret} leaked into the logs");
+    }
+    let requests: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+        .filter(|v| v["message"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 3, "one line per request: {stderr}");
+    let first = &requests[0];
+    assert_eq!(first["request_id"], "trace-77");
+    assert_eq!(first["route"], "/short-video/profile/{username}");
+    assert_eq!(first["status"], 200);
+    assert_eq!(first["cache"], "miss");
+    assert_eq!(first["upstream"], "ok");
+    assert_eq!(first["upstream_requests"], 1);
+    assert!(first["latency_ms"].as_f64().is_some());
+    assert_eq!(requests[1]["cache"], "hit");
+    assert_eq!(requests[2]["status"], 401);
+    assert_eq!(requests[2]["code"], "unauthorized");
+}

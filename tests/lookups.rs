@@ -565,3 +565,26 @@ async fn with_the_cache_off_every_lookup_goes_upstream_but_concurrent_ones_coale
     assert_eq!(app.get(&path).await.status(), 200);
     assert_eq!(upstream.hits(), 2, "nothing kept");
 }
+
+#[tokio::test]
+async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
+    let upstream = spawn_upstream(flaky(1, || StatusCode::TOO_MANY_REQUESTS.into_response())).await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let path = format!("/photo-share/profile/{}", ps::PUBLIC_USER.username);
+    assert_eq!(app.get(&path).await.status(), 200);
+    assert_eq!(app.get(&path).await.status(), 200);
+    let text = app.get_anonymous("/metrics").await.text().await.unwrap();
+    for needle in [
+        r#"profile_lookup_http_requests_total{route="/photo-share/profile/{username}",status="200"}"#,
+        r#"profile_lookup_http_request_duration_seconds_bucket{route="/photo-share/profile/{username}",le="0.005"}"#,
+        r#"profile_lookup_upstream_lookups_total{platform="photo-share",outcome="ok"}"#,
+        r#"profile_lookup_upstream_requests_total{platform="photo-share"}"#,
+        r#"profile_lookup_upstream_retries_total{platform="photo-share",reason="http_429"}"#,
+        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="hit"}"#,
+        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="miss"}"#,
+        r#"profile_lookup_breaker_state{platform="photo-share"}"#,
+        "profile_lookup_http_requests_in_flight",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in\n{text}");
+    }
+}
