@@ -21,6 +21,8 @@
 //! Data moves one way: nothing below the handlers knows about HTTP responses to the caller, and
 //! nothing above the platform sources knows about page formats.
 
+#![warn(missing_docs)]
+
 pub mod cache;
 pub mod config;
 pub mod demo;
