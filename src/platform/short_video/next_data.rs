@@ -61,11 +61,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
     if props.status_code.is_none() && props.server_code == Some(404) {
         return PageVerdict::NotFound;
     }
-    let found = Found {
-        status: props.status_code,
-        status_msg: props.status_msg,
-        ..props.user_info.map(Found::from).unwrap_or_default()
-    };
+    let found = Found::from_user_info(props.status_code, props.status_msg, props.user_info);
     raw::verdict(found, requested)
 }
 

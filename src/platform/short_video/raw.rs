@@ -209,13 +209,21 @@ pub(super) struct Found<'a> {
     pub stats_v2: Option<RawStats>,
 }
 
-impl<'a> From<RawUserInfo<'a>> for Found<'a> {
-    fn from(info: RawUserInfo<'a>) -> Self {
+impl<'a> Found<'a> {
+    /// What an era that nests `{user, stats, statsV2}` under one `userInfo` object found,
+    /// beside its status fields (the `__UNIVERSAL_DATA…` and `__NEXT_DATA__` eras).
+    pub fn from_user_info(
+        status: Option<i64>,
+        status_msg: Option<Text<'a>>,
+        info: Option<RawUserInfo<'a>>,
+    ) -> Self {
+        let info = info.unwrap_or_default();
         Found {
+            status,
+            status_msg,
             user: info.user,
             stats: info.stats,
             stats_v2: info.stats_v2,
-            ..Found::default()
         }
     }
 }

@@ -52,11 +52,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
             None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
         };
     };
-    let found = Found {
-        status: detail.status_code,
-        status_msg: detail.status_msg,
-        ..detail.user_info.map(Found::from).unwrap_or_default()
-    };
+    let found = Found::from_user_info(detail.status_code, detail.status_msg, detail.user_info);
     raw::verdict(found, requested)
 }
 
