@@ -508,3 +508,70 @@ async fn a_burst_of_distinct_names_stays_within_the_outbound_caps() {
         "{statuses:?}"
     );
 }
+
+#[tokio::test]
+async fn too_many_requests_in_flight_are_shed_with_503() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        StatusCode::NOT_FOUND
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.server.max_in_flight = 2;
+    let app = Arc::new(spawn_app(s).await);
+    let callers = (0..8).map(|i| {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let response = app.get(&format!("/photo-share/profile/shed{i}")).await;
+            let status = response.status().as_u16();
+            let retry_after = response.headers().get("retry-after").is_some();
+            let code = if status == 503 {
+                problem(response).await["code"].as_str().unwrap().to_owned()
+            } else {
+                String::new()
+            };
+            (status, retry_after, code)
+        })
+    });
+    let results: Vec<_> = futures_util::future::join_all(callers)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let shed: Vec<_> = results.iter().filter(|(s, _, _)| *s == 503).collect();
+    assert_eq!(
+        results.iter().filter(|(s, _, _)| *s == 404).count(),
+        2,
+        "{results:?}"
+    );
+    assert_eq!(shed.len(), 6, "{results:?}");
+    assert!(
+        shed.iter()
+            .all(|(_, retry_after, code)| *retry_after && code == "overloaded")
+    );
+    assert_eq!(
+        app.get("/healthz").await.status(),
+        200,
+        "room again once they finished"
+    );
+}
+
+#[tokio::test]
+async fn the_request_deadline_bounds_every_lookup() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        StatusCode::NOT_FOUND
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.server.request_timeout_ms = 300;
+    s.upstream.timeout_ms = 10_000;
+    let app = spawn_app(s).await;
+    let started = Instant::now();
+    expect_error(app.get(PS).await, 500, "upstream_unavailable").await;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(280) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+}

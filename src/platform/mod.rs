@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::upstream::politeness::Verdict;
 use crate::username::Username;
 
 /// The two platforms this service reads.
@@ -306,7 +307,11 @@ where
         },
         Ok(()) => {
             let lookup = steps(&sent).await;
-            gate.record(matches!(lookup, Lookup::Blocked { .. }));
+            gate.record(match lookup {
+                Lookup::Blocked { .. } => Verdict::Blocked,
+                Lookup::Overloaded { .. } => Verdict::Inconclusive,
+                _ => Verdict::Answered,
+            });
             lookup
         }
     };

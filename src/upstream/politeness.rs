@@ -74,9 +74,9 @@ impl Gate {
         }
     }
 
-    /// Tells the breaker how a lookup that went upstream ended.
-    pub fn record(&self, blocked: bool) {
-        self.breaker.record(blocked);
+    /// Tells the breaker how a lookup that it admitted ended.
+    pub fn record(&self, verdict: Verdict) {
+        self.breaker.record(verdict);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
     }
 }
@@ -91,9 +91,28 @@ pub struct Breaker {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Closed { blocked_in_a_row: u32 },
-    Open { until: Instant },
-    HalfOpen,
+    Closed {
+        blocked_in_a_row: u32,
+    },
+    Open {
+        until: Instant,
+    },
+    /// One probe is out since `since`; a probe that never reports (cancelled, or shed before
+    /// it went upstream) is given up after one cool-down, so the breaker cannot stick here.
+    HalfOpen {
+        since: Instant,
+    },
+}
+
+/// How a lookup that the breaker let through ended, as far as the breaker cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The platform refused us.
+    Blocked,
+    /// The platform answered (a profile, a not-found, even a broken page).
+    Answered,
+    /// Nothing was learned about the platform (the request was never sent).
+    Inconclusive,
 }
 
 impl Breaker {
@@ -122,32 +141,45 @@ impl Breaker {
             State::Open { until } => {
                 let now = Instant::now();
                 if now >= until {
-                    *state = State::HalfOpen;
+                    *state = State::HalfOpen { since: now };
                     Ok(())
                 } else {
                     Err(until - now)
                 }
             }
-            State::HalfOpen => Err(self.cooldown),
+            State::HalfOpen { since } if since.elapsed() >= self.cooldown => {
+                *state = State::HalfOpen {
+                    since: Instant::now(),
+                };
+                Ok(())
+            }
+            State::HalfOpen { .. } => Err(self.cooldown),
         }
     }
 
-    /// Records a lookup's end: a block counts towards opening, anything else closes.
-    pub fn record(&self, blocked: bool) {
+    /// Records a lookup's end: a block counts towards opening, an answer closes, and an
+    /// inconclusive probe hands the probe to the next lookup.
+    pub fn record(&self, verdict: Verdict) {
         if self.threshold == 0 {
             return;
         }
         let mut state = self.lock();
-        *state = match (*state, blocked) {
-            (_, false) => State::Closed {
+        *state = match (*state, verdict) {
+            (State::HalfOpen { .. }, Verdict::Inconclusive) => State::Open {
+                until: Instant::now(),
+            },
+            (current, Verdict::Inconclusive) => current,
+            (_, Verdict::Answered) => State::Closed {
                 blocked_in_a_row: 0,
             },
-            (State::Closed { blocked_in_a_row }, true) if blocked_in_a_row + 1 < self.threshold => {
+            (State::Closed { blocked_in_a_row }, Verdict::Blocked)
+                if blocked_in_a_row + 1 < self.threshold =>
+            {
                 State::Closed {
                     blocked_in_a_row: blocked_in_a_row + 1,
                 }
             }
-            (_, true) => State::Open {
+            (_, Verdict::Blocked) => State::Open {
                 until: Instant::now() + self.cooldown,
             },
         };
@@ -158,7 +190,7 @@ impl Breaker {
         match *self.lock() {
             State::Closed { .. } => 0,
             State::Open { .. } => 1,
-            State::HalfOpen => 2,
+            State::HalfOpen { .. } => 2,
         }
     }
 }
@@ -171,34 +203,50 @@ mod tests {
     fn opens_after_the_threshold_and_lets_one_probe_through() {
         let breaker = Breaker::new(3, Duration::from_millis(50));
         for _ in 0..2 {
-            breaker.record(true);
+            breaker.record(Verdict::Blocked);
             assert!(breaker.admit().is_ok());
         }
-        breaker.record(true);
+        breaker.record(Verdict::Blocked);
         assert!(breaker.admit().is_err(), "open after three blocks");
         std::thread::sleep(Duration::from_millis(60));
         assert!(breaker.admit().is_ok(), "the probe");
         assert!(breaker.admit().is_err(), "only one probe at a time");
-        breaker.record(false);
+        breaker.record(Verdict::Answered);
         assert!(breaker.admit().is_ok(), "a good probe closes it");
     }
 
     #[test]
     fn a_success_resets_the_count() {
         let breaker = Breaker::new(2, Duration::from_secs(60));
-        breaker.record(true);
-        breaker.record(false);
-        breaker.record(true);
+        breaker.record(Verdict::Blocked);
+        breaker.record(Verdict::Answered);
+        breaker.record(Verdict::Blocked);
         assert!(breaker.admit().is_ok());
+    }
+
+    #[test]
+    fn a_probe_that_never_reports_is_given_up_after_a_cooldown() {
+        let breaker = Breaker::new(1, Duration::from_millis(20));
+        breaker.record(Verdict::Blocked);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(breaker.admit().is_ok(), "the probe, which is then lost");
+        assert!(breaker.admit().is_err());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(breaker.admit().is_ok(), "another probe after a cool-down");
+        breaker.record(Verdict::Inconclusive);
+        assert!(
+            breaker.admit().is_ok(),
+            "an inconclusive probe hands over at once"
+        );
     }
 
     #[test]
     fn a_failed_probe_reopens() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
-        breaker.record(true);
+        breaker.record(Verdict::Blocked);
         std::thread::sleep(Duration::from_millis(30));
         assert!(breaker.admit().is_ok());
-        breaker.record(true);
+        breaker.record(Verdict::Blocked);
         assert!(breaker.admit().is_err());
     }
 }
