@@ -575,3 +575,20 @@ async fn the_request_deadline_bounds_every_lookup() {
         "{took:?}"
     );
 }
+
+#[tokio::test]
+async fn a_1_mib_response_header_is_unavailable() {
+    let (addr, hits) = raw_upstream(|mut stream| async move {
+        read_head(&mut stream).await;
+        let mut head = b"HTTP/1.1 200 OK\r\nX-Huge: ".to_vec();
+        head.extend(std::iter::repeat_n(b'h', 1 << 20));
+        head.extend_from_slice(b"\r\nContent-Length: 2\r\n\r\n{}");
+        let _ = stream.write_all(&head).await;
+    })
+    .await;
+    let app = spawn_app(settings(addr)).await;
+    let started = Instant::now();
+    expect_error(app.get(SV).await, 500, "upstream_unavailable").await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(hits.load(Ordering::SeqCst) <= 2);
+}
