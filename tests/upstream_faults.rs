@@ -592,3 +592,38 @@ async fn a_1_mib_response_header_is_unavailable() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(hits.load(Ordering::SeqCst) <= 2);
 }
+
+#[tokio::test]
+async fn a_gzip_bomb_is_refused_at_the_cap_on_decompressed_bytes() {
+    use std::io::Write;
+    // 64 MiB of zeros compress to about 64 KiB: far under the cap on the wire, far over it
+    // once inflated.
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..64 {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let bomb = bytes::Bytes::from(encoder.finish().unwrap());
+    assert!(bomb.len() < 256 * 1024, "{}", bomb.len());
+    let upstream = spawn_upstream(Router::new().fallback(move || {
+        let bomb = bomb.clone();
+        async move {
+            (
+                [
+                    (header::CONTENT_ENCODING, "gzip"),
+                    (header::CONTENT_TYPE, "text/html"),
+                ],
+                bomb,
+            )
+                .into_response()
+        }
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.upstream.max_body_bytes = 1 << 20;
+    let app = spawn_app(s).await;
+    let started = Instant::now();
+    expect_error(app.get(SV).await, 500, "upstream_unavailable").await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(upstream.hits(), 1);
+}
