@@ -146,12 +146,15 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
         PlatformArg::PhotoShare => platform::Platform::PhotoShare,
     };
     match platform::offline::extract(platform, &bytes, username) {
+        // Written with `writeln!` so a closed pipe (`| head`) is an exit, not a panic.
         Ok(body) => {
-            println!("{body}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stdout().lock(), "{body}");
             ExitCode::SUCCESS
         }
         Err(problem) => {
-            eprintln!("{problem}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "{problem}");
             ExitCode::FAILURE
         }
     }

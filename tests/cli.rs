@@ -327,7 +327,8 @@ fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
     let stdout = child.stdout.take().unwrap();
     let (base, key) = {
         use std::io::BufRead;
-        let mut lines = std::io::BufReader::new(stdout).lines();
+        // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
+        let lines = Box::leak(Box::new(std::io::BufReader::new(stdout).lines()));
         loop {
             let line = lines.next().expect("banner").unwrap();
             if let Some(rest) = line.strip_prefix("Listening on ") {
@@ -393,4 +394,39 @@ fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
     assert_eq!(requests[1]["cache"], "hit");
     assert_eq!(requests[2]["status"], 401);
     assert_eq!(requests[2]["code"], "unauthorized");
+}
+
+#[test]
+fn the_demo_keeps_serving_after_its_stdout_is_closed() {
+    let mut child = Command::new(BIN)
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let line = lines.next().expect("banner").unwrap();
+            if let Some(rest) = line.strip_prefix("Listening on ") {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        // The reader, and with it the pipe, is dropped here, mid-banner.
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the demo is still running"
+    );
+    let status = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        reqwest::get(format!("{base}/healthz"))
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    assert_eq!(status.unwrap(), 200);
+    let _ = child.kill();
+    let _ = child.wait();
 }

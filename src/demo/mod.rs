@@ -83,5 +83,7 @@ fn print_banner(addr: SocketAddr, key: &str) {
         format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
         "Ctrl-C stops.".into(),
     ];
-    println!("{}", lines.join("\n"));
+    // A closed stdout (a piped reader that went away) must not stop the service.
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{}", lines.join("\n"));
 }
