@@ -11,7 +11,9 @@
 use std::fmt::Write as _;
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, STANDARD_PAD_INDIFFERENT};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+
+use crate::platform::short_video::challenge::STANDARD_PAD_INDIFFERENT;
 use sha2::{Digest, Sha256};
 
 use crate::platform::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};

@@ -16,7 +16,16 @@
 use std::fmt;
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, STANDARD_PAD_INDIFFERENT};
+use base64::alphabet;
+use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+
+/// Standard-alphabet base64 that accepts its input with or without `=` padding, as the WAF
+/// page writes it either way.
+pub const STANDARD_PAD_INDIFFERENT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 use memchr::{memchr, memmem};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::Serializer;
