@@ -7,6 +7,8 @@
 //!
 //! - `@<uniqueId>`: the short-video profile pages (~365 KB, current page shape), plus
 //!   `@no_such_user_404`, the platform's "no such user" page;
+//! - `@bench.user_00` .. `@bench.user_63`: the public sample renamed, so a cache-off run can
+//!   spread over distinct names (concurrent lookups of one name share one fetch even then);
 //! - `api/<username>.json`: the photo-share profile JSON (`try_files` maps the query to it);
 //! - `big.bin`: 64 MiB of filler, an oversized upstream body;
 //! - `bomb.gz`: about 1 MiB of gzip that inflates to 1 GiB of zeros, served with
@@ -25,6 +27,8 @@ use profile_lookup::demo::samples::short_video::{
     self as sv, DEFAULT_PAGE_SIZE, Era::Universal, NOT_FOUND_USER,
 };
 
+/// How many renamed copies of the public short-video sample to write.
+const BENCH_USERS: usize = 64;
 /// Size of the oversized plain body.
 const BIG_BODY_BYTES: u64 = 64 << 20;
 /// Inflated size of the gzip bomb.
@@ -42,6 +46,15 @@ fn main() -> io::Result<()> {
     for user in sv::sample_users() {
         let page = sv::profile_page(Universal, &user, DEFAULT_PAGE_SIZE);
         fs::write(dir.join(format!("@{}", user.unique_id)), page)?;
+    }
+    for i in 0..BENCH_USERS {
+        let unique_id: &'static str = Box::leak(format!("bench.user_{i:02}").into_boxed_str());
+        let user = sv::SampleUser {
+            unique_id,
+            ..sv::PUBLIC_USER
+        };
+        let page = sv::profile_page(Universal, &user, DEFAULT_PAGE_SIZE);
+        fs::write(dir.join(format!("@{unique_id}")), page)?;
     }
     let missing = sv::not_found_page(Universal, NOT_FOUND_USER);
     fs::write(dir.join(format!("@{NOT_FOUND_USER}")), missing)?;

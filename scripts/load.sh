@@ -6,8 +6,8 @@
 #   bash scripts/load.sh                 # needs root (or sudo) only to apt-get wrk/nginx
 #
 # Honours CARGO_TARGET_DIR (default: the repo's target/). Knobs (environment):
-#   LOAD_SECONDS=10 LOAD_ROUNDS=2 LOAD_THREADS=2 LOAD_CONNECTIONS=32   the wrk comparisons
-#   SOAK_REQUESTS=100000 SOAK_MAX_SECONDS=300                          the soak
+#   LOAD_SECONDS=10 LOAD_ROUNDS=3 LOAD_THREADS=2 LOAD_CONNECTIONS=32   the wrk comparisons
+#   SOAK_REQUESTS=200000 SOAK_MAX_SECONDS=300                          the soak
 #   ONEFLIGHT_CALLERS=200  LOAD_PORT_BASE=18080  LOAD_KEEP_TMP=1 (keep the temp dir)
 # See scripts/README.md for what each figure means.
 set -euo pipefail
@@ -15,10 +15,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
 SECONDS_PER_RUN=${LOAD_SECONDS:-10}
-ROUNDS=${LOAD_ROUNDS:-2}
+ROUNDS=${LOAD_ROUNDS:-3}
 THREADS=${LOAD_THREADS:-2}
 CONNS=${LOAD_CONNECTIONS:-32}
-SOAK_REQUESTS=${SOAK_REQUESTS:-100000}
+SOAK_REQUESTS=${SOAK_REQUESTS:-200000}
 SOAK_MAX_SECONDS=${SOAK_MAX_SECONDS:-300}
 CALLERS=${ONEFLIGHT_CALLERS:-200}
 PORT_BASE=${LOAD_PORT_BASE:-18080}
@@ -65,7 +65,6 @@ PIDS=()
 cleanup() {
     local status=$?
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    if [[ -f $T/nginx.pid ]]; then kill -QUIT "$(cat "$T/nginx.pid")" 2>/dev/null || true; fi
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [[ ${LOAD_KEEP_TMP:-0} == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
     exit "$status"
@@ -88,6 +87,7 @@ chmod -R a+rX "$T/pages"
 mkdir -p "$T/nginx-tmp"
 cat >"$T/nginx.conf" <<EOF
 worker_processes auto;
+daemon off;
 pid $T/nginx.pid;
 error_log $T/nginx-error.log warn;
 events { worker_connections 4096; }
@@ -129,11 +129,16 @@ http {
     }
 }
 EOF
-"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf"
+"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
+PIDS+=($!)
 for _ in $(seq 50); do [[ -s $T/nginx.pid ]] && break; sleep 0.1; done
 [[ -s $T/nginx.pid ]] || die "nginx did not start: $(cat "$T/nginx-error.log")"
 UP="http://127.0.0.1:$NGINX_PORT"
-code=$(curl -s -o /dev/null -w '%{http_code}' "$UP/@$LOOKUP_NAME")
+for _ in $(seq 50); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$UP/@$LOOKUP_NAME" || true)
+    [[ $code == 200 ]] && break
+    sleep 0.1
+done
 [[ $code == 200 ]] || die "nginx does not serve the sample page ($code)"
 
 # --- service instances -------------------------------------------------------------------
@@ -185,21 +190,70 @@ lines() { if [[ -f $1 ]]; then wc -l <"$1"; else echo 0; fi; }
 cmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
 mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.0f", s / NR }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# run_wrk LABEL URL [wrk args...] -> prints req/s; the full output goes to $T/wrk-LABEL.txt
-# and non-2xx/socket errors are added to WRK_BAD[LABEL].
-declare -A WRK_BAD=()
+# CPU time (user + system, clock ticks) of a process and of nginx (master and workers).
+TCK=$(getconf CLK_TCK)
+ticks() { if [[ $1 == - ]]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi; }
+nginx_ticks() {
+    local master n=0 pid
+    master=$(cat "$T/nginx.pid")
+    for pid in "$master" $(ps -o pid= --ppid "$master"); do n=$((n + $(ticks "$pid"))); done
+    echo "$n"
+}
+
+# run_wrk LABEL SVC_PID URL [wrk args...] -> sets RPS (req/s); not in a subshell, so the
+# totals below survive. Full output in $T/wrk-LABEL.txt;
+# accumulates per LABEL: requests, non-2xx/socket errors, CPU of the service, nginx and wrk.
+declare -A WRK_BAD=() REQS=() CPU_SVC=() CPU_NGX=() CPU_WRK=()
 run_wrk() {
-    local label=$1 url=$2
-    shift 2
-    local out="$T/wrk-$label.txt"
-    wrk -t"$THREADS" -c"$CONNS" -d"${SECONDS_PER_RUN}s" --timeout 10s "$@" "$url" >"$out"
+    local label=$1 svc=$2 url=$3
+    shift 3
+    local out="$T/wrk-$label.txt" s0 n0 s1 n1 wrk_cpu
+    s0=$(ticks "$svc")
+    n0=$(nginx_ticks)
+    TIMEFORMAT='%U %S'
+    { time wrk -t"$THREADS" -c"$CONNS" -d"${SECONDS_PER_RUN}s" --timeout 10s "$@" "$url" \
+        >"$out"; } 2>"$T/time-$label.txt"
+    s1=$(ticks "$svc")
+    n1=$(nginx_ticks)
+    wrk_cpu=$(awk '{print $1 + $2}' "$T/time-$label.txt")
     local bad
     bad=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(",", ""); n += $4 + $6 + $8 + $10}
         END {print n + 0}' "$out")
     WRK_BAD[$label]=$((${WRK_BAD[$label]:-0} + bad))
-    awk '/Requests\/sec/ {print $2}' "$out"
+    REQS[$label]=$((${REQS[$label]:-0} + $(awk '/requests in/ {print $1}' "$out")))
+    CPU_SVC[$label]=$((${CPU_SVC[$label]:-0} + s1 - s0))
+    CPU_NGX[$label]=$((${CPU_NGX[$label]:-0} + n1 - n0))
+    CPU_WRK[$label]=$(awk -v a="${CPU_WRK[$label]:-0}" -v b="$wrk_cpu" 'BEGIN {print a + b}')
+    RPS=$(awk '/Requests\/sec/ {print $2}' "$out")
 }
+# us_per LABEL svc|ngx|wrk -> CPU microseconds per request
+us_per() {
+    local t
+    case $2 in
+    svc) t=$(awk -v t="${CPU_SVC[$1]}" -v k="$TCK" 'BEGIN {print t / k}') ;;
+    ngx) t=$(awk -v t="${CPU_NGX[$1]}" -v k="$TCK" 'BEGIN {print t / k}') ;;
+    wrk) t=${CPU_WRK[$1]} ;;
+    esac
+    awk -v t="$t" -v n="${REQS[$1]}" 'BEGIN { printf "%.1f", t * 1e6 / n }'
+}
+
+# A wrk script spreading requests over the 64 bench.user_NN pages: each wrk thread cycles over
+# its own slice, so two connections rarely ask for one name at once (which would coalesce).
+cat >"$T/rotate.lua" <<'EOF'
+local prefix = os.getenv("ROTATE_PREFIX")
+local slice = math.max(1, math.floor(64 / tonumber(os.getenv("ROTATE_THREADS"))))
+local threads = 0
+function setup(thread) thread:set("first", threads * slice); threads = threads + 1 end
+function init(args) i = 0 end
+function request()
+  i = i + 1
+  return wrk.format(nil, string.format("%s%02d", prefix, first + i % slice))
+end
+EOF
+export ROTATE_THREADS=$THREADS
 
 start_service cached "$PORT_CACHED" "$UP" ""
 PID_CACHED=$SVC_PID
@@ -217,27 +271,46 @@ xcache=$(curl -s -D - -o /dev/null -H "$AUTH" "$S1/short-video/profile/$LOOKUP_N
 # --- 1 and 2: throughput ratios ----------------------------------------------------------
 log "1. /healthz vs cached lookup; 2. nginx direct vs cache-off lookup ($ROUNDS rounds of" \
     "-t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, alternating)"
-H=() C=() N=() U=()
+H=() C=() N=() U=() ND=() UD=() R1S=() R2S=()
+FETCH_SAME=0 FETCH_DISTINCT=0
 for round in $(seq "$ROUNDS"); do
-    H+=("$(run_wrk healthz "$S1/healthz")")
-    C+=("$(run_wrk cached "$S1/short-video/profile/$LOOKUP_NAME" -H "$AUTH")")
-    N+=("$(run_wrk nginx "$UP/@$LOOKUP_NAME")")
+    run_wrk healthz "$PID_CACHED" "$S1/healthz"
+    H+=("$RPS")
+    run_wrk cached "$PID_CACHED" "$S1/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
+    C+=("$RPS")
+    run_wrk nginx - "$UP/@$LOOKUP_NAME"
+    N+=("$RPS")
     before=$(lines "$T/upstream-access.log")
-    U+=("$(run_wrk nocache "$S2/short-video/profile/$LOOKUP_NAME" -H "$AUTH")")
+    run_wrk nocache "$PID_NOCACHE" "$S2/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
+    U+=("$RPS")
     after=$(lines "$T/upstream-access.log")
-    nocache_lookups=$(awk '/requests in/ {print $1}' "$T/wrk-nocache.txt")
-    NOCACHE_FETCHES=$((${NOCACHE_FETCHES:-0} + after - before))
-    NOCACHE_LOOKUPS=$((${NOCACHE_LOOKUPS:-0} + nocache_lookups))
-    echo "  round $round: healthz ${H[-1]}/s, cached ${C[-1]}/s, nginx ${N[-1]}/s," \
-        "cache-off ${U[-1]}/s ($((after - before)) upstream fetches for $nocache_lookups lookups)" >&2
+    FETCH_SAME=$((FETCH_SAME + after - before))
+    ROTATE_PREFIX=/@bench.user_ run_wrk nginx64 - "$UP" -s "$T/rotate.lua"
+    ND+=("$RPS")
+    before=$(lines "$T/upstream-access.log")
+    ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk nocache64 "$PID_NOCACHE" \
+        "$S2" -s "$T/rotate.lua" -H "$AUTH"
+    UD+=("$RPS")
+    after=$(lines "$T/upstream-access.log")
+    FETCH_DISTINCT=$((FETCH_DISTINCT + after - before))
+    R1S+=("$(div "${C[-1]}" "${H[-1]}")")
+    R2S+=("$(div "${UD[-1]}" "${ND[-1]}")")
+    echo "  round $round: healthz ${H[-1]}/s, cached ${C[-1]}/s | one page: nginx ${N[-1]}/s," \
+        "cache-off ${U[-1]}/s | 64 pages: nginx ${ND[-1]}/s, cache-off ${UD[-1]}/s" \
+        "| ratios ${R1S[-1]}, ${R2S[-1]}" >&2
 done
 HEALTHZ=$(mean "${H[@]}")
 CACHED=$(mean "${C[@]}")
 NGINX_RPS=$(mean "${N[@]}")
 NOCACHE=$(mean "${U[@]}")
-R1=$(div "$CACHED" "$HEALTHZ")
-R2=$(div "$NOCACHE" "$NGINX_RPS")
-FETCH_PER_LOOKUP=$(div "$NOCACHE_FETCHES" "$NOCACHE_LOOKUPS")
+NGINX64=$(mean "${ND[@]}")
+NOCACHE64=$(mean "${UD[@]}")
+R1=$(median "${R1S[@]}")
+R1_CPU=$(div "$(us_per healthz svc)" "$(us_per cached svc)")
+R2_SAME=$(div "$NOCACHE" "$NGINX_RPS")
+R2=$(median "${R2S[@]}")
+FETCH_PER_SAME=$(div "$FETCH_SAME" "${REQS[nocache]}")
+FETCH_PER_DISTINCT=$(div "$FETCH_DISTINCT" "${REQS[nocache64]}")
 HWM_NOCACHE=$(hwm_mib "$PID_NOCACHE")
 HWM_CACHED=$(hwm_mib "$PID_CACHED")
 # The cached instance is done; stop it so the next phases have the CPU.
@@ -333,19 +406,32 @@ echo "  upstream requests during the soak: $SOAK_FETCHES; service log lines (war
 
 # --- summary -----------------------------------------------------------------------------
 verdict() { if cmp "$1" "$2" "$3"; then echo PASS; else echo MISS; fi; }
-row() { printf '%-52s %14s  %-12s %s\n' "$@"; }
+row() { printf '%-54s %22s  %-8s %s\n' "$@"; }
 bad_note() { local n=${WRK_BAD[$1]:-0}; ((n == 0)) || echo " ($n non-2xx/socket errors!)"; }
 echo
 echo "profile-lookup load figures, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
-    "wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s x $ROUNDS rounds (mean)"
+    "wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s x $ROUNDS rounds" \
+    "(rates: mean; ratios: median of per-round ratios; CPU: totals over rounds)"
 row "figure" "value" "target" "verdict"
 row "1. /healthz req/s$(bad_note healthz)" "$HEALTHZ" "" ""
 row "   cached lookup req/s$(bad_note cached)" "$CACHED" "" ""
-row "   cached / healthz" "$R1" ">= 0.8" "$(verdict "$R1" '>=' 0.8)"
-row "2. nginx direct, 365 KB page req/s$(bad_note nginx)" "$NGINX_RPS" "" ""
-row "   cache-off lookup req/s$(bad_note nocache)" "$NOCACHE" "" ""
-row "   cache-off / nginx" "$R2" ">= 0.5" "$(verdict "$R2" '>=' 0.5)"
-row "   upstream fetches per cache-off lookup" "$FETCH_PER_LOOKUP" "(info)" ""
+row "   cached / healthz (median of rounds: ${R1S[*]})" "$R1" ">= 0.8" "$(verdict "$R1" '>=' 0.8)"
+row "   service CPU us/req healthz / cached" "$(us_per healthz svc) / $(us_per cached svc)" \
+    "(info)" "cost ratio $R1_CPU"
+row "   wrk CPU us/req healthz / cached" "$(us_per healthz wrk) / $(us_per cached wrk)" \
+    "(info)" ""
+row "2. nginx direct, 64 x 365 KB pages req/s$(bad_note nginx64)" "$NGINX64" "" ""
+row "   cache-off lookups of those names req/s$(bad_note nocache64)" "$NOCACHE64" "" ""
+row "   cache-off / nginx (median of rounds: ${R2S[*]})" "$R2" ">= 0.5" "$(verdict "$R2" '>=' 0.5)"
+row "   upstream fetches per lookup (64 names)" "$FETCH_PER_DISTINCT" "(~1)" ""
+row "   CPU us/req nginx-direct: nginx / wrk" "$(us_per nginx64 ngx) / $(us_per nginx64 wrk)" \
+    "(info)" ""
+row "   CPU us/req cache-off: svc / nginx / wrk" \
+    "$(us_per nocache64 svc) / $(us_per nocache64 ngx) / $(us_per nocache64 wrk)" "(info)" ""
+row "2'. nginx direct, one page req/s$(bad_note nginx)" "$NGINX_RPS" "" ""
+row "   cache-off lookups of that name req/s$(bad_note nocache)" "$NOCACHE" "" ""
+row "   cache-off / nginx (one name; coalesced)" "$R2_SAME" "(info)" ""
+row "   upstream fetches per lookup (one name)" "$FETCH_PER_SAME" "(info)" ""
 row "   VmHWM cached / cache-off instance, MiB" "$HWM_CACHED / $HWM_NOCACHE" "(info)" ""
 row "3. VmHWM after 64 MiB + gzip-bomb lookups, MiB" "$HWM_RSS_SEQ" "< 200" \
     "$(verdict "$HWM_RSS_SEQ" '<' 200)"
