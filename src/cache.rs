@@ -140,16 +140,20 @@ impl ProfileCache {
         }
     }
 
-    /// Answers `name` from the cache, or runs `fetch` once for all concurrent callers.
-    pub async fn get_or_fetch<F>(&self, name: &Username, fetch: F) -> Served
+    /// Answers `name` from the cache, or runs `fetch()` once for all concurrent callers.
+    ///
+    /// `fetch` is called only on a miss, and its (large) future is boxed there, so a hit
+    /// neither builds nor moves the upstream state machine.
+    pub async fn get_or_fetch<C, F>(&self, name: &Username, fetch: C) -> Served
     where
+        C: FnOnce() -> F,
         F: Future<Output = Report>,
     {
         let platform = name.platform().as_str();
         let mut fetched = false;
         let init = async {
             fetched = true;
-            let report = fetch.await;
+            let report = Box::pin(fetch()).await;
             let value = match &report.lookup {
                 Lookup::Found(profile) => Stored::Found {
                     body: Bytes::from(profile.to_json()),

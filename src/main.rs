@@ -53,6 +53,12 @@ enum PlatformArg {
     PhotoShare,
 }
 
+/// mimalloc instead of the system allocator: a request allocates many small, short-lived
+/// objects across threads, where glibc's malloc showed as the largest user-space cost under
+/// load (see the README's performance notes).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {

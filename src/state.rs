@@ -40,13 +40,14 @@ impl AppState {
     /// Builds everything the settings describe; ready at once.
     pub fn new(settings: Settings) -> Result<Self, StateError> {
         let upstream = Upstream::new(&settings)?;
+        let keys = Keys::new(&settings.auth);
         let sources = Sources {
             short_video: ShortVideoSource::new(&settings, upstream.clone()),
             photo_share: PhotoShareSource::new(&settings, upstream),
         };
         Ok(Self(Arc::new(Inner {
-            keys: Keys::new(&settings.auth),
-            limiter: KeyLimiter::new(&settings.rate_limit),
+            limiter: KeyLimiter::new(&settings.rate_limit, keys.len()),
+            keys,
             cache: ProfileCache::new(&settings.cache),
             sources,
             in_flight: Semaphore::new(settings.server.max_in_flight),

@@ -5,17 +5,13 @@
 //! where a wrong key differs. The key is accepted only in the `Authorization` header (never a
 //! query parameter, which ends up in logs), and exactly one such header must be present.
 
-use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
-use axum::response::Response;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::Auth;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Longest token looked at; anything longer cannot be a configured key.
 const MAX_TOKEN_BYTES: usize = 4096;
@@ -102,18 +98,6 @@ pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
         *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
     }
     Some(out)
-}
-
-/// Middleware: refuses the request with 401 unless it carries a configured key, and records
-/// the [`KeyId`] for the rate limiter.
-pub async fn require_key(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    let key = state.keys().authenticate(request.headers())?;
-    request.extensions_mut().insert(key);
-    Ok(next.run(request).await)
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //!
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
 //! request id → access log and metrics → panic guard → load shedding and request deadline →
-//! (lookup routes only) auth → per-key rate limit → handler.
+//! (lookup routes only) [`guard`]: auth, then the per-key rate limit → handler.
 
 pub mod access_log;
 pub mod auth;
+pub mod guard;
 pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
@@ -36,11 +37,10 @@ pub fn router(state: AppState) -> Router {
             "/photo-share/profile/{username}",
             get(routes::photo_share_profile),
         )
-        .route_layer(
-            ServiceBuilder::new()
-                .layer(from_fn_with_state(state.clone(), auth::require_key))
-                .layer(from_fn_with_state(state.clone(), rate_limit::limit_per_key)),
-        );
+        .route_layer(from_fn_with_state(
+            state.clone(),
+            guard::authenticate_and_limit,
+        ));
     let open = Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))

@@ -25,6 +25,19 @@ pub fn is_sane(value: &HeaderValue) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
+/// A new random (version 4) UUID.
+///
+/// Drawn from a fast non-cryptographic generator: an id must be unique, not secret, and asking
+/// the kernel for randomness on every request is a system call the hot path does not need.
+pub fn fresh_id() -> HeaderValue {
+    let mut bytes = [0u8; 16];
+    fastrand::fill(&mut bytes);
+    let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    HeaderValue::from_str(id.hyphenated().encode_lower(&mut text))
+        .unwrap_or(HeaderValue::from_static("unknown"))
+}
+
 /// Middleware: settles the id, exposes it to inner layers and sets it on the response.
 pub async fn request_id(mut request: Request, next: Next) -> Response {
     let id = request
@@ -32,10 +45,7 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
         .get(&X_REQUEST_ID)
         .filter(|v| is_sane(v))
         .cloned()
-        .unwrap_or_else(|| {
-            HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-                .unwrap_or(HeaderValue::from_static("unknown"))
-        });
+        .unwrap_or_else(fresh_id);
     request
         .headers_mut()
         .insert(X_REQUEST_ID.clone(), id.clone());
@@ -48,6 +58,16 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fresh_ids_are_distinct_v4_uuids() {
+        let a = fresh_id();
+        let b = fresh_id();
+        assert_ne!(a, b);
+        let parsed = uuid::Uuid::parse_str(a.to_str().unwrap()).unwrap();
+        assert_eq!(parsed.get_version_num(), 4);
+        assert!(is_sane(&a));
+    }
 
     #[test]
     fn keeps_sane_ids_only() {

@@ -84,7 +84,7 @@ async fn lookup(
     };
     let served = state
         .cache()
-        .get_or_fetch(&name, state.sources().lookup(&name))
+        .get_or_fetch(&name, || state.sources().lookup(&name))
         .await;
     let (mut response, log) = match served {
         Served::Fresh {
