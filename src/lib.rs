@@ -10,7 +10,8 @@
 //! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving.
 //! - [`platform`]: the [`platform::Lookup`] outcome and the exact response bodies; one folder
 //!   per platform with its `fetch` (requests, retries, block signals) and its `extract` (page
-//!   formats). [`scan`] finds `<script>` elements in a page without building a DOM.
+//!   formats). [`scan`] finds `<script>` elements in a page without building a DOM, and
+//!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter) and [`upstream::politeness`]
 //!   (outbound budget, concurrency cap, circuit breaker).
@@ -28,6 +29,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod http;
+pub mod json_skim;
 pub mod openapi;
 pub mod platform;
 pub mod scan;

@@ -13,7 +13,7 @@
 //!
 //! Script text is returned as raw bytes: HTML does not entity-decode raw text, so neither do we.
 
-use memchr::{memchr, memmem};
+use memchr::{memchr, memchr3, memmem};
 
 /// One `<script>` element: its raw attribute text and its raw content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,31 +125,24 @@ fn is_script_open(after_lt: &[u8]) -> bool {
 
 /// Length of the attribute text up to the `>` that ends the start tag, skipping quoted values.
 fn tag_end(s: &[u8]) -> Option<usize> {
+    // Jump from one `>` or quote to the next; a quote opens a value only when the last
+    // non-space byte before it is `=`, and then everything up to the matching quote is skipped.
     let mut i = 0;
-    let mut quote: Option<u8> = None;
-    let mut prev_eq = false;
-    while i < s.len() {
-        let b = s[i];
-        match quote {
-            Some(q) => {
-                if b == q {
-                    quote = None;
-                }
-            }
-            None => match b {
-                b'>' => return Some(i),
-                b'"' | b'\'' if prev_eq => quote = Some(b),
-                _ => {}
-            },
+    loop {
+        let hit = i + memchr3(b'>', b'"', b'\'', &s[i..])?;
+        if s[hit] == b'>' {
+            return Some(hit);
         }
-        if quote.is_none() && !b.is_ascii_whitespace() {
-            prev_eq = b == b'=';
-        } else if quote.is_some() {
-            prev_eq = false;
-        }
-        i += 1;
+        let opens_value = s[..hit]
+            .iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .is_some_and(|before| s[before] == b'=');
+        i = if opens_value {
+            hit + 1 + memchr(s[hit], &s[hit + 1..])? + 1
+        } else {
+            hit + 1
+        };
     }
-    None
 }
 
 /// Length of raw script text: up to the first `</script` followed by whitespace, `/` or `>`.

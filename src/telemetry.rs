@@ -216,13 +216,20 @@ mod tests {
     #[test]
     fn installing_the_recorder_starts_its_upkeep() {
         let _ = super::metrics_handle();
-        let upkeep_running = std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .filter_map(Result::ok)
-            .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
-            .any(|name| name.trim() == "metrics-upkeep");
+        let upkeep_running = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter_map(Result::ok)
+                .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+                .any(|name| name.trim() == "metrics-upkeep")
+        };
+        // A new thread names itself once it runs: allow it a moment.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !upkeep_running() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         assert!(
-            upkeep_running,
+            upkeep_running(),
             "histogram samples would pile up until a scrape"
         );
     }

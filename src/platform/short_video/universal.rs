@@ -3,28 +3,14 @@
 //! "statusMsg": …, "userInfo": {"user": …, "stats": …, "statsV2": …}}, …}}`.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use super::raw::{self, Found, RawUserInfo, Text};
+use crate::json_skim;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
 /// The id of this era's state script.
 pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
-
-#[derive(Deserialize)]
-struct Doc<'a> {
-    #[serde(rename = "__DEFAULT_SCOPE__", borrow)]
-    scope: Option<Scope<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Scope<'a> {
-    #[serde(rename = "webapp.user-detail", borrow)]
-    user_detail: Option<UserDetail<'a>>,
-    #[serde(rename = "webapp.app-context")]
-    app_context: Option<IgnoredAny>,
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,17 +23,35 @@ struct UserDetail<'a> {
 }
 
 /// Reads the text of the `__UNIVERSAL_DATA_FOR_REHYDRATION__` script.
+///
+/// The state is hundreds of kilobytes of which `webapp.user-detail` is a small part: the
+/// levels above it are skimmed ([`json_skim`]), reading stops once the members we need are
+/// found, and only `webapp.user-detail` is deserialised.
 pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
-    let doc: Doc = match raw::parse(text) {
-        Ok(doc) => doc,
+    if let Err(e) = std::str::from_utf8(text) {
+        return PageVerdict::Unreadable(format!("the state is not UTF-8: {e}"));
+    }
+    let scope = match json_skim::descend(text, "__DEFAULT_SCOPE__") {
+        Ok(Some(scope)) => scope,
+        Ok(None) => {
+            return PageVerdict::Unreadable("the state has no __DEFAULT_SCOPE__".into());
+        }
+        Err(e) => return PageVerdict::Unreadable(format!("the state is not readable JSON: {e}")),
+    };
+    let (detail, app_context) =
+        match json_skim::members(scope, ["webapp.user-detail", "webapp.app-context"]) {
+            Ok([detail, app_context]) => (detail, app_context),
+            Err(e) => {
+                return PageVerdict::Unreadable(format!("__DEFAULT_SCOPE__ is not readable: {e}"));
+            }
+        };
+    let detail: Option<UserDetail> = match detail.map(raw::parse).transpose() {
+        Ok(detail) => detail.flatten(),
         Err(why) => return PageVerdict::Unreadable(why),
     };
-    let Some(scope) = doc.scope else {
-        return PageVerdict::Unreadable("the state has no __DEFAULT_SCOPE__".into());
-    };
-    let Some(detail) = scope.user_detail else {
+    let Some(detail) = detail else {
         // The app shell renders without the user: the platform withheld the data.
-        return match scope.app_context {
+        return match app_context {
             Some(_) => PageVerdict::Blocked("shell_page"),
             None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
         };
@@ -171,10 +175,20 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
         ));
-        for cut in 0..text.len() {
+        // `webapp.user-detail` is the scope's last member here: any cut into it is unreadable.
+        let detail_end = text.len() - "}}".len();
+        for cut in 0..detail_end {
             assert!(matches!(
                 read(&text.as_bytes()[..cut], &name("mixed.case")),
                 PageVerdict::Unreadable(_)
+            ));
+        }
+        // Reading stops once the members it needs are complete, so losing only the closing
+        // braces after them does not lose the profile.
+        for cut in detail_end..text.len() {
+            assert!(matches!(
+                read(&text.as_bytes()[..cut], &name("mixed.case")),
+                PageVerdict::Profile(_)
             ));
         }
         let mut bad = text.clone().into_bytes();
