@@ -258,12 +258,26 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_in_the_state_is_unreadable() {
+    fn invalid_utf8_in_the_profile_is_unreadable() {
+        let page = samples::profile_page(Era::Universal, &SMALL_USER, 10_000);
+        let mut bytes = page.into_bytes();
+        let at = bytes.windows(9).position(|w| w == b"Sourdough").unwrap();
+        bytes[at] = 0xC3;
+        bytes[at + 1] = 0x28;
+        assert!(unreadable(&extract(&bytes, &name(SMALL_USER.unique_id))));
+    }
+
+    #[test]
+    fn invalid_utf8_outside_the_profile_does_not_lose_it() {
+        // Video descriptions are state the reader never deserialises.
         let page = samples::profile_page(Era::Universal, &SMALL_USER, 10_000);
         let mut bytes = page.into_bytes();
         let at = bytes.windows(11).position(|w| w == b"Invented cl").unwrap();
         bytes[at] = 0xC3;
         bytes[at + 1] = 0x28;
-        assert!(unreadable(&extract(&bytes, &name(SMALL_USER.unique_id))));
+        assert!(matches!(
+            extract(&bytes, &name(SMALL_USER.unique_id)),
+            PageVerdict::Profile(_)
+        ));
     }
 }

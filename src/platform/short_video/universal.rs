@@ -26,11 +26,9 @@ struct UserDetail<'a> {
 ///
 /// The state is hundreds of kilobytes of which `webapp.user-detail` is a small part: the
 /// levels above it are skimmed ([`json_skim`]), reading stops once the members we need are
-/// found, and only `webapp.user-detail` is deserialised.
+/// found, and only `webapp.user-detail` is deserialised (and so checked to be UTF-8: bytes in
+/// members never read cannot reach the answer).
 pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
-    if let Err(e) = std::str::from_utf8(text) {
-        return PageVerdict::Unreadable(format!("the state is not UTF-8: {e}"));
-    }
     let scope = match json_skim::descend(text, "__DEFAULT_SCOPE__") {
         Ok(Some(scope)) => scope,
         Ok(None) => {
@@ -191,13 +189,22 @@ mod tests {
                 PageVerdict::Profile(_)
             ));
         }
+        // Invalid UTF-8 in the member that is read: refused.
         let mut bad = text.clone().into_bytes();
-        // Inside a string the parser skips: still refused.
-        let at = text.find("\"US\"").map_or(0, |i| i + 1);
+        let at = text.find("\"N\"").map_or(0, |i| i + 1);
         bad[at] = 0xff;
         assert!(matches!(
             read(&bad, &name("mixed.case")),
             PageVerdict::Unreadable(_)
+        ));
+        // Invalid UTF-8 in a member that is never read cannot reach the answer: the profile
+        // is still read.
+        let mut elsewhere = text.clone().into_bytes();
+        let at = text.find("\"US\"").map_or(0, |i| i + 1);
+        elsewhere[at] = 0xff;
+        assert!(matches!(
+            read(&elsewhere, &name("mixed.case")),
+            PageVerdict::Profile(_)
         ));
     }
 }
