@@ -262,6 +262,21 @@ impl Sources {
     }
 }
 
+impl From<crate::upstream::politeness::Refusal> for Lookup {
+    /// What a lookup the gate refused answers: an open breaker is the platform's refusal
+    /// (`upstream_blocked`), a spent outbound budget is ours (`overloaded`).
+    fn from(refusal: crate::upstream::politeness::Refusal) -> Self {
+        use crate::upstream::politeness::Refusal;
+        match refusal {
+            Refusal::BreakerOpen(wait) => Lookup::Blocked {
+                reason: "breaker_open",
+                retry_after: Some(wait),
+            },
+            Refusal::Busy(retry_after) => Lookup::Overloaded { retry_after },
+        }
+    }
+}
+
 /// Sends one request through the platform's gate, counting it; the piece both sources share.
 ///
 /// A refusal of the gate (budget spent, breaker open) comes back as the `Lookup` to answer.
@@ -273,14 +288,7 @@ pub(crate) async fn send(
     headers: reqwest::header::HeaderMap,
     sent: &std::sync::atomic::AtomicU32,
 ) -> Result<Result<crate::upstream::Response, crate::upstream::UpstreamError>, Lookup> {
-    use crate::upstream::politeness::Refusal;
-    let _pass = gate.pass().await.map_err(|refusal| match refusal {
-        Refusal::Busy(retry_after) => Lookup::Overloaded { retry_after },
-        Refusal::BreakerOpen(wait) => Lookup::Blocked {
-            reason: "breaker_open",
-            retry_after: Some(wait),
-        },
-    })?;
+    let _pass = gate.pass().await.map_err(Lookup::from)?;
     sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     crate::telemetry::upstream_request(platform.as_str());
     Ok(upstream.get(url, headers).await)
@@ -298,13 +306,7 @@ where
 {
     let sent = std::sync::atomic::AtomicU32::new(0);
     let lookup = match gate.admit() {
-        Err(
-            crate::upstream::politeness::Refusal::BreakerOpen(wait)
-            | crate::upstream::politeness::Refusal::Busy(wait),
-        ) => Lookup::Blocked {
-            reason: "breaker_open",
-            retry_after: Some(wait),
-        },
+        Err(refusal) => Lookup::from(refusal),
         Ok(()) => {
             let lookup = steps(&sent).await;
             gate.record(match lookup {
