@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::cache::{Served, Stored};
+use crate::cache::{Entry, Served, Stored};
 use crate::error::{ApiError, Problem};
 use crate::http::access_log::LookupLog;
 use crate::platform::{Lookup, PhotoShareProfile, Platform, ShortVideoProfile};
@@ -101,19 +101,7 @@ async fn lookup(
                 },
                 upstream_requests: if fetched { entry.upstream_requests } else { 0 },
             };
-            let response = match &entry.value {
-                Stored::Found { body, .. } => {
-                    let age = entry.stored_at.elapsed().as_secs();
-                    profile_response(
-                        body.clone(),
-                        &format!("private, max-age={max_age}"),
-                        age,
-                        log.cache,
-                    )
-                }
-                Stored::NotFound => ApiError::ProfileNotFound.into_response(),
-            };
-            (response, log)
+            (stored_response(&entry, max_age, log.cache), log)
         }
         Served::Stale { entry, failure } => {
             let log = LookupLog {
@@ -121,14 +109,7 @@ async fn lookup(
                 upstream: failure.lookup.label(),
                 upstream_requests: failure.upstream_requests,
             };
-            let response = match &entry.value {
-                Stored::Found { body, .. } => {
-                    let age = entry.stored_at.elapsed().as_secs();
-                    profile_response(body.clone(), "private, max-age=0", age, "stale")
-                }
-                Stored::NotFound => ApiError::ProfileNotFound.into_response(),
-            };
-            (response, log)
+            (stored_response(&entry, 0, "stale"), log)
         }
         Served::Failed(report) => {
             let log = LookupLog {
@@ -154,22 +135,24 @@ fn outcome_label(stored: &Stored) -> &'static str {
     }
 }
 
-fn profile_response(
-    body: bytes::Bytes,
-    cache_control: &str,
-    age: u64,
-    cache: &'static str,
-) -> Response {
-    let mut response = Response::new(Body::from(body));
+/// The answer a stored entry gives: the profile body with its freshness headers, or the 404.
+fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response {
+    let Stored::Found { body, .. } = &entry.value else {
+        return ApiError::ProfileNotFound.into_response();
+    };
+    let mut response = Response::new(Body::from(body.clone()));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Ok(value) = HeaderValue::from_str(cache_control) {
+    if let Ok(value) = HeaderValue::from_str(&format!("private, max-age={max_age}")) {
         headers.insert(header::CACHE_CONTROL, value);
     }
-    headers.insert(header::AGE, HeaderValue::from(age));
+    headers.insert(
+        header::AGE,
+        HeaderValue::from(entry.stored_at.elapsed().as_secs()),
+    );
     headers.insert("x-cache", HeaderValue::from_static(cache));
     response
 }
