@@ -113,7 +113,10 @@ impl Upstream {
     pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
         let request = self.http.get(url.clone()).headers(headers);
         let read = async {
-            let mut response = request.send().await.map_err(classify)?;
+            let mut response = request
+                .send()
+                .await
+                .map_err(|e| classify(e, self.timeout))?;
             if response
                 .content_length()
                 .is_some_and(|len| len > self.max_body as u64)
@@ -124,7 +127,11 @@ impl Upstream {
             let headers = std::mem::take(response.headers_mut());
             let hint = response.content_length().unwrap_or(64 * 1024) as usize;
             let mut body = BytesMut::with_capacity(hint.min(self.max_body));
-            while let Some(chunk) = response.chunk().await.map_err(classify)? {
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| classify(e, self.timeout))?
+            {
                 if body.len() + chunk.len() > self.max_body {
                     return Err(UpstreamError::TooLarge(self.max_body));
                 }
@@ -144,9 +151,10 @@ impl Upstream {
     }
 }
 
-fn classify(err: reqwest::Error) -> UpstreamError {
+/// An error of reqwest as ours; `timeout` is the deadline its own timer enforced.
+fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
     if err.is_timeout() {
-        UpstreamError::Timeout(Duration::ZERO)
+        UpstreamError::Timeout(timeout)
     } else if err.is_connect() {
         UpstreamError::Connect
     } else {
@@ -215,6 +223,25 @@ mod tests {
             url_with_segments(&with_prefix, &["x", ""]).path(),
             "/prefix/x/"
         );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_names_the_configured_deadline() {
+        // A peer that accepts and never answers.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            drop(stream);
+        });
+        let mut settings = Settings::default();
+        settings.upstream.timeout_ms = 200;
+        let upstream = Upstream::new(&settings).unwrap();
+        let url = Url::parse(&format!("http://{addr}/")).unwrap();
+        let err = upstream.get(url, HeaderMap::new()).await.unwrap_err();
+        assert_eq!(err, UpstreamError::Timeout(Duration::from_millis(200)));
+        held.abort();
     }
 
     #[test]
