@@ -73,9 +73,7 @@ impl KeyLimiter {
             }
         }
     }
-}
 
-impl KeyLimiter {
     /// Sets the `RateLimit-Policy` and `RateLimit` headers on a limited route's response.
     pub fn stamp(&self, response: &mut Response, state: HeaderValue) {
         let headers = response.headers_mut();

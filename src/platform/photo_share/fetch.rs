@@ -166,12 +166,13 @@ impl PhotoShareSource {
 
 /// Reads one response: a block to retry, a fault to retry once, or an answer.
 fn classify(doc: Doc, response: &Response, name: &Username) -> Attempt<Said> {
+    let retry_after = response.retry_after();
     let throttled = |reason| Attempt::Throttled {
         reason,
-        retry_after: response.retry_after(),
+        retry_after,
         last: Said::Answer(Lookup::Blocked {
             reason,
-            retry_after: response.retry_after(),
+            retry_after,
         }),
     };
     if let Some(target) = response.redirect_target() {
