@@ -1,14 +1,16 @@
-//! Shared test rig: the real app on a real loopback socket, and loopback upstreams.
-#![allow(dead_code)]
+//! Shared test rig: the real app on a real loopback socket, loopback upstreams, the real
+//! captures read in place, and valid usernames for the extractors.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use axum::Router;
 use profile_lookup::AppState;
 use profile_lookup::config::Settings;
+use profile_lookup::platform::Platform;
+use profile_lookup::username::Username;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -165,14 +167,39 @@ pub async fn problem(response: reqwest::Response) -> serde_json::Value {
     body
 }
 
-/// Waits until `f` is true, for at most `limit`.
-pub async fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    while tokio::time::Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+/// Where the real third-party captures live; read in place, never copied into the project.
+pub const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
+
+/// The path of the real capture `rel`, or `None` with a notice when it is absent. Under
+/// `CI=true` an absent capture fails the test instead of skipping it.
+pub fn real(rel: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(REAL).join(rel);
+    if path.exists() {
+        return Some(path);
     }
-    f()
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "real capture {} is absent and CI=true",
+        path.display()
+    );
+    eprintln!(
+        "NOTICE: {} is absent; skipping this real-capture case",
+        path.display()
+    );
+    None
+}
+
+/// The bytes of the real capture `rel`, or `None` (see [`real`]).
+pub fn capture(rel: &str) -> Option<Vec<u8>> {
+    real(rel).map(|path| std::fs::read(path).expect("a present capture is readable"))
+}
+
+/// A valid short-video username.
+pub fn short_video_name(raw: &str) -> Username {
+    Username::parse(Platform::ShortVideo, raw).expect("valid name")
+}
+
+/// A valid photo-share username.
+pub fn photo_share_name(raw: &str) -> Username {
+    Username::parse(Platform::PhotoShare, raw).expect("valid name")
 }

@@ -10,21 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
+use crate::support::real;
 
-fn real(rel: &str) -> Option<PathBuf> {
-    let path = Path::new(REAL).join(rel);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!(
-            "NOTICE: {} is absent; skipping this real-capture case",
-            path.display()
-        );
-        None
-    }
-}
+const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let path =

@@ -1,7 +1,7 @@
 //! The OpenAPI document is the contract: an accidental change to it must fail a test.
 //!
 //! `tests/snapshots/openapi.json` is the approved document. After a deliberate change, refresh
-//! it with `UPDATE_SNAPSHOTS=1 cargo test --test openapi` and review the diff.
+//! it with `UPDATE_SNAPSHOTS=1 cargo test --test it openapi` and review the diff.
 
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ fn the_document_matches_the_approved_snapshot() {
     );
     assert!(
         current == approved,
-        "the OpenAPI document changed; if deliberate, run UPDATE_SNAPSHOTS=1 cargo test --test openapi and review"
+        "the OpenAPI document changed; if deliberate, run UPDATE_SNAPSHOTS=1 cargo test --test it openapi and review"
     );
 }
 

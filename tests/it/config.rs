@@ -1,10 +1,14 @@
 //! Configuration layering: defaults → TOML file → environment; validation.
 //!
-//! One test function, because environment variables are process-wide.
+//! Environment variables are process-wide, so the environment layer is checked in a child
+//! run of this test binary that is given them at spawn; nothing here calls `set_var`.
 
 use std::io::Write;
 
 use profile_lookup::config::Settings;
+
+/// Set (to the file to load) only in the child process that checks the environment layer.
+const CHILD: &str = "PROFILE_LOOKUP_TEST_ENV_CHILD";
 
 #[test]
 fn layering_and_validation() {
@@ -22,33 +26,32 @@ fn layering_and_validation() {
         "no key: serve refuses"
     );
 
-    // A file overrides defaults; the environment overrides the file.
+    // A file overrides defaults.
     let mut file = tempfile();
     writeln!(
         file.1,
         "[auth]\napi_keys = [\"from-file\"]\n[cache]\nttl_seconds = 5\n[short_video]\nbase_url = \"http://127.0.0.1:9\"\n"
     )
     .unwrap();
-    unsafe {
-        std::env::set_var("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7");
-        std::env::set_var("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2");
-        std::env::set_var("PROFILE_LOOKUP__LOG__FORMAT", "json");
-    }
-    let s = Settings::load(Some(&file.0)).expect("layers load");
-    assert_eq!(s.cache.ttl_seconds, 7);
-    assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
-    assert_eq!(s.short_video.base_url.as_str(), "http://127.0.0.1:9/");
-    assert_eq!(
-        s.photo_share.base_url.as_str(),
-        "https://www.instagram.com/"
+    // The environment overrides the file. Environment variables are process-wide and the
+    // other suites run in this process too, so the overriding happens in a child process.
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "config::environment_overrides_the_file",
+            "--exact",
+            "--quiet",
+        ])
+        .env(CHILD, &file.0)
+        .env("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7")
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2")
+        .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
+        .output()
+        .expect("the test binary runs again");
+    let report = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && report.contains(" 1 passed"),
+        "the environment layer test failed or did not run in the child: {report}"
     );
-    assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
-    assert!(s.validate_for_serve().is_ok());
-    unsafe {
-        std::env::remove_var("PROFILE_LOOKUP__CACHE__TTL_SECONDS");
-        std::env::remove_var("PROFILE_LOOKUP__AUTH__API_KEYS");
-        std::env::remove_var("PROFILE_LOOKUP__LOG__FORMAT");
-    }
 
     // Typos and nonsense are refused with a message naming the problem.
     for (toml, needle) in [
@@ -76,4 +79,23 @@ fn tempfile() -> (std::path::PathBuf, std::fs::File) {
     ));
     let file = std::fs::File::create(&path).unwrap();
     (path, file)
+}
+
+/// Run by [`layering_and_validation`] in a child process with the environment set; on its own
+/// (no child marker) there is nothing to check.
+#[test]
+fn environment_overrides_the_file() {
+    let Some(file) = std::env::var_os(CHILD) else {
+        return;
+    };
+    let s = Settings::load(Some(file.as_ref())).expect("layers load");
+    assert_eq!(s.cache.ttl_seconds, 7);
+    assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
+    assert_eq!(s.short_video.base_url.as_str(), "http://127.0.0.1:9/");
+    assert_eq!(
+        s.photo_share.base_url.as_str(),
+        "https://www.instagram.com/"
+    );
+    assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
+    assert!(s.validate_for_serve().is_ok());
 }

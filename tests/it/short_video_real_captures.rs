@@ -2,32 +2,9 @@
 //! the short-video extractor: one test per capture, each skipped with a notice when the
 //! fixture folder is absent.
 
-use std::path::PathBuf;
-
+use crate::support::{capture, short_video_name as name};
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::{PageVerdict, Platform, ShortVideoProfile};
-use profile_lookup::username::Username;
-
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
-
-/// The capture's bytes, or `None` (with a printed notice) when the fixtures are absent.
-fn capture(rel: &str) -> Option<Vec<u8>> {
-    let path = PathBuf::from(REAL).join(rel);
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => {
-            eprintln!(
-                "skipping: real capture {} not available ({e})",
-                path.display()
-            );
-            None
-        }
-    }
-}
-
-fn name(s: &str) -> Username {
-    Username::parse(Platform::ShortVideo, s).unwrap()
-}
+use profile_lookup::platform::{PageVerdict, ShortVideoProfile};
 
 fn profile(page: &[u8], requested: &str) -> ShortVideoProfile {
     match extract(page, &name(requested)) {

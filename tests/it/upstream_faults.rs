@@ -1,17 +1,15 @@
 //! Broken and hostile upstreams, one scenario per test. Each asserts the caller's status and
 //! `code`, how many requests reached the upstream, and a time bound.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::{closed_port, problem, settings, spawn_app, spawn_upstream};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use support::{closed_port, problem, settings, spawn_app, spawn_upstream};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 

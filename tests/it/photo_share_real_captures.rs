@@ -3,32 +3,9 @@
 //! The captures are third-party data and are read in place, never copied; when the folder is
 //! absent (a checkout without it) each test prints a notice and passes.
 
-use std::path::PathBuf;
-
+use crate::support::{capture, photo_share_name as name};
 use profile_lookup::platform::photo_share::extract::{block_signal, from_api, from_page};
-use profile_lookup::platform::{PageVerdict, PhotoShareProfile, Platform};
-use profile_lookup::username::Username;
-
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
-
-/// The capture's bytes, or `None` (with a notice) when the fixtures are not there.
-fn capture(rel: &str) -> Option<Vec<u8>> {
-    let path = PathBuf::from(REAL).join(rel);
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(err) => {
-            eprintln!(
-                "skipping: real capture {} unavailable ({err})",
-                path.display()
-            );
-            None
-        }
-    }
-}
-
-fn name(raw: &str) -> Username {
-    Username::parse(Platform::PhotoShare, raw).expect("valid name")
-}
+use profile_lookup::platform::{PageVerdict, PhotoShareProfile};
 
 fn profile(verdict: PageVerdict<PhotoShareProfile>) -> PhotoShareProfile {
     match verdict {
@@ -155,7 +132,7 @@ fn quoted_401_bodies_are_require_login() {
 
 #[test]
 fn every_instagram_capture_is_covered() {
-    let dir = PathBuf::from(REAL).join("instagram");
+    let dir = std::path::PathBuf::from(crate::support::REAL).join("instagram");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         eprintln!("skipping: {} unavailable", dir.display());
         return;

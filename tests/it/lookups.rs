@@ -1,12 +1,11 @@
 //! Lookups end to end: the real app on a loopback socket, against loopback upstreams serving the
 //! project's own sample documents (invented values, real page shapes, full size with noise).
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::support::{problem, settings, spawn_app, spawn_upstream};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
@@ -14,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use profile_lookup::demo::samples::{photo_share as ps, short_video as sv};
 use profile_lookup::demo::upstream::{photo_share_router, short_video_router};
 use serde_json::Value;
-use support::{problem, settings, spawn_app, spawn_upstream};
 
 fn keys(v: &Value) -> Vec<&str> {
     let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();

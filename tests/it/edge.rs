@@ -2,17 +2,15 @@
 //! the rate limit, operator endpoints and server limits. None of these needs a working upstream:
 //! the loopback upstream here answers 500 to everything and counts what reaches it.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{KEY, TestApp, problem, settings, spawn_app, spawn_upstream};
 use axum::Router;
 use axum::http::StatusCode;
-use support::{KEY, TestApp, problem, settings, spawn_app, spawn_upstream};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-async fn rig() -> (TestApp, support::Upstream) {
+async fn rig() -> (TestApp, crate::support::Upstream) {
     let upstream =
         spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR }))
             .await;
