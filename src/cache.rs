@@ -18,7 +18,7 @@ use bytes::Bytes;
 use moka::Expiry;
 use moka::future::Cache;
 
-use crate::config::Cache as CacheSettings;
+use crate::config::CacheConfig;
 use crate::platform::{Lookup, Report};
 use crate::telemetry;
 use crate::username::Username;
@@ -108,7 +108,7 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 
 impl ProfileCache {
     /// Builds both stores from `[cache]`.
-    pub fn new(settings: &CacheSettings) -> Self {
+    pub fn new(settings: &CacheConfig) -> Self {
         let (ttl, negative_ttl) = if settings.enabled {
             (
                 Duration::from_secs(settings.ttl_seconds),

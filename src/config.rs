@@ -23,31 +23,31 @@ pub const ENV_PREFIX: &str = "PROFILE_LOOKUP";
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
     /// Listening socket and server limits.
-    pub server: Server,
+    pub server: ServerConfig,
     /// API keys.
-    pub auth: Auth,
+    pub auth: AuthConfig,
     /// The per-key quota.
-    pub rate_limit: RateLimit,
+    pub rate_limit: RateLimitConfig,
     /// The short-video platform.
-    pub short_video: PlatformSettings,
+    pub short_video: PlatformConfig,
     /// The photo-share platform.
-    pub photo_share: PlatformSettings,
+    pub photo_share: PlatformConfig,
     /// Timeouts and size limits of every upstream request.
-    pub upstream: Upstream,
+    pub upstream: UpstreamConfig,
     /// Retries of throttled photo-share requests.
-    pub retry: Retry,
+    pub retry: RetryConfig,
     /// The profile cache.
-    pub cache: Cache,
+    pub cache: CacheConfig,
     /// The per-platform circuit breaker.
-    pub breaker: Breaker,
+    pub breaker: BreakerConfig,
     /// Log output.
-    pub log: Log,
+    pub log: LogConfig,
 }
 
 /// `[server]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Server {
+pub struct ServerConfig {
     /// Address to listen on.
     pub listen: SocketAddr,
     /// How long a client may take to send a request's headers (also the idle keep-alive limit).
@@ -64,7 +64,7 @@ pub struct Server {
     pub shutdown_grace_ms: u64,
 }
 
-impl Default for Server {
+impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
@@ -81,7 +81,7 @@ impl Default for Server {
 /// `[auth]`: keys in plaintext, or as hex SHA-256 digests so the config holds no secret.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Auth {
+pub struct AuthConfig {
     /// Plaintext keys.
     pub api_keys: Vec<String>,
     /// Hex SHA-256 digests of keys.
@@ -91,14 +91,14 @@ pub struct Auth {
 /// `[rate_limit]`: a GCRA quota per API key.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct RateLimit {
+pub struct RateLimitConfig {
     /// Sustained requests per minute per key.
     pub per_key_per_minute: u32,
     /// Requests a key may send at once before the sustained rate applies.
     pub burst: u32,
 }
 
-impl Default for RateLimit {
+impl Default for RateLimitConfig {
     fn default() -> Self {
         Self {
             per_key_per_minute: 60,
@@ -110,7 +110,7 @@ impl Default for RateLimit {
 /// `[short_video]` and `[photo_share]`: where the platform is and how hard we may knock.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct PlatformSettings {
+pub struct PlatformConfig {
     /// The platform's base URL (scheme and host, optionally a port).
     pub base_url: Url,
     /// Outbound requests per second to the platform, sustained.
@@ -123,7 +123,7 @@ pub struct PlatformSettings {
     pub max_queue_ms: u64,
 }
 
-impl PlatformSettings {
+impl PlatformConfig {
     fn with_base(base: &str) -> Self {
         Self {
             base_url: Url::parse(base).expect("built-in base URL is valid"),
@@ -135,7 +135,7 @@ impl PlatformSettings {
     }
 }
 
-impl Default for PlatformSettings {
+impl Default for PlatformConfig {
     fn default() -> Self {
         Self::with_base("https://www.tiktok.com")
     }
@@ -144,14 +144,14 @@ impl Default for PlatformSettings {
 /// `[upstream]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Upstream {
+pub struct UpstreamConfig {
     /// Total time for one upstream request: connect, headers and the whole body.
     pub timeout_ms: u64,
     /// Largest upstream body read, counted after decompression.
     pub max_body_bytes: usize,
 }
 
-impl Default for Upstream {
+impl Default for UpstreamConfig {
     fn default() -> Self {
         Self {
             timeout_ms: 10_000,
@@ -163,7 +163,7 @@ impl Default for Upstream {
 /// `[retry]`: exponential backoff with full jitter for throttled photo-share requests.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Retry {
+pub struct RetryConfig {
     /// Upstream requests per lookup step, the first included.
     pub max_attempts: u32,
     /// The first backoff delay.
@@ -174,7 +174,7 @@ pub struct Retry {
     pub max_total_ms: u64,
 }
 
-impl Default for Retry {
+impl Default for RetryConfig {
     fn default() -> Self {
         Self {
             max_attempts: 4,
@@ -188,7 +188,7 @@ impl Default for Retry {
 /// `[cache]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Cache {
+pub struct CacheConfig {
     /// Whether found profiles and not-found answers are kept at all.
     pub enabled: bool,
     /// How long a profile is served from the cache.
@@ -201,7 +201,7 @@ pub struct Cache {
     pub max_bytes: u64,
 }
 
-impl Default for Cache {
+impl Default for CacheConfig {
     fn default() -> Self {
         Self {
             enabled: true,
@@ -216,14 +216,14 @@ impl Default for Cache {
 /// `[breaker]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Breaker {
+pub struct BreakerConfig {
     /// Consecutive blocked lookups that open the breaker.
     pub failure_threshold: u32,
     /// How long an open breaker answers at once before letting a probe through.
     pub cooldown_seconds: u64,
 }
 
-impl Default for Breaker {
+impl Default for BreakerConfig {
     fn default() -> Self {
         Self {
             failure_threshold: 5,
@@ -235,14 +235,14 @@ impl Default for Breaker {
 /// `[log]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Log {
+pub struct LogConfig {
     /// `"pretty"` for people, `"json"` for log pipelines.
     pub format: LogFormat,
     /// A tracing filter directive, e.g. `info` or `profile_lookup=debug`.
     pub level: String,
 }
 
-impl Default for Log {
+impl Default for LogConfig {
     fn default() -> Self {
         Self {
             format: LogFormat::Pretty,
@@ -345,7 +345,7 @@ impl Settings {
             return bad("server.max_header_bytes must be at least 8192".into());
         }
         for digest in &self.auth.api_key_sha256 {
-            if crate::http::auth::parse_digest(digest).is_none() {
+            if parse_digest(digest).is_none() {
                 return bad("auth.api_key_sha256 entries must be 64 hex digits".into());
             }
         }
@@ -377,16 +377,16 @@ impl Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            server: Server::default(),
-            auth: Auth::default(),
-            rate_limit: RateLimit::default(),
-            short_video: PlatformSettings::with_base("https://www.tiktok.com"),
-            photo_share: PlatformSettings::with_base("https://www.instagram.com"),
-            upstream: Upstream::default(),
-            retry: Retry::default(),
-            cache: Cache::default(),
-            breaker: Breaker::default(),
-            log: Log::default(),
+            server: ServerConfig::default(),
+            auth: AuthConfig::default(),
+            rate_limit: RateLimitConfig::default(),
+            short_video: PlatformConfig::with_base("https://www.tiktok.com"),
+            photo_share: PlatformConfig::with_base("https://www.instagram.com"),
+            upstream: UpstreamConfig::default(),
+            retry: RetryConfig::default(),
+            cache: CacheConfig::default(),
+            breaker: BreakerConfig::default(),
+            log: LogConfig::default(),
         }
     }
 }
@@ -394,4 +394,31 @@ impl Default for Settings {
 /// Milliseconds as a `Duration`: the config speaks in integers, the code in durations.
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
+}
+
+/// Decodes a 64-hex-digit SHA-256 digest (either case): the format of `auth.api_key_sha256`,
+/// checked here when the settings are validated and decoded by [`crate::auth::Keys`].
+pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_hex_digests_strictly() {
+        assert!(parse_digest(&"0".repeat(64)).is_some());
+        assert!(parse_digest(&"0".repeat(63)).is_none());
+        assert!(parse_digest(&"g".repeat(64)).is_none());
+    }
 }

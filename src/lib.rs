@@ -4,9 +4,11 @@
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
-//!   [`http::auth`] (bearer key → [`http::auth::KeyId`]) and [`http::rate_limit`] (GCRA per key),
-//!   then the handlers in [`http::routes`].
-//! - [`username`]: the [`username::Username`] newtype; a bad name is a 400 before any I/O.
+//!   [`http::guard`]: [`auth`] (bearer key → [`auth::KeyId`]) and [`quota`] (GCRA per key),
+//!   then the handlers in [`http::routes`]; [`http::openapi`] is the contract document,
+//!   assembled next to the router from the handlers' annotations.
+//! - [`username`]: the [`username::Username`] newtype and the [`username::Platform`] it was
+//!   checked for (re-exported as `platform::Platform`); a bad name is a 400 before any I/O.
 //! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving.
 //! - [`platform`]: the [`platform::Lookup`] outcome and the exact response bodies; one folder
 //!   per platform with its `fetch` (requests, retries, block signals) and its `extract` (page
@@ -15,23 +17,26 @@
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter) and [`upstream::politeness`]
 //!   (outbound budget, concurrency cap, circuit breaker).
-//! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings;
-//!   [`telemetry`]: logs and metric names; [`openapi`]: the contract document; [`demo`]: the
-//!   built-in sample upstream.
+//! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings
+//!   (`*Config` per section; it knows nothing of HTTP); [`state`]: built from the settings by
+//!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`demo`]:
+//!   the built-in sample upstream.
 //!
-//! Data moves one way: nothing below the handlers knows about HTTP responses to the caller, and
+//! The module graph has no cycle (checked by parsing every `crate::`/`super::` path per module
+//! and looking for strongly connected groups). Data moves one way: nothing below the handlers knows about HTTP responses to the caller, and
 //! nothing above the platform sources knows about page formats.
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod error;
 pub mod http;
 pub mod json_skim;
-pub mod openapi;
 pub mod platform;
+pub mod quota;
 pub mod scan;
 pub mod server;
 pub mod state;

@@ -4,16 +4,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::sync::Semaphore;
 
+use crate::auth::Keys;
 use crate::cache::ProfileCache;
 use crate::config::{Settings, ms};
-use crate::http::auth::Keys;
-use crate::http::rate_limit::KeyLimiter;
 use crate::platform::Sources;
 use crate::platform::photo_share::PhotoShareSource;
 use crate::platform::short_video::ShortVideoSource;
+use crate::quota::KeyLimiter;
 use crate::upstream::Upstream;
 
 /// Cheap-to-clone handle on the shared state.
@@ -28,7 +27,6 @@ struct Inner {
     sources: Sources,
     in_flight: Semaphore,
     ready: AtomicBool,
-    openapi: Bytes,
 }
 
 /// Why the state could not be built.
@@ -46,13 +44,12 @@ impl AppState {
             photo_share: PhotoShareSource::new(&settings, upstream),
         };
         Ok(Self(Arc::new(Inner {
-            limiter: KeyLimiter::new(&settings.rate_limit, keys.len()),
+            limiter: KeyLimiter::new(&settings.rate_limit, keys.count()),
             keys,
             cache: ProfileCache::new(&settings.cache),
             sources,
             in_flight: Semaphore::new(settings.server.max_in_flight),
             ready: AtomicBool::new(true),
-            openapi: Bytes::from(crate::openapi::document_json()),
             settings,
         })))
     }
@@ -107,10 +104,5 @@ impl AppState {
     /// Marks the replica as draining (shutdown has begun) or ready.
     pub fn set_ready(&self, ready: bool) {
         self.0.ready.store(ready, Ordering::Relaxed);
-    }
-
-    /// The OpenAPI document, serialised once.
-    pub fn openapi_json(&self) -> Bytes {
-        self.0.openapi.clone()
     }
 }

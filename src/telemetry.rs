@@ -10,7 +10,7 @@ use metrics::{SharedString, counter, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{Log, LogFormat};
+use crate::config::{LogConfig, LogFormat};
 
 /// Counter: requests answered, by `route` template and `status`.
 pub const HTTP_REQUESTS: &str = "profile_lookup_http_requests_total";
@@ -194,7 +194,7 @@ pub fn breaker_state(platform: &'static str, state: u8) {
 /// Installs the tracing subscriber per `[log]`; a second call is a no-op.
 ///
 /// `RUST_LOG`, when set, overrides `log.level`.
-pub fn init_logging(log: &Log) {
+pub fn init_logging(log: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&log.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));

@@ -5,9 +5,8 @@
 //! (lookup routes only) [`guard`]: auth, then the per-key rate limit → handler.
 
 pub mod access_log;
-pub mod auth;
 pub mod guard;
-pub mod rate_limit;
+pub mod openapi;
 pub mod request_id;
 pub mod routes;
 pub mod shed;
@@ -45,7 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))
-        .route("/openapi.json", get(routes::openapi));
+        .route("/openapi.json", get(openapi::serve));
     lookups
         .merge(open)
         .method_not_allowed_fallback(routes::method_not_allowed)

@@ -213,18 +213,6 @@ pub async fn metrics() -> Response {
     response
 }
 
-/// This API's OpenAPI 3.1 document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
-pub async fn openapi(State(state): State<AppState>) -> Response {
-    let mut response = Response::new(Body::from(state.openapi_json()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 /// Unknown routes: a problem document, not axum's empty 404.
 pub async fn not_found() -> ApiError {
     ApiError::NotFound

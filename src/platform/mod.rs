@@ -15,32 +15,7 @@ use utoipa::ToSchema;
 use crate::upstream::politeness::Verdict;
 use crate::username::Username;
 
-/// The two platforms this service reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Platform {
-    /// The TikTok-style short-video platform (HTML page with embedded JSON state).
-    ShortVideo,
-    /// The Instagram-style photo platform (profile JSON, falling back to the page).
-    PhotoShare,
-}
-
-impl Platform {
-    /// Inclusive length bounds of a username on this platform.
-    pub fn username_len(self) -> (usize, usize) {
-        match self {
-            Platform::ShortVideo => (2, 24),
-            Platform::PhotoShare => (1, 30),
-        }
-    }
-
-    /// The label used in metrics, logs and the route path.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::ShortVideo => "short-video",
-            Platform::PhotoShare => "photo-share",
-        }
-    }
-}
+pub use crate::username::Platform;
 
 /// What a lookup came to: the platform layer's whole vocabulary.
 #[derive(Clone, Debug, PartialEq)]

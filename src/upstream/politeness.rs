@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::config::{Breaker as BreakerSettings, PlatformSettings, ms};
+use crate::config::{BreakerConfig, PlatformConfig, ms};
 use crate::telemetry;
 
 /// Why the gate did not let a request through.
@@ -42,7 +42,7 @@ pub struct Pass {
 
 impl Gate {
     /// Builds the gate of one platform from its settings and the breaker settings.
-    pub fn new(platform: &'static str, p: &PlatformSettings, b: &BreakerSettings) -> Self {
+    pub fn new(platform: &'static str, p: &PlatformConfig, b: &BreakerConfig) -> Self {
         let per_second = NonZeroU32::new(p.requests_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(p.burst).unwrap_or(NonZeroU32::MIN);
         Self {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder, Retryable};
 
-use crate::config::{Retry, ms};
+use crate::config::{RetryConfig, ms};
 use crate::telemetry;
 
 /// What one attempt of a step came to.
@@ -60,7 +60,7 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// Reads `[retry]`.
-    pub fn new(settings: &Retry) -> Self {
+    pub fn new(settings: &RetryConfig) -> Self {
         Self {
             max_attempts: settings.max_attempts.max(1),
             base_delay: ms(settings.base_delay_ms),

@@ -9,7 +9,7 @@ const SNAPSHOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/ope
 
 #[test]
 fn the_document_matches_the_approved_snapshot() {
-    let current = profile_lookup::openapi::document_json();
+    let current = profile_lookup::http::openapi::document_json();
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(SNAPSHOT, format!("{current}\n")).unwrap();
     }
@@ -26,7 +26,7 @@ fn the_document_matches_the_approved_snapshot() {
 
 #[test]
 fn the_document_states_the_contract() {
-    let doc: Value = serde_json::from_str(&profile_lookup::openapi::document_json()).unwrap();
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"]["scheme"],

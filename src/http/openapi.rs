@@ -1,10 +1,16 @@
-//! The OpenAPI 3.1 document, generated from the handlers and body types.
+//! The OpenAPI 3.1 document, generated from the handlers and body types, and its handler.
 
+use std::sync::LazyLock;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use bytes::Bytes;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use super::routes;
 use crate::error::Problem;
-use crate::http::routes;
 use crate::platform::{
     Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
     ShortVideoUserInfo,
@@ -23,7 +29,7 @@ use crate::platform::{
         routes::healthz,
         routes::readyz,
         routes::metrics,
-        routes::openapi,
+        serve,
     ),
     components(schemas(
         ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
@@ -54,9 +60,27 @@ impl Modify for BearerScheme {
     }
 }
 
-/// The document as pretty JSON (what `GET /openapi.json` serves).
+/// The document as pretty JSON, serialised once (what `GET /openapi.json` serves).
+pub fn document_bytes() -> Bytes {
+    static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| Bytes::from(document_json()));
+    DOCUMENT.clone()
+}
+
+/// The document as pretty JSON.
 pub fn document_json() -> String {
     ApiDoc::openapi()
         .to_pretty_json()
         .unwrap_or_else(|_| "{}".into())
+}
+
+/// This API's OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "openapi",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
+pub async fn serve() -> Response {
+    let mut response = Response::new(Body::from(document_bytes()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }

@@ -15,9 +15,9 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 
-use crate::config::RateLimit;
+use crate::auth::KeyId;
+use crate::config::RateLimitConfig;
 use crate::error::{ApiError, retry_after_secs};
-use crate::http::auth::KeyId;
 
 /// The `RateLimit` response header.
 pub static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -35,7 +35,7 @@ pub struct KeyLimiter {
 
 impl KeyLimiter {
     /// Builds the limiter from `[rate_limit]` for `keys` configured keys.
-    pub fn new(settings: &RateLimit, keys: usize) -> Self {
+    pub fn new(settings: &RateLimitConfig, keys: usize) -> Self {
         let per_minute = NonZeroU32::new(settings.per_key_per_minute).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(settings.burst).unwrap_or(NonZeroU32::MIN);
         let quota = Quota::per_minute(per_minute).allow_burst(burst);
