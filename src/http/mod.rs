@@ -1,11 +1,12 @@
 //! The edge: middleware and handlers, and the router that joins them.
 //!
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
-//! request id → access log and metrics → panic guard → load shedding and request deadline →
-//! (lookup routes only) [`guard`]: auth, then the per-key rate limit → handler.
+//! request id → access log and metrics → panic guard → (lookup routes only) load shedding and
+//! request deadline → [`guard`]: auth, then the per-key rate limit → handler.
 
 pub mod access_log;
 pub mod auth;
+pub mod docs;
 pub mod guard;
 pub mod rate_limit;
 pub mod request_id;
@@ -40,12 +41,15 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(
             state.clone(),
             guard::authenticate_and_limit,
-        ));
+        ))
+        // Only lookups are shed: the operator routes and the docs page answer at any load.
+        .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
     let open = Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))
-        .route("/openapi.json", get(routes::openapi));
+        .route("/openapi.json", get(routes::openapi))
+        .merge(docs::router());
     lookups
         .merge(open)
         .method_not_allowed_fallback(routes::method_not_allowed)
@@ -62,8 +66,7 @@ pub fn router(state: AppState) -> Router {
                 .layer(from_fn(access_log::access_log))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
-                }))
-                .layer(from_fn_with_state(state.clone(), shed::shed_and_deadline)),
+                })),
         )
         .with_state(state)
 }
