@@ -13,6 +13,7 @@ use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+mod limits;
 mod secret_list;
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -310,6 +311,7 @@ impl Settings {
     /// Checks values that parse but cannot work. `serve` also requires at least one key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |msg: String| Err(ConfigError::Invalid(msg));
+        limits::check(self)?;
         for (name, p) in [
             ("short_video", &self.short_video),
             ("photo_share", &self.photo_share),
@@ -333,27 +335,11 @@ impl Settings {
                 "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
             );
         }
-        if self.upstream.timeout_ms == 0 || self.upstream.max_body_bytes == 0 {
-            return bad(
-                "upstream.timeout_ms and upstream.max_body_bytes must be at least 1".into(),
-            );
-        }
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
         if self.retry.base_delay_ms > self.retry.max_delay_ms {
             return bad("retry.base_delay_ms must not exceed retry.max_delay_ms".into());
-        }
-        if self.server.max_in_flight == 0 || self.server.request_timeout_ms == 0 {
-            return bad(
-                "server.max_in_flight and server.request_timeout_ms must be at least 1".into(),
-            );
-        }
-        if self.server.header_read_timeout_ms == 0 {
-            return bad("server.header_read_timeout_ms must be at least 1".into());
-        }
-        if self.server.max_header_bytes < 8192 {
-            return bad("server.max_header_bytes must be at least 8192".into());
         }
         for (at, digest) in self.auth.api_key_sha256.iter().enumerate() {
             if crate::http::auth::parse_digest(digest).is_none() {
