@@ -12,6 +12,10 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{Log, LogFormat};
 
+mod escaped_fields;
+
+pub use escaped_fields::EscapedFields;
+
 /// Counter: requests answered, by `route` template and `status`.
 pub const HTTP_REQUESTS: &str = "profile_lookup_http_requests_total";
 /// Histogram: request latency in seconds, by `route` template.
@@ -207,7 +211,7 @@ pub fn init_logging(log: &Log) {
             .flatten_event(true)
             .with_current_span(false)
             .try_init(),
-        LogFormat::Pretty => builder.compact().try_init(),
+        LogFormat::Pretty => builder.compact().fmt_fields(EscapedFields).try_init(),
     };
 }
 
