@@ -277,6 +277,18 @@ pub enum ConfigError {
     /// The values were read but make no sense together.
     #[error("invalid configuration: {0}")]
     Invalid(String),
+    /// The config file named by `--config` or `PROFILE_LOOKUP_CONFIG` cannot be read.
+    #[error(
+        "cannot read the config file {}: {source}; check the path given with --config or \
+         {CONFIG_ENV}",
+        path.display()
+    )]
+    File {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
 }
 
 impl Settings {
@@ -286,6 +298,11 @@ impl Settings {
         let file = file.or(env_file.as_deref().map(Path::new));
         let mut builder = Config::builder().add_source(Config::try_from(&Settings::default())?);
         if let Some(path) = file {
+            // Read once here so a missing or unreadable file is named, with what to do.
+            std::fs::read(path).map_err(|source| ConfigError::File {
+                path: path.to_owned(),
+                source,
+            })?;
             let path = path.to_str().ok_or_else(|| {
                 ConfigError::Invalid("the config file path is not valid UTF-8".into())
             })?;
