@@ -1,6 +1,6 @@
 //! Start-up as a newcomer meets it, through the real binary: a taken address (`demo` moves to
-//! a free port and says so, `serve` fails naming the address and what to do), and a config
-//! file that cannot be read.
+//! a free port and says so, `serve` fails naming the address and what to do), a config file
+//! that cannot be read, and logs piped to a file carrying no colour escapes.
 
 use std::io::BufRead;
 use std::net::{SocketAddr, TcpListener};
@@ -150,4 +150,33 @@ fn serve_names_a_config_file_it_cannot_read() {
             path.display()
         );
     }
+}
+
+#[test]
+fn piped_pretty_logs_carry_no_colour_escapes() {
+    let mut child = Command::new(BIN)
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env_remove("NO_COLOR")
+        .env_remove("RUST_LOG")
+        .env("PROFILE_LOOKUP__LOG__FORMAT", "pretty")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = banner(&mut child);
+    let base = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("Listening on "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("banner")
+        .to_owned();
+    assert_eq!(healthz(&base), 200);
+    let out = stop(child);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("INFO"), "the log was captured: {log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour escapes in a piped log: {log:?}"
+    );
 }
