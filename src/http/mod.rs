@@ -1,8 +1,10 @@
 //! The edge: middleware and handlers, and the router that joins them.
 //!
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
-//! request id → access log and metrics → panic guard → load shedding and request deadline →
-//! (lookup routes only) [`guard`]: auth, then the per-key rate limit → handler.
+//! request id → access log and metrics → panic guard → (lookup routes only) load shedding and
+//! the request deadline → [`guard`]: auth, then the per-key rate limit → handler. Operator
+//! endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`) are never shed: a replica busy
+//! up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
 pub mod auth;
@@ -40,7 +42,9 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(
             state.clone(),
             guard::authenticate_and_limit,
-        ));
+        ))
+        // Only lookups are shed: a busy replica must still answer its probes and scrapes.
+        .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
     let open = Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
@@ -62,8 +66,7 @@ pub fn router(state: AppState) -> Router {
                 .layer(from_fn(access_log::access_log))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
-                }))
-                .layer(from_fn_with_state(state.clone(), shed::shed_and_deadline)),
+                })),
         )
         .with_state(state)
 }
