@@ -14,7 +14,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use support::{KEY, settings, spawn_app, spawn_upstream};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Everything the access log wrote in this process, as JSON lines.
 fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
@@ -112,4 +112,48 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
         metric(IN_FLIGHT, "")
     );
     assert!(metric("profile_lookup_http_requests_total", "status=\"499\"") >= 1.0);
+}
+
+#[tokio::test]
+async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
+    captured_logs();
+    let upstream = spawn_upstream(Router::new()).await;
+    let mut s = settings(upstream.addr);
+    // The write-progress limit follows the request deadline; keep it short here.
+    s.server.request_timeout_ms = 1_000;
+    let app = spawn_app(s).await;
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut greedy = socket.connect(app.addr).await.unwrap();
+    // Pipelines requests for as long as the server takes them, never reading an answer.
+    let started = Instant::now();
+    let pipeline = tokio::spawn(async move {
+        let request = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(64);
+        let mut sent = 0usize;
+        loop {
+            if greedy.write_all(&request).await.is_err() {
+                return (sent, started.elapsed());
+            }
+            sent += 64;
+        }
+    });
+    // Meanwhile other clients are served.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    let (sent, closed_after) = tokio::time::timeout(Duration::from_secs(15), pipeline)
+        .await
+        .expect("the server closed the connection that never read")
+        .unwrap();
+    assert!(closed_after < Duration::from_secs(10), "{closed_after:?}");
+    let served = metric(
+        "profile_lookup_http_requests_total",
+        "route=\"/openapi.json\"",
+    );
+    eprintln!("pipelined {sent} requests; the server answered {served} before closing");
+    // What one connection queues is bounded by its buffers, not by what the client sends.
+    assert!(
+        served < 1_000.0,
+        "{served} answers queued for a client that reads none"
+    );
+    assert_eq!(app.get("/healthz").await.status(), 200);
 }
