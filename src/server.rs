@@ -6,6 +6,15 @@
 //! on the request head's size (431) and on the number of header fields, and graceful shutdown:
 //! on the signal we stop accepting, mark the replica not ready, let in-flight requests finish
 //! within `server.shutdown_grace_ms`, then return.
+//!
+//! Writes are bounded too ([`write_stall`]): a client that pipelines requests and never reads
+//! the answers fills its socket's send buffer, and hyper would wait on it for good. Once no
+//! response byte has gone out for `server.request_timeout_ms` (the same bound a caller gets for
+//! a whole request), the connection is closed. What one connection can queue is bounded by
+//! hyper's `max_buf_size` (read and write buffers) and the kernel's socket buffers, since hyper
+//! reads the next pipelined request only once the previous answer is buffered.
+
+mod write_stall;
 
 use std::time::Duration;
 
@@ -36,6 +45,7 @@ pub async fn serve(
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     let grace = ms(limits.shutdown_grace_ms);
+    let stall_limit = ms(limits.request_timeout_ms);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -51,6 +61,7 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let service = TowerToHyperService::new(app.clone());
+                let stream = write_stall::StallLimit::new(stream, stall_limit);
                 let connection = builder.serve_connection(TokioIo::new(stream), service);
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {

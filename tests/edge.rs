@@ -494,3 +494,35 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
         .expect("the in-flight request was answered");
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
+    // An upstream that holds every request, so lookups sit in flight.
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        StatusCode::NOT_FOUND
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.server.max_in_flight = 2;
+    s.upstream.timeout_ms = 20_000;
+    let app = std::sync::Arc::new(spawn_app(s).await);
+    let holders: Vec<_> = (0..2)
+        .map(|i| {
+            let app = app.clone();
+            tokio::spawn(async move { app.get(&format!("/photo-share/profile/held{i}")).await })
+        })
+        .collect();
+    assert!(
+        support::eventually(Duration::from_secs(5), || upstream.hits() == 2).await,
+        "both lookups reached the upstream"
+    );
+    let shed = app.get("/photo-share/profile/third").await;
+    assert_eq!(shed.status(), 503, "max_in_flight is full");
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        assert_eq!(app.get_anonymous(path).await.status(), 200, "{path}");
+    }
+    for holder in holders {
+        holder.abort();
+    }
+}

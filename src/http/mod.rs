@@ -2,7 +2,9 @@
 //!
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
 //! request id → access log and metrics → panic guard → (lookup routes only) load shedding and
-//! request deadline → [`guard`]: auth, then the per-key rate limit → handler.
+//! the request deadline → [`guard`]: auth, then the per-key rate limit → handler. Operator
+//! endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`) are never shed: a
+//! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
 pub mod auth;
@@ -42,7 +44,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::authenticate_and_limit,
         ))
-        // Only lookups are shed: the operator routes and the docs page answer at any load.
+        // Only lookups are shed: a busy replica must still answer its probes, scrapes and docs.
         .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
     let open = Router::new()
         .route("/healthz", get(routes::healthz))
