@@ -5,7 +5,8 @@
 //! - `fresh` answers within `ttl_seconds` (found) or `negative_ttl_seconds` (not found).
 //!   Failures are never stored.
 //! - `stale` keeps found profiles for `ttl + max_stale_seconds`, and is read only when a fetch
-//!   fails, so a platform outage degrades to slightly old answers instead of errors.
+//!   fails, so a platform outage degrades to slightly old answers instead of errors. A
+//!   confirmed not-found removes the name from it.
 //!
 //! Misses of one name share one *flight*: a task of its own that fetches, stores and then tells
 //! every caller waiting on it. The flight belongs to no caller, so callers that hang up or time
@@ -342,8 +343,13 @@ impl Stores {
             upstream_requests: report.upstream_requests,
         });
         self.fresh.insert(name.clone(), entry.clone()).await;
-        if let (Some(stale), Stored::Found { .. }) = (&self.stale, &entry.value) {
-            stale.insert(name.clone(), entry.clone()).await;
+        if let Some(stale) = &self.stale {
+            match &entry.value {
+                Stored::Found { .. } => stale.insert(name.clone(), entry.clone()).await,
+                // A confirmed not-found replaces the older profile: a later outage must never
+                // bring back a profile the platform has said is gone.
+                Stored::NotFound => stale.invalidate(name).await,
+            }
         }
         Ok(entry)
     }

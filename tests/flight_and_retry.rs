@@ -83,3 +83,45 @@ async fn callers_who_all_time_out_still_warm_the_cache() {
     assert_eq!(next.headers()["x-cache"], "hit", "the flight was cached");
     assert_eq!(upstream.hits(), 1, "one upstream request for five callers");
 }
+
+#[tokio::test]
+async fn a_confirmed_not_found_removes_the_stale_copy() {
+    // 0: the real platform; 1: the user is gone (404); 2: the platform fails (503).
+    let mode = Arc::new(AtomicU8::new(0));
+    let flag = mode.clone();
+    let real = photo_share_router();
+    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
+        let (flag, real) = (flag.clone(), real.clone());
+        async move {
+            match flag.load(Ordering::SeqCst) {
+                0 => tower::ServiceExt::oneshot(real, request)
+                    .await
+                    .into_response(),
+                1 => StatusCode::NOT_FOUND.into_response(),
+                _ => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+            }
+        }
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.cache.ttl_seconds = 1;
+    s.cache.negative_ttl_seconds = 1;
+    s.cache.max_stale_seconds = 60;
+    let app = spawn_app(s).await;
+    let path = format!("/photo-share/profile/{}", ps::PUBLIC_USER.username);
+    assert_eq!(app.get(&path).await.status(), 200);
+    mode.store(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let gone = app.get(&path).await;
+    assert_eq!(gone.status(), 404);
+    mode.store(2, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let failing = app.get(&path).await;
+    assert_ne!(
+        failing.status(),
+        200,
+        "x-cache: {:?}: a deleted profile came back from the stale store",
+        failing.headers().get("x-cache")
+    );
+    assert_eq!(problem(failing).await["code"], "upstream_unavailable");
+}
