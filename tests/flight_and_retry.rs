@@ -85,6 +85,80 @@ async fn callers_who_all_time_out_still_warm_the_cache() {
 }
 
 #[tokio::test]
+async fn a_retry_after_longer_than_the_budget_left_ends_the_retries_with_a_block() {
+    let upstream = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "1")]) }),
+    )
+    .await;
+    let mut s = settings(upstream.addr);
+    s.retry.max_attempts = 4;
+    s.retry.max_delay_ms = 5_000;
+    s.retry.max_total_ms = 1_500;
+    s.server.request_timeout_ms = 2_500;
+    s.breaker.failure_threshold = 1;
+    s.breaker.cooldown_seconds = 60;
+    let app = spawn_app(s).await;
+    let started = Instant::now();
+    let response = app.get("/photo-share/profile/somebody").await;
+    let took = started.elapsed();
+    assert_eq!(response.status(), 429);
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=3600).contains(&retry_after), "{retry_after}");
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    assert!(
+        took < Duration::from_millis(2_000),
+        "ended when the next wait no longer fit, not at the deadline: {took:?}"
+    );
+    assert_eq!(
+        upstream.hits(),
+        2,
+        "one wait of 1 s fits in 1.5 s, two do not"
+    );
+
+    // The block reached the breaker (threshold 1): the next lookup is refused locally.
+    let response = app.get("/photo-share/profile/someone.else").await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    assert_eq!(upstream.hits(), 2, "the open breaker sent nothing");
+}
+
+#[tokio::test]
+async fn retry_after_zero_does_not_give_back_to_back_retries() {
+    let seen: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let log = seen.clone();
+    let upstream = spawn_upstream(Router::new().fallback(move || {
+        let log = log.clone();
+        async move {
+            log.lock().unwrap().push(Instant::now());
+            (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "0")])
+        }
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.retry.max_attempts = 3;
+    s.retry.base_delay_ms = 100;
+    s.retry.max_delay_ms = 1_000;
+    s.retry.max_total_ms = 5_000;
+    let app = spawn_app(s).await;
+    let response = app.get("/photo-share/profile/somebody").await;
+    assert_eq!(response.status(), 429);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    for pair in seen.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(90),
+            "retries spaced by the backoff, got {gap:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_confirmed_not_found_removes_the_stale_copy() {
     // 0: the real platform; 1: the user is gone (404); 2: the platform fails (503).
     let mode = Arc::new(AtomicU8::new(0));
