@@ -62,12 +62,17 @@ impl Gate {
         result
     }
 
-    /// Waits (bounded) for budget and a concurrency slot for one request.
+    /// Waits (bounded) for a concurrency slot, then for budget, for one request.
+    ///
+    /// The slot comes first: a budget token is taken only by a request that will be sent, so
+    /// requests shed while queueing for a slot spend none of the platform's budget (a token
+    /// is only ever taken at the moment the wait for it succeeds).
     pub async fn pass(&self) -> Result<Pass, Refusal> {
         let deadline = tokio::time::Instant::now() + self.max_queue;
         let wait = async {
+            let slot = self.slots.clone().acquire_owned().await?;
             self.budget.until_ready().await;
-            self.slots.clone().acquire_owned().await
+            Ok::<_, tokio::sync::AcquireError>(slot)
         };
         match tokio::time::timeout_at(deadline, wait).await {
             Ok(Ok(slot)) => Ok(Pass { _slot: slot }),
@@ -328,5 +333,25 @@ mod tests {
         assert!(breaker.admit().is_err(), "still half-open, probe out");
         breaker.record(probe, Verdict::Blocked);
         assert!(breaker.admit().is_err(), "the probe's block reopens it");
+    }
+
+    #[tokio::test]
+    async fn a_request_that_never_got_a_slot_spends_no_budget() {
+        let mut settings = crate::config::Settings::default();
+        settings.photo_share.requests_per_second = 1;
+        settings.photo_share.burst = 2;
+        settings.photo_share.max_concurrency = 1;
+        settings.photo_share.max_queue_ms = 100;
+        let gate = Gate::new("test", &settings.photo_share, &settings.breaker);
+        let held = gate.pass().await.expect("the one slot, the first token");
+        assert_eq!(
+            gate.pass().await.unwrap_err(),
+            Refusal::Busy(Duration::from_secs(1)),
+            "no slot within max_queue"
+        );
+        drop(held);
+        gate.pass()
+            .await
+            .expect("the second token was not spent on the request that never went out");
     }
 }
