@@ -565,3 +565,48 @@ async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
     // The policy says what just happened: 10 units per window, refilled at 6 a minute.
     assert_eq!(policy, "\"per-key\";q=10;w=100");
 }
+
+#[tokio::test]
+async fn a_probe_during_the_drain_never_sees_ready() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        (StatusCode::NOT_FOUND, "")
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let addr = app.addr;
+    let state = app.state.clone();
+    let client = app.client.clone();
+    let url = app.url("/photo-share/profile/drainer");
+    let in_flight = tokio::spawn(async move {
+        client
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    assert!(support::eventually(Duration::from_secs(5), || upstream.hits() == 1).await);
+    let shutdown = tokio::spawn(app.shutdown());
+    assert!(
+        support::eventually(Duration::from_secs(2), || !state.is_ready()).await,
+        "readiness flips as the drain starts"
+    );
+    // The drain is still going (the lookup holds it): a probe on a new connection is refused,
+    // which every orchestrator counts as not ready, the same as a 503.
+    let probe = reqwest::Client::new()
+        .get(format!("http://{addr}/readyz"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await;
+    match probe {
+        Err(err) => assert!(err.is_connect(), "{err}"),
+        Ok(response) => {
+            assert_eq!(response.status(), 503);
+            assert_eq!(response.text().await.unwrap(), r#"{"status":"draining"}"#);
+        }
+    }
+    assert!(!shutdown.is_finished(), "the drain was still under way");
+    shutdown.await.unwrap().unwrap();
+    assert_eq!(in_flight.await.unwrap().unwrap(), 404);
+}
