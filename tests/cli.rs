@@ -489,3 +489,46 @@ fn the_demos_throttled_line_answers_429_within_two_seconds() {
     assert_eq!(code, "upstream_blocked");
     assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
 }
+
+#[test]
+fn healthcheck_follows_the_configured_listen_address() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .env(
+            "PROFILE_LOOKUP__SERVER__LISTEN",
+            format!("127.0.0.1:{port}"),
+        )
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "healthcheck-test-key")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = |listen: &str| {
+        Command::new(BIN)
+            .arg("healthcheck")
+            .env("PROFILE_LOOKUP__SERVER__LISTEN", listen)
+            .status()
+            .unwrap()
+            .success()
+    };
+    let up = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        probe(&format!("127.0.0.1:{port}"))
+    });
+    // An unspecified address is probed on loopback.
+    let unspecified = probe(&format!("0.0.0.0:{port}"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(up, "healthcheck without --addr probes server.listen");
+    assert!(unspecified, "0.0.0.0 is probed as 127.0.0.1");
+    assert!(
+        !probe(&format!("127.0.0.1:{port}")),
+        "and fails once nothing listens there"
+    );
+}
