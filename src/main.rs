@@ -43,9 +43,10 @@ enum Command {
     },
     /// Exit 0 if a local instance answers `GET /healthz` with 200 (for container HEALTHCHECKs).
     Healthcheck {
-        /// Where the instance listens.
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        addr: std::net::SocketAddr,
+        /// Where the instance listens (default: `server.listen` from the same config layers as
+        /// `serve`; an unspecified address is probed on loopback).
+        #[arg(long)]
+        addr: Option<std::net::SocketAddr>,
     },
 }
 
@@ -191,10 +192,32 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
     }
 }
 
-/// A dependency-free probe: the runtime image has no curl.
-fn healthcheck(addr: std::net::SocketAddr) -> ExitCode {
+/// A dependency-free probe: the runtime image has no curl. Without `--addr` it asks where
+/// `serve` listens (config file, `PROFILE_LOOKUP__SERVER__LISTEN`), so an operator who moves
+/// the port does not get an unhealthy container.
+fn healthcheck(addr: Option<std::net::SocketAddr>) -> ExitCode {
     use std::io::{Read, Write};
     use std::time::Duration;
+    let addr = match addr {
+        Some(addr) => addr,
+        None => match Settings::load(None) {
+            Ok(settings) => settings.server.listen,
+            Err(err) => {
+                eprintln!("profile-lookup healthcheck: {err}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    // `0.0.0.0` / `::` mean "every interface": probe the loopback one.
+    let addr = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    };
     let probe = || -> std::io::Result<bool> {
         let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;

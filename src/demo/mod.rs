@@ -29,6 +29,12 @@ pub fn settings(
     settings.photo_share.base_url = format!("http://{photo_share}")
         .parse()
         .expect("loopback URL");
+    // A short retry budget, so the throttled sample answers 429 within about a second instead of
+    // retrying for the production budget (24 s with nothing printed meanwhile).
+    settings.retry.max_attempts = settings.retry.max_attempts.min(2);
+    settings.retry.base_delay_ms = settings.retry.base_delay_ms.min(200);
+    settings.retry.max_delay_ms = settings.retry.max_delay_ms.min(1_000);
+    settings.retry.max_total_ms = settings.retry.max_total_ms.min(1_500);
     settings
 }
 
@@ -109,7 +115,7 @@ fn print_banner(addr: SocketAddr, taken: Option<SocketAddr>, key: &str) {
             ps::PRIVATE_USER.username
         )),
         curl(format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME)),
-        "A throttling platform, and a bad name:".into(),
+        "A throttling platform (429 upstream_blocked with Retry-After, after one retry, ~1 s), and a bad name (400 invalid_username):".into(),
         curl(format!("/photo-share/profile/{}", upstream::THROTTLED_NAME)),
         curl("/short-video/profile/..%2Fadmin".into()),
         format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
