@@ -34,7 +34,7 @@ struct Inner {
 /// Why the state could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("the upstream HTTP client could not be built: {0}")]
-pub struct StateError(#[from] reqwest::Error);
+pub struct StateError(#[from] crate::upstream::roots::ClientBuildError);
 
 impl AppState {
     /// Builds everything the settings describe; ready at once.
