@@ -6,7 +6,7 @@
 //! in a key name stops the service instead of being silently ignored.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use config::{Config, Environment, File, FileFormat};
@@ -156,6 +156,17 @@ pub struct Upstream {
     pub timeout_ms: u64,
     /// Largest upstream body read, counted after decompression.
     pub max_body_bytes: usize,
+    /// Which client speaks to the platforms.
+    pub client: UpstreamClient,
+    /// A PEM file of extra roots to trust (a TLS-inspecting proxy, tests); empty: none.
+    pub ca_file: PathBuf,
+}
+
+impl Upstream {
+    /// The configured `ca_file`, if any.
+    pub fn ca_file(&self) -> Option<&Path> {
+        (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
 }
 
 impl Default for Upstream {
@@ -163,8 +174,20 @@ impl Default for Upstream {
         Self {
             timeout_ms: 10_000,
             max_body_bytes: 5 * 1024 * 1024,
+            client: UpstreamClient::Plain,
+            ca_file: PathBuf::new(),
         }
     }
+}
+
+/// `upstream.client`: the platforms refuse clients whose handshakes are not a browser's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamClient {
+    /// rustls over HTTP/1.1; needs nothing but a Rust toolchain to build.
+    Plain,
+    /// A current desktop Chrome's TLS and HTTP/2 fingerprint (cargo feature `browser`).
+    Browser,
 }
 
 /// `[retry]`: exponential backoff with full jitter for throttled photo-share requests.
@@ -352,6 +375,10 @@ impl Settings {
                 "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
             );
         }
+        if let Some(path) = self.upstream.ca_file() {
+            crate::upstream::roots::read_pem_roots(path)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        }
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
@@ -384,6 +411,13 @@ impl Settings {
     /// `validate`, plus the rule that a served API has at least one key.
     pub fn validate_for_serve(&self) -> Result<(), ConfigError> {
         self.validate()?;
+        if self.upstream.client == UpstreamClient::Browser && !cfg!(feature = "browser") {
+            return Err(ConfigError::Invalid(
+                "upstream.client = \"browser\" needs a build with the browser-grade client: \
+                 cargo build --release --features browser (it needs cmake and libclang)"
+                    .into(),
+            ));
+        }
         if self.auth.api_keys.is_empty() && self.auth.api_key_sha256.is_empty() {
             return Err(ConfigError::Invalid(
                 "no API key is configured: set auth.api_keys or auth.api_key_sha256 \

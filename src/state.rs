@@ -42,7 +42,7 @@ fn flight_deadline(settings: &Settings) -> Duration {
 /// Why the state could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("the upstream HTTP client could not be built: {0}")]
-pub struct StateError(#[from] reqwest::Error);
+pub struct StateError(#[from] crate::upstream::roots::ClientBuildError);
 
 impl AppState {
     /// Builds everything the settings describe; ready at once.
