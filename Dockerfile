@@ -19,7 +19,7 @@ ENV PROFILE_LOOKUP__SERVER__LISTEN=0.0.0.0:8080 \
     PROFILE_LOOKUP__LOG__FORMAT=json
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-  CMD ["/usr/local/bin/profile-lookup", "healthcheck", "--addr", "127.0.0.1:8080"]
+  CMD ["/usr/local/bin/profile-lookup", "healthcheck"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/profile-lookup"]
 CMD ["serve"]

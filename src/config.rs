@@ -6,12 +6,15 @@
 //! in a key name stops the service instead of being silently ignored.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 use url::Url;
+
+mod limits;
+mod secret_list;
 
 /// Environment variable naming the config file when `--config` is not given.
 pub const CONFIG_ENV: &str = "PROFILE_LOOKUP_CONFIG";
@@ -79,12 +82,16 @@ impl Default for ServerConfig {
 }
 
 /// `[auth]`: keys in plaintext, or as hex SHA-256 digests so the config holds no secret.
+///
+/// Both lists are read by the private `secret_list` module, whose errors never show a value.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     /// Plaintext keys.
+    #[serde(deserialize_with = "secret_list::api_keys")]
     pub api_keys: Vec<String>,
     /// Hex SHA-256 digests of keys.
+    #[serde(deserialize_with = "secret_list::api_key_sha256")]
     pub api_key_sha256: Vec<String>,
 }
 
@@ -149,6 +156,17 @@ pub struct UpstreamConfig {
     pub timeout_ms: u64,
     /// Largest upstream body read, counted after decompression.
     pub max_body_bytes: usize,
+    /// Which client speaks to the platforms.
+    pub client: UpstreamClient,
+    /// A PEM file of extra roots to trust (a TLS-inspecting proxy, tests); empty: none.
+    pub ca_file: PathBuf,
+}
+
+impl UpstreamConfig {
+    /// The configured `ca_file`, if any.
+    pub fn ca_file(&self) -> Option<&Path> {
+        (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
 }
 
 impl Default for UpstreamConfig {
@@ -156,8 +174,20 @@ impl Default for UpstreamConfig {
         Self {
             timeout_ms: 10_000,
             max_body_bytes: 5 * 1024 * 1024,
+            client: UpstreamClient::Plain,
+            ca_file: PathBuf::new(),
         }
     }
+}
+
+/// `upstream.client`: the platforms refuse clients whose handshakes are not a browser's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamClient {
+    /// rustls over HTTP/1.1; needs nothing but a Rust toolchain to build.
+    Plain,
+    /// A current desktop Chrome's TLS and HTTP/2 fingerprint (cargo feature `browser`).
+    Browser,
 }
 
 /// `[retry]`: exponential backoff with full jitter for throttled photo-share requests.
@@ -270,6 +300,18 @@ pub enum ConfigError {
     /// The values were read but make no sense together.
     #[error("invalid configuration: {0}")]
     Invalid(String),
+    /// The config file named by `--config` or `PROFILE_LOOKUP_CONFIG` cannot be read.
+    #[error(
+        "cannot read the config file {}: {source}; check the path given with --config or \
+         {CONFIG_ENV}",
+        path.display()
+    )]
+    File {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
 }
 
 impl Settings {
@@ -279,19 +321,29 @@ impl Settings {
         let file = file.or(env_file.as_deref().map(Path::new));
         let mut builder = Config::builder().add_source(Config::try_from(&Settings::default())?);
         if let Some(path) = file {
+            // Read once here so a missing or unreadable file is named, with what to do.
+            std::fs::read(path).map_err(|source| ConfigError::File {
+                path: path.to_owned(),
+                source,
+            })?;
             let path = path.to_str().ok_or_else(|| {
                 ConfigError::Invalid("the config file path is not valid UTF-8".into())
             })?;
             builder = builder.add_source(File::new(path, FileFormat::Toml).required(true));
         }
-        let env = Environment::with_prefix(ENV_PREFIX)
+        let env = secret_list::Env::read()?;
+        // Scalars are try-parsed (so `…__CACHE__ENABLED=false` is a bool); the key lists are
+        // not: the env source would turn `8675309` into a number and `k1, k2` into " k2".
+        let scalars = Environment::with_prefix(ENV_PREFIX)
             .prefix_separator("__")
             .separator("__")
-            .list_separator(",")
-            .with_list_parse_key("auth.api_keys")
-            .with_list_parse_key("auth.api_key_sha256")
-            .try_parsing(true);
-        let settings: Settings = builder.add_source(env).build()?.try_deserialize()?;
+            .try_parsing(true)
+            .source(Some(env.scalars));
+        builder = builder.add_source(scalars);
+        for (key, items) in env.lists {
+            builder = builder.set_override(key, items)?;
+        }
+        let settings: Settings = builder.build()?.try_deserialize()?;
         settings.validate()?;
         Ok(settings)
     }
@@ -299,6 +351,7 @@ impl Settings {
     /// Checks values that parse but cannot work. `serve` also requires at least one key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |msg: String| Err(ConfigError::Invalid(msg));
+        limits::check(self)?;
         for (name, p) in [
             ("short_video", &self.short_video),
             ("photo_share", &self.photo_share),
@@ -322,10 +375,9 @@ impl Settings {
                 "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
             );
         }
-        if self.upstream.timeout_ms == 0 || self.upstream.max_body_bytes == 0 {
-            return bad(
-                "upstream.timeout_ms and upstream.max_body_bytes must be at least 1".into(),
-            );
+        if let Some(path) = self.upstream.ca_file() {
+            crate::upstream::roots::read_pem_roots(path)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
@@ -333,29 +385,25 @@ impl Settings {
         if self.retry.base_delay_ms > self.retry.max_delay_ms {
             return bad("retry.base_delay_ms must not exceed retry.max_delay_ms".into());
         }
-        if self.server.max_in_flight == 0 || self.server.request_timeout_ms == 0 {
-            return bad(
-                "server.max_in_flight and server.request_timeout_ms must be at least 1".into(),
-            );
-        }
-        if self.server.header_read_timeout_ms == 0 {
-            return bad("server.header_read_timeout_ms must be at least 1".into());
-        }
-        if self.server.max_header_bytes < 8192 {
-            return bad("server.max_header_bytes must be at least 8192".into());
-        }
-        for digest in &self.auth.api_key_sha256 {
+        for (at, digest) in self.auth.api_key_sha256.iter().enumerate() {
             if parse_digest(digest).is_none() {
-                return bad("auth.api_key_sha256 entries must be 64 hex digits".into());
+                return bad(format!(
+                    "auth.api_key_sha256[{at}] must be 64 hex digits, the output of \
+                     `printf %s \"$KEY\" | sha256sum` (the value is not shown)"
+                ));
             }
         }
-        if self
+        if let Some(at) = self
             .auth
             .api_keys
             .iter()
-            .any(|k| k.is_empty() || k.len() > 4096)
+            .position(|k| !secret_list::fits_bearer(k))
         {
-            return bad("auth.api_keys entries must be 1 to 4096 bytes".into());
+            return bad(format!(
+                "auth.api_keys[{at}] can never be sent as `Authorization: Bearer <key>`: a key \
+                 is 1 to {} visible ASCII characters, without spaces (the key is not shown)",
+                secret_list::MAX_KEY_BYTES
+            ));
         }
         Ok(())
     }
@@ -363,6 +411,13 @@ impl Settings {
     /// `validate`, plus the rule that a served API has at least one key.
     pub fn validate_for_serve(&self) -> Result<(), ConfigError> {
         self.validate()?;
+        if self.upstream.client == UpstreamClient::Browser && !cfg!(feature = "browser") {
+            return Err(ConfigError::Invalid(
+                "upstream.client = \"browser\" needs a build with the browser-grade client: \
+                 cargo build --release --features browser (it needs cmake and libclang)"
+                    .into(),
+            ));
+        }
         if self.auth.api_keys.is_empty() && self.auth.api_key_sha256.is_empty() {
             return Err(ConfigError::Invalid(
                 "no API key is configured: set auth.api_keys or auth.api_key_sha256 \

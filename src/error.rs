@@ -151,6 +151,9 @@ pub struct Problem {
     pub code: String,
 }
 
+/// The longest `Retry-After` a caller is ever told (SPEC): an hour, whatever the platform said.
+pub const MAX_RETRY_AFTER_SECS: u64 = 3600;
+
 /// Whole seconds for a `Retry-After` header, rounded up and at least 1.
 pub fn retry_after_secs(wait: Duration) -> u64 {
     let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -167,7 +170,8 @@ impl IntoResponse for ApiError {
         if let Some(wait) = self.retry_after() {
             headers.insert(
                 header::RETRY_AFTER,
-                HeaderValue::from(retry_after_secs(wait)),
+                // The platform's own value may be absurd (`99999999999`): never pass it on.
+                HeaderValue::from(retry_after_secs(wait).min(MAX_RETRY_AFTER_SECS)),
             );
         }
         match self {
@@ -193,6 +197,15 @@ mod tests {
         assert_eq!(retry_after_secs(Duration::ZERO), 1);
         assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
         assert_eq!(retry_after_secs(Duration::from_secs(30)), 30);
+    }
+
+    #[test]
+    fn a_huge_wait_is_told_as_one_hour() {
+        let response = ApiError::UpstreamBlocked {
+            retry_after: Duration::from_secs(99_999_999_999),
+        }
+        .into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "3600");
     }
 
     #[test]

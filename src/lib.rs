@@ -33,6 +33,7 @@ pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod fleet;
 pub mod http;
 pub mod json_skim;
 pub mod platform;

@@ -25,9 +25,11 @@ enum Command {
     },
     /// Run the service on loopback against a built-in sample upstream, with a printed demo key.
     Demo {
-        /// Where the demo service listens.
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: std::net::SocketAddr,
+        /// Where the demo service listens (default: `server.listen`, 127.0.0.1:8080 unless
+        /// PROFILE_LOOKUP__SERVER__LISTEN says otherwise). When another process holds that
+        /// address, the demo takes a free port on the same host and says so.
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
     },
     /// Print the body the service would return for a saved upstream page or JSON response.
     Extract {
@@ -41,9 +43,10 @@ enum Command {
     },
     /// Exit 0 if a local instance answers `GET /healthz` with 200 (for container HEALTHCHECKs).
     Healthcheck {
-        /// Where the instance listens.
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        addr: std::net::SocketAddr,
+        /// Where the instance listens (default: `server.listen` from the same config layers as
+        /// `serve`; an unspecified address is probed on loopback).
+        #[arg(long)]
+        addr: Option<std::net::SocketAddr>,
     },
 }
 
@@ -95,8 +98,8 @@ fn serve(config: Option<PathBuf>) -> ExitCode {
             Ok(listener) => listener,
             Err(err) => {
                 eprintln!(
-                    "profile-lookup: cannot listen on {}: {err}",
-                    settings.server.listen
+                    "profile-lookup: {}",
+                    cannot_listen(settings.server.listen, &err)
                 );
                 return ExitCode::from(2);
             }
@@ -120,7 +123,29 @@ fn serve(config: Option<PathBuf>) -> ExitCode {
     })
 }
 
-fn run_demo(listen: std::net::SocketAddr) -> ExitCode {
+/// What went wrong binding `addr`, and what the operator can do about it.
+fn cannot_listen(addr: std::net::SocketAddr, err: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    const SETTING: &str = "server.listen / PROFILE_LOOKUP__SERVER__LISTEN";
+    let (what, hint) = match err.kind() {
+        ErrorKind::AddrInUse => (
+            "address already in use".to_owned(),
+            format!("another process holds it — stop it or set {SETTING}"),
+        ),
+        ErrorKind::PermissionDenied => (
+            err.to_string(),
+            format!("ports below 1024 need privileges — use a higher port in {SETTING}"),
+        ),
+        ErrorKind::AddrNotAvailable => (
+            err.to_string(),
+            format!("this machine has no such address — set {SETTING} to one of its own"),
+        ),
+        _ => (err.to_string(), format!("check {SETTING}")),
+    };
+    format!("cannot listen on {addr}: {what}; {hint}")
+}
+
+fn run_demo(listen: Option<std::net::SocketAddr>) -> ExitCode {
     let base = match Settings::load(None) {
         Ok(settings) => settings,
         Err(err) => {
@@ -128,6 +153,7 @@ fn run_demo(listen: std::net::SocketAddr) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let listen = listen.unwrap_or(base.server.listen);
     runtime().block_on(async move {
         match demo::run(base, listen, profile_lookup::server::shutdown_signal()).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -166,10 +192,32 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
     }
 }
 
-/// A dependency-free probe: the runtime image has no curl.
-fn healthcheck(addr: std::net::SocketAddr) -> ExitCode {
+/// A dependency-free probe: the runtime image has no curl. Without `--addr` it asks where
+/// `serve` listens (config file, `PROFILE_LOOKUP__SERVER__LISTEN`), so an operator who moves
+/// the port does not get an unhealthy container.
+fn healthcheck(addr: Option<std::net::SocketAddr>) -> ExitCode {
     use std::io::{Read, Write};
     use std::time::Duration;
+    let addr = match addr {
+        Some(addr) => addr,
+        None => match Settings::load(None) {
+            Ok(settings) => settings.server.listen,
+            Err(err) => {
+                eprintln!("profile-lookup healthcheck: {err}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    // `0.0.0.0` / `::` mean "every interface": probe the loopback one.
+    let addr = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    };
     let probe = || -> std::io::Result<bool> {
         let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;

@@ -1,8 +1,9 @@
 //! The per-key quota: GCRA (governor) keyed by [`KeyId`], with IETF `RateLimit` headers.
 //!
-//! Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "per-key";q=N;w=60`
-//! states the quota, and `RateLimit: "per-key";r=R;t=T` the units left and the seconds until the
-//! quota is whole again. There is one GCRA state per configured key, indexed by [`KeyId`], so
+//! Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "per-key";q=B;w=W`
+//! states what the limiter really allows, the burst `B` and the seconds `W` it takes to refill
+//! (`B` × 60 / `per_key_per_minute`; `"per-key";q=20;w=20` by default), and
+//! `RateLimit: "per-key";r=R;t=T` the units left and the seconds until the quota is whole again. There is one GCRA state per configured key, indexed by [`KeyId`], so
 //! memory is bounded by the number of keys whatever callers send, and a check costs no hashing.
 
 use std::num::NonZeroU32;
@@ -39,7 +40,13 @@ impl KeyLimiter {
         let per_minute = NonZeroU32::new(settings.per_key_per_minute).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(settings.burst).unwrap_or(NonZeroU32::MIN);
         let quota = Quota::per_minute(per_minute).allow_burst(burst);
-        let policy = format!("\"per-key\";q={per_minute};w=60");
+        // GCRA lets `burst` through at once, then refills one unit per interval: the policy
+        // states that capacity and the time to refill it whole, so `r` never exceeds `q`, `t`
+        // never exceeds `w`, and q/w is the configured sustained rate.
+        let window = (quota.replenish_interval() * burst.get())
+            .as_secs_f64()
+            .ceil() as u64;
+        let policy = format!("\"per-key\";q={burst};w={}", window.max(1));
         Self {
             per_key: (0..keys)
                 .map(|_| RateLimiter::direct(quota).with_middleware::<StateInformationMiddleware>())

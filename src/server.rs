@@ -4,8 +4,20 @@
 //! client that trickles (or never sends) its headers holds a connection for good. Here every
 //! connection gets: a header-read timeout (which also closes idle keep-alive connections), a cap
 //! on the request head's size (431) and on the number of header fields, and graceful shutdown:
-//! on the signal we stop accepting, mark the replica not ready, let in-flight requests finish
+//! on the signal we mark the replica not ready, stop accepting, let in-flight requests finish
 //! within `server.shutdown_grace_ms`, then return.
+//!
+//! Writes are bounded too (`write_stall`): a client that pipelines requests and never reads
+//! the answers fills its socket's send buffer, and hyper would wait on it for good. Once no
+//! response byte has gone out for `server.request_timeout_ms` (the same bound a caller gets for
+//! a whole request), the connection is closed. What one connection can queue is bounded by
+//! hyper's `max_buf_size` (read and write buffers) and the kernel's socket buffers, since hyper
+//! reads the next pipelined request only once the previous answer is buffered.
+//!
+//! During shutdown, readiness flips before the listener closes; after that a new connection is
+//! refused, which orchestrators count as not ready exactly like a 503 `draining`.
+
+mod write_stall;
 
 use std::time::Duration;
 
@@ -36,6 +48,7 @@ pub async fn serve(
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     let grace = ms(limits.shutdown_grace_ms);
+    let stall_limit = ms(limits.request_timeout_ms);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -51,6 +64,7 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let service = TowerToHyperService::new(app.clone());
+                let stream = write_stall::StallLimit::new(stream, stall_limit);
                 let connection = builder.serve_connection(TokioIo::new(stream), service);
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
@@ -61,8 +75,9 @@ pub async fn serve(
             () = &mut shutdown => break,
         }
     }
-    drop(listener);
+    // Not ready first, then no new connections: nothing can see `ready` once draining began.
     state.set_ready(false);
+    drop(listener);
     tracing::info!("shutting down: draining in-flight requests");
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),

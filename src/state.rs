@@ -29,10 +29,18 @@ struct Inner {
     ready: AtomicBool,
 }
 
+/// The longest one flight may run: a caller's whole deadline plus the retry budget and one
+/// more upstream timeout, so a flight outlives the callers that started it but never hangs.
+fn flight_deadline(settings: &Settings) -> Duration {
+    ms(settings.server.request_timeout_ms)
+        .saturating_add(ms(settings.retry.max_total_ms))
+        .saturating_add(ms(settings.upstream.timeout_ms))
+}
+
 /// Why the state could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("the upstream HTTP client could not be built: {0}")]
-pub struct StateError(#[from] reqwest::Error);
+pub struct StateError(#[from] crate::upstream::roots::ClientBuildError);
 
 impl AppState {
     /// Builds everything the settings describe; ready at once.
@@ -46,7 +54,8 @@ impl AppState {
         Ok(Self(Arc::new(Inner {
             limiter: KeyLimiter::new(&settings.rate_limit, keys.count()),
             keys,
-            cache: ProfileCache::new(&settings.cache),
+            cache: ProfileCache::new(&settings.cache)
+                .with_flight_deadline(flight_deadline(&settings)),
             sources,
             in_flight: Semaphore::new(settings.server.max_in_flight),
             ready: AtomicBool::new(true),

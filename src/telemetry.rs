@@ -12,6 +12,10 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
 
+mod escaped_fields;
+
+pub use escaped_fields::EscapedFields;
+
 /// Counter: requests answered, by `route` template and `status`.
 pub const HTTP_REQUESTS: &str = "profile_lookup_http_requests_total";
 /// Histogram: request latency in seconds, by `route` template.
@@ -200,19 +204,38 @@ pub fn init_logging(log: &LogConfig) {
         .unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(colour_wanted(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ));
     let _ = match log.format {
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
             .with_current_span(false)
             .try_init(),
-        LogFormat::Pretty => builder.compact().try_init(),
+        LogFormat::Pretty => builder.compact().fmt_fields(EscapedFields).try_init(),
     };
+}
+
+/// Whether log lines get ANSI colours: only on a terminal, and never when `NO_COLOR` is set to
+/// anything but the empty string (<https://no-color.org>). Piped or redirected logs stay plain.
+fn colour_wanted(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(std::ffi::OsStr::is_empty)
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        use super::colour_wanted;
+        assert!(colour_wanted(true, None));
+        assert!(colour_wanted(true, Some("".as_ref())));
+        assert!(!colour_wanted(true, Some("1".as_ref())));
+        assert!(!colour_wanted(false, None));
+    }
+
     #[test]
     fn installing_the_recorder_starts_its_upkeep() {
         let _ = super::metrics_handle();

@@ -150,7 +150,8 @@ fn typed(body: Bytes, content_type: &'static str) -> Response {
 fn throttled() -> Response {
     (
         StatusCode::TOO_MANY_REQUESTS,
-        [(header::RETRY_AFTER, "30")],
+        // One second, so the demo's single retry waits briefly and the line answers at once.
+        [(header::RETRY_AFTER, "1")],
         "Please wait a few minutes before you try again.",
     )
         .into_response()

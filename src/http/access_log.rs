@@ -3,11 +3,13 @@
 //! The line carries the request id, the route *template* (never the raw path, which is caller
 //! text), the status, the latency, and what the lookup did (cache outcome, upstream outcome,
 //! upstream requests) when there was one. Headers are never logged, so neither keys nor cookies
-//! can leak here.
+//! can leak here. A request whose client hangs up mid-way still gets its line and leaves the
+//! in-flight gauge, with status 499.
 
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -27,34 +29,71 @@ pub struct LookupLog {
 }
 
 /// Middleware: times the request, then logs and counts it.
+///
+/// The accounting lives in a [`Pending`] guard, not after the `await`: when a client hangs up,
+/// hyper drops this future mid-request, and the guard's drop still moves the in-flight gauge
+/// back and writes the line, with status 499 (client closed request).
 pub async fn access_log(request: Request, next: Next) -> Response {
-    let started = Instant::now();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", |p| p.as_str())
         .to_owned();
-    let method = request.method().clone();
-    let id = request.extensions().get::<RequestId>().cloned();
+    let mut pending = Pending {
+        started: Instant::now(),
+        method: request.method().clone(),
+        id: request.extensions().get::<RequestId>().cloned(),
+        route,
+        done: false,
+    };
     telemetry::in_flight(1.0);
     let response = next.run(request).await;
-    telemetry::in_flight(-1.0);
-    let elapsed = started.elapsed();
-    let status = response.status().as_u16();
-    telemetry::request_done(&route, status, elapsed);
-    let lookup = response.extensions().get::<LookupLog>().copied();
-    let code = response.extensions().get::<ApiError>().map(ApiError::code);
-    tracing::info!(
-        request_id = id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-"),
-        method = %method,
-        route = %route,
-        status,
-        latency_ms = elapsed.as_secs_f64() * 1000.0,
-        code = code.unwrap_or("-"),
-        cache = lookup.map_or("-", |l| l.cache),
-        upstream = lookup.map_or("-", |l| l.upstream),
-        upstream_requests = lookup.map_or(0, |l| l.upstream_requests),
-        "request"
+    pending.finish(
+        response.status().as_u16(),
+        response.extensions().get::<LookupLog>().copied(),
+        response.extensions().get::<ApiError>().map(ApiError::code),
     );
     response
+}
+
+/// The status logged for a request whose client went away before its answer (nginx's 499).
+pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+
+/// One started request: ends in the gauge, the counters and the log exactly once, answered
+/// or dropped.
+struct Pending {
+    started: Instant,
+    method: Method,
+    id: Option<RequestId>,
+    route: String,
+    done: bool,
+}
+
+impl Pending {
+    fn finish(&mut self, status: u16, lookup: Option<LookupLog>, code: Option<&'static str>) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        telemetry::in_flight(-1.0);
+        let elapsed = self.started.elapsed();
+        telemetry::request_done(&self.route, status, elapsed);
+        tracing::info!(
+            request_id = self.id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-"),
+            method = %self.method,
+            route = %self.route,
+            status,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            code = code.unwrap_or("-"),
+            cache = lookup.map_or("-", |l| l.cache),
+            upstream = lookup.map_or("-", |l| l.upstream),
+            upstream_requests = lookup.map_or(0, |l| l.upstream_requests),
+            "request"
+        );
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.finish(CLIENT_CLOSED_REQUEST, None, Some("client_closed_request"));
+    }
 }

@@ -1,10 +1,13 @@
 //! The edge: middleware and handlers, and the router that joins them.
 //!
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
-//! request id → access log and metrics → panic guard → load shedding and request deadline →
-//! (lookup routes only) [`guard`]: auth, then the per-key rate limit → handler.
+//! request id → access log and metrics → panic guard → (lookup routes only) load shedding and
+//! the request deadline → [`guard`]: auth, then the per-key rate limit → handler. Operator
+//! endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`) are never shed: a
+//! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
+pub mod docs;
 pub mod guard;
 pub mod openapi;
 pub mod request_id;
@@ -39,12 +42,15 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(
             state.clone(),
             guard::authenticate_and_limit,
-        ));
+        ))
+        // Only lookups are shed: a busy replica must still answer its probes, scrapes and docs.
+        .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
     let open = Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))
-        .route("/openapi.json", get(openapi::serve));
+        .route("/openapi.json", get(openapi::serve))
+        .merge(docs::router());
     lookups
         .merge(open)
         .method_not_allowed_fallback(routes::method_not_allowed)
@@ -61,8 +67,7 @@ pub fn router(state: AppState) -> Router {
                 .layer(from_fn(access_log::access_log))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
-                }))
-                .layer(from_fn_with_state(state.clone(), shed::shed_and_deadline)),
+                })),
         )
         .with_state(state)
 }

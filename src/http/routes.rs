@@ -82,9 +82,13 @@ async fn lookup(
         Ok(name) => name,
         Err(detail) => return ApiError::InvalidUsername(detail).into_response(),
     };
+    let flight = (state.clone(), name.clone());
     let served = state
         .cache()
-        .get_or_fetch(&name, || state.sources().lookup(&name))
+        .get_or_fetch(&name, move || async move {
+            let (state, name) = flight;
+            state.sources().lookup(&name).await
+        })
         .await;
     let (mut response, log) = match served {
         Served::Fresh {

@@ -1,9 +1,10 @@
 //! Load shedding and the request deadline.
 //!
-//! When `server.max_in_flight` requests are already being handled, the next one is answered at
+//! When `server.max_in_flight` lookups are already being handled, the next one is answered at
 //! once with 503 `overloaded` and a `Retry-After`, instead of queueing without bound. Every
-//! request also has a total deadline (`server.request_timeout_ms`), so no caller waits forever
-//! whatever the platform does.
+//! lookup also has a total deadline (`server.request_timeout_ms`), so no caller waits forever
+//! whatever the platform does. Only the lookup routes pass through here: operator endpoints
+//! answer from memory and must keep answering when the replica is busy.
 
 use std::time::Duration;
 

@@ -282,13 +282,16 @@ where
     let sent = std::sync::atomic::AtomicU32::new(0);
     let lookup = match gate.admit() {
         Err(refusal) => Lookup::from(refusal),
-        Ok(()) => {
+        Ok(ticket) => {
             let lookup = steps(&sent).await;
-            gate.record(match lookup {
-                Lookup::Blocked { .. } => Verdict::Blocked,
-                Lookup::Overloaded { .. } => Verdict::Inconclusive,
-                _ => Verdict::Answered,
-            });
+            gate.record(
+                ticket,
+                match lookup {
+                    Lookup::Blocked { .. } => Verdict::Blocked,
+                    Lookup::Overloaded { .. } => Verdict::Inconclusive,
+                    _ => Verdict::Answered,
+                },
+            );
             lookup
         }
     };

@@ -7,8 +7,11 @@
 //! one off the configured host). Politeness towards the platform (budget, concurrency, breaker)
 //! lives in [`politeness`].
 
+#[cfg(feature = "browser")]
+pub mod browser;
 pub mod politeness;
 pub mod retry;
+pub mod roots;
 
 use std::time::Duration;
 
@@ -92,9 +95,15 @@ impl UpstreamError {
 
 impl Upstream {
     /// Builds the client from `[upstream]`.
-    pub fn new(settings: &Settings) -> Result<Self, reqwest::Error> {
+    pub fn new(settings: &Settings) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(path) = settings.upstream.ca_file() {
+            for root in roots::plain_roots(path)? {
+                builder = builder.add_root_certificate(root);
+            }
+        }
+        let http = builder
             .redirect(reqwest::redirect::Policy::none())
             .retry(reqwest::retry::never())
             .connect_timeout(timeout.min(Duration::from_secs(5)))
@@ -163,6 +172,7 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
     }
 }
 
+/// An error and its sources on one line.
 fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();

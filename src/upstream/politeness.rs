@@ -54,19 +54,25 @@ impl Gate {
         }
     }
 
-    /// Asks the breaker whether a lookup may go upstream at all.
-    pub fn admit(&self) -> Result<(), Refusal> {
+    /// Asks the breaker whether a lookup may go upstream at all; the ticket goes back to
+    /// [`Gate::record`] with the lookup's end.
+    pub fn admit(&self) -> Result<Ticket, Refusal> {
         let result = self.breaker.admit().map_err(Refusal::BreakerOpen);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
         result
     }
 
-    /// Waits (bounded) for budget and a concurrency slot for one request.
+    /// Waits (bounded) for a concurrency slot, then for budget, for one request.
+    ///
+    /// The slot comes first: a budget token is taken only by a request that will be sent, so
+    /// requests shed while queueing for a slot spend none of the platform's budget (a token
+    /// is only ever taken at the moment the wait for it succeeds).
     pub async fn pass(&self) -> Result<Pass, Refusal> {
         let deadline = tokio::time::Instant::now() + self.max_queue;
         let wait = async {
+            let slot = self.slots.clone().acquire_owned().await?;
             self.budget.until_ready().await;
-            self.slots.clone().acquire_owned().await
+            Ok::<_, tokio::sync::AcquireError>(slot)
         };
         match tokio::time::timeout_at(deadline, wait).await {
             Ok(Ok(slot)) => Ok(Pass { _slot: slot }),
@@ -74,9 +80,9 @@ impl Gate {
         }
     }
 
-    /// Tells the breaker how a lookup that it admitted ended.
-    pub fn record(&self, verdict: Verdict) {
-        self.breaker.record(verdict);
+    /// Tells the breaker how a lookup that it admitted (with `ticket`) ended.
+    pub fn record(&self, ticket: Ticket, verdict: Verdict) {
+        self.breaker.record(ticket, verdict);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
     }
 }
@@ -86,7 +92,24 @@ impl Gate {
 pub struct Breaker {
     threshold: u32,
     cooldown: Duration,
-    state: Mutex<State>,
+    state: Mutex<Phase>,
+}
+
+/// The state and its generation, which changes on every transition.
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    state: State,
+    generation: u64,
+}
+
+/// The breaker's admission of one lookup: which phase let it through.
+///
+/// Only a ticket of the current phase counts when the lookup ends, so a lookup admitted before
+/// the breaker opened cannot close it by ending late, and only the half-open probe's own
+/// result decides whether it closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    generation: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +125,14 @@ enum State {
     HalfOpen {
         since: Instant,
     },
+}
+
+impl Phase {
+    /// Moves to `state` as a new phase: tickets of the old one stop counting.
+    fn enter(&mut self, state: State) {
+        self.state = state;
+        self.generation = self.generation.wrapping_add(1);
+    }
 }
 
 /// How a lookup that the breaker let through ended, as far as the breaker cares.
@@ -121,50 +152,61 @@ impl Breaker {
         Self {
             threshold,
             cooldown,
-            state: Mutex::new(State::Closed {
-                blocked_in_a_row: 0,
+            state: Mutex::new(Phase {
+                state: State::Closed {
+                    blocked_in_a_row: 0,
+                },
+                generation: 0,
             }),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Phase> {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// `Ok` when a lookup may go upstream; `Err(wait)` while open or while the probe runs.
-    pub fn admit(&self) -> Result<(), Duration> {
-        let mut state = self.lock();
-        match *state {
-            State::Closed { .. } => Ok(()),
+    /// `Ok(ticket)` when a lookup may go upstream; `Err(wait)` while open or while the probe
+    /// runs.
+    pub fn admit(&self) -> Result<Ticket, Duration> {
+        let mut phase = self.lock();
+        match phase.state {
+            State::Closed { .. } => {}
             State::Open { until } => {
                 let now = Instant::now();
-                if now >= until {
-                    *state = State::HalfOpen { since: now };
-                    Ok(())
-                } else {
-                    Err(until - now)
+                if now < until {
+                    return Err(until - now);
                 }
+                phase.enter(State::HalfOpen { since: now });
             }
             State::HalfOpen { since } if since.elapsed() >= self.cooldown => {
-                *state = State::HalfOpen {
+                // The last probe is given up; a late result of it no longer counts.
+                phase.enter(State::HalfOpen {
                     since: Instant::now(),
-                };
-                Ok(())
+                });
             }
-            State::HalfOpen { .. } => Err(self.cooldown),
+            State::HalfOpen { .. } => return Err(self.cooldown),
         }
+        Ok(Ticket {
+            generation: phase.generation,
+        })
     }
 
     /// Records a lookup's end: a block counts towards opening, an answer closes, and an
     /// inconclusive probe hands the probe to the next lookup.
-    pub fn record(&self, verdict: Verdict) {
+    ///
+    /// A ticket of an earlier phase is ignored: its lookup was admitted under other conditions
+    /// (closed before the breaker opened, or a probe given up), and it must not move this one.
+    pub fn record(&self, ticket: Ticket, verdict: Verdict) {
         if self.threshold == 0 {
             return;
         }
-        let mut state = self.lock();
-        *state = match (*state, verdict) {
+        let mut phase = self.lock();
+        if ticket.generation != phase.generation {
+            return;
+        }
+        let next = match (phase.state, verdict) {
             (State::HalfOpen { .. }, Verdict::Inconclusive) => State::Open {
                 until: Instant::now(),
             },
@@ -183,11 +225,18 @@ impl Breaker {
                 until: Instant::now() + self.cooldown,
             },
         };
+        if next != phase.state {
+            match (phase.state, next) {
+                // Counting blocks while closed is not a new phase.
+                (State::Closed { .. }, State::Closed { .. }) => phase.state = next,
+                _ => phase.enter(next),
+            }
+        }
     }
 
     /// 0 closed, 1 open, 2 half-open: the value of the breaker gauge.
     pub fn state_code(&self) -> u8 {
-        match *self.lock() {
+        match self.lock().state {
             State::Closed { .. } => 0,
             State::Open { .. } => 1,
             State::HalfOpen { .. } => 2,
@@ -203,37 +252,44 @@ mod tests {
     fn opens_after_the_threshold_and_lets_one_probe_through() {
         let breaker = Breaker::new(3, Duration::from_millis(50));
         for _ in 0..2 {
-            breaker.record(Verdict::Blocked);
-            assert!(breaker.admit().is_ok());
+            let ticket = breaker.admit().unwrap();
+            breaker.record(ticket, Verdict::Blocked);
         }
-        breaker.record(Verdict::Blocked);
+        let ticket = breaker.admit().unwrap();
+        breaker.record(ticket, Verdict::Blocked);
         assert!(breaker.admit().is_err(), "open after three blocks");
         std::thread::sleep(Duration::from_millis(60));
-        assert!(breaker.admit().is_ok(), "the probe");
+        let probe = breaker.admit().expect("the probe");
         assert!(breaker.admit().is_err(), "only one probe at a time");
-        breaker.record(Verdict::Answered);
+        breaker.record(probe, Verdict::Answered);
         assert!(breaker.admit().is_ok(), "a good probe closes it");
     }
 
     #[test]
     fn a_success_resets_the_count() {
         let breaker = Breaker::new(2, Duration::from_secs(60));
-        breaker.record(Verdict::Blocked);
-        breaker.record(Verdict::Answered);
-        breaker.record(Verdict::Blocked);
+        for verdict in [Verdict::Blocked, Verdict::Answered, Verdict::Blocked] {
+            let ticket = breaker.admit().unwrap();
+            breaker.record(ticket, verdict);
+        }
         assert!(breaker.admit().is_ok());
     }
 
     #[test]
     fn a_probe_that_never_reports_is_given_up_after_a_cooldown() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
-        breaker.record(Verdict::Blocked);
+        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
         std::thread::sleep(Duration::from_millis(30));
-        assert!(breaker.admit().is_ok(), "the probe, which is then lost");
+        let lost = breaker.admit().expect("the probe, which is then lost");
         assert!(breaker.admit().is_err());
         std::thread::sleep(Duration::from_millis(30));
-        assert!(breaker.admit().is_ok(), "another probe after a cool-down");
-        breaker.record(Verdict::Inconclusive);
+        let probe = breaker.admit().expect("another probe after a cool-down");
+        breaker.record(lost, Verdict::Answered);
+        assert!(
+            breaker.admit().is_err(),
+            "the given-up probe's late answer does not close it"
+        );
+        breaker.record(probe, Verdict::Inconclusive);
         assert!(
             breaker.admit().is_ok(),
             "an inconclusive probe hands over at once"
@@ -243,10 +299,59 @@ mod tests {
     #[test]
     fn a_failed_probe_reopens() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
-        breaker.record(Verdict::Blocked);
+        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
         std::thread::sleep(Duration::from_millis(30));
-        assert!(breaker.admit().is_ok());
-        breaker.record(Verdict::Blocked);
+        let probe = breaker.admit().unwrap();
+        breaker.record(probe, Verdict::Blocked);
         assert!(breaker.admit().is_err());
+    }
+
+    #[test]
+    fn late_results_from_before_the_opening_keep_it_open() {
+        let breaker = Breaker::new(1, Duration::from_secs(60));
+        let answers_late = breaker.admit().unwrap();
+        let times_out_late = breaker.admit().unwrap();
+        let blocked = breaker.admit().unwrap();
+        breaker.record(blocked, Verdict::Blocked);
+        assert!(breaker.admit().is_err(), "open");
+        breaker.record(answers_late, Verdict::Answered);
+        breaker.record(times_out_late, Verdict::Answered);
+        assert!(
+            breaker.admit().is_err(),
+            "late answers from before the opening must not close it"
+        );
+    }
+
+    #[test]
+    fn only_the_probe_closes_a_half_open_breaker() {
+        let breaker = Breaker::new(1, Duration::from_millis(20));
+        let from_before = breaker.admit().unwrap();
+        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
+        std::thread::sleep(Duration::from_millis(30));
+        let probe = breaker.admit().expect("the probe");
+        breaker.record(from_before, Verdict::Answered);
+        assert!(breaker.admit().is_err(), "still half-open, probe out");
+        breaker.record(probe, Verdict::Blocked);
+        assert!(breaker.admit().is_err(), "the probe's block reopens it");
+    }
+
+    #[tokio::test]
+    async fn a_request_that_never_got_a_slot_spends_no_budget() {
+        let mut settings = crate::config::Settings::default();
+        settings.photo_share.requests_per_second = 1;
+        settings.photo_share.burst = 2;
+        settings.photo_share.max_concurrency = 1;
+        settings.photo_share.max_queue_ms = 100;
+        let gate = Gate::new("test", &settings.photo_share, &settings.breaker);
+        let held = gate.pass().await.expect("the one slot, the first token");
+        assert_eq!(
+            gate.pass().await.unwrap_err(),
+            Refusal::Busy(Duration::from_secs(1)),
+            "no slot within max_queue"
+        );
+        drop(held);
+        gate.pass()
+            .await
+            .expect("the second token was not spent on the request that never went out");
     }
 }

@@ -3,15 +3,13 @@
 //! Per SPEC, a platform's blocking signals are retried up to `retry.max_attempts` requests in
 //! all (the first included), each wait drawn uniformly from zero to
 //! `min(max_delay, base_delay × 2ⁿ)` ("full jitter", so many replicas do not retry in step),
-//! or the platform's own `Retry-After` when it sent one (capped at `max_delay`). All waits of one
-//! lookup add up to at most `retry.max_total_ms`. Transport faults and 5xx are retried once at
-//! most; everything else (a 404, an oversized body, a timeout) is final.
+//! or the platform's own `Retry-After` when it sent one (never less than that exponential
+//! delay). Every wait of one step counts towards `retry.max_total_ms`, a `Retry-After`
+//! included: a wait that does not fit in what is left ends the retries at once. Transport
+//! faults and 5xx are retried once at most; everything else (a 404, an oversized body, a
+//! timeout) is final.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-use backon::{BackoffBuilder, ExponentialBuilder, Retryable};
 
 use crate::config::{RetryConfig, ms};
 use crate::telemetry;
@@ -37,16 +35,6 @@ pub enum Attempt<T> {
         /// What to answer if no retry is left.
         last: T,
     },
-}
-
-impl<T> Attempt<T> {
-    fn into_value(self) -> T {
-        match self {
-            Attempt::Done(v)
-            | Attempt::Throttled { last: v, .. }
-            | Attempt::Transient { last: v, .. } => v,
-        }
-    }
 }
 
 /// The retry settings of one platform, ready to drive attempts.
@@ -85,63 +73,114 @@ impl RetryPolicy {
     }
 
     /// Runs `attempt` until it is `Done`, or retries are spent; returns the last value.
+    ///
+    /// Every wait counts against `max_total`, the platform's `Retry-After` included: when the
+    /// next wait does not fit in what is left, the retries end at once with the last answer
+    /// (for a block, `upstream_blocked` carrying the platform's `Retry-After`).
     pub async fn run<T, F, Fut>(&self, platform: &'static str, mut attempt: F) -> T
     where
         T: Send,
         F: FnMut() -> Fut,
         Fut: Future<Output = Attempt<T>>,
     {
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.base_delay)
-            .with_max_delay(self.max_delay)
-            .with_factor(2.0)
-            .with_max_times(self.max_attempts.saturating_sub(1) as usize)
-            .with_total_delay(Some(self.max_total))
-            .build()
-            .map(full_jitter as fn(Duration) -> Duration);
-        let transient_retries = Arc::new(AtomicU32::new(0));
-        let max_delay = self.max_delay;
-        let result = (|| {
-            let fut = attempt();
-            async move {
-                match fut.await {
-                    Attempt::Done(v) => Ok(v),
-                    other => Err(other),
-                }
-            }
-        })
-        .retry(backoff)
-        .when(|e: &Attempt<T>| match e {
-            Attempt::Throttled { .. } => true,
-            Attempt::Transient { .. } => transient_retries.fetch_add(1, Ordering::Relaxed) == 0,
-            Attempt::Done(_) => false,
-        })
-        .adjust(move |e: &Attempt<T>, planned| match (e, planned) {
-            (
+        let mut waited = Duration::ZERO;
+        let mut retries = 0u32;
+        let mut transient_retried = false;
+        loop {
+            let (reason, asked, last) = match attempt().await {
+                Attempt::Done(v) => return v,
                 Attempt::Throttled {
-                    retry_after: Some(wait),
-                    ..
-                },
-                Some(_),
-            ) => Some((*wait).min(max_delay)),
-            _ => planned,
-        })
-        .notify(|e: &Attempt<T>, _| match e {
-            Attempt::Throttled { reason, .. } | Attempt::Transient { reason, .. } => {
-                telemetry::retry(platform, reason);
-                tracing::debug!(platform, reason, "retrying upstream request");
+                    reason,
+                    retry_after,
+                    last,
+                } => (reason, retry_after, last),
+                Attempt::Transient { last, .. } if transient_retried => return last,
+                Attempt::Transient { reason, last } => {
+                    transient_retried = true;
+                    (reason, None, last)
+                }
+            };
+            if retries + 1 >= self.max_attempts {
+                return last;
             }
-            Attempt::Done(_) => {}
-        })
-        .await;
-        match result {
-            Ok(v) => v,
-            Err(e) => e.into_value(),
+            let Some(wait) = self.next_wait(retries, asked, self.max_total.saturating_sub(waited))
+            else {
+                return last;
+            };
+            retries += 1;
+            waited += wait;
+            telemetry::retry(platform, reason);
+            tracing::debug!(platform, reason, ?wait, "retrying upstream request");
+            tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The wait before retry `n` (from 0), or `None` when it does not fit in `left`.
+    ///
+    /// Without a `Retry-After` it is full jitter over `min(max_delay, base_delay × 2ⁿ)`. With
+    /// one it is what the platform asked, but never less than that exponential delay, so
+    /// `Retry-After: 0` (or a date in the past) cannot make retries back to back.
+    fn next_wait(&self, n: u32, asked: Option<Duration>, left: Duration) -> Option<Duration> {
+        let factor = 1u32.checked_shl(n).unwrap_or(u32::MAX);
+        let exponential = self.base_delay.saturating_mul(factor).min(self.max_delay);
+        let wait = match asked {
+            Some(asked) => asked.max(exponential),
+            None => full_jitter(exponential),
+        };
+        (wait <= left).then_some(wait)
     }
 }
 
 /// "Full jitter": a uniformly random wait between zero and the exponential delay.
 fn full_jitter(delay: Duration) -> Duration {
     delay.mul_f64(fastrand::f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(5),
+            max_total: Duration::from_millis(1_500),
+        }
+    }
+
+    #[test]
+    fn a_retry_after_longer_than_what_is_left_ends_the_retries() {
+        let left = Duration::from_millis(500);
+        assert_eq!(
+            policy().next_wait(1, Some(Duration::from_secs(1)), left),
+            None
+        );
+        assert_eq!(
+            policy().next_wait(
+                0,
+                Some(Duration::from_secs(1)),
+                Duration::from_millis(1_500)
+            ),
+            Some(Duration::from_secs(1))
+        );
+    }
+
+    #[test]
+    fn a_zero_retry_after_waits_the_exponential_delay() {
+        let left = Duration::from_secs(10);
+        assert_eq!(
+            policy().next_wait(0, Some(Duration::ZERO), left),
+            Some(Duration::from_millis(100))
+        );
+        assert_eq!(
+            policy().next_wait(2, Some(Duration::ZERO), left),
+            Some(Duration::from_millis(400))
+        );
+        assert_eq!(
+            policy().next_wait(40, Some(Duration::ZERO), left),
+            Some(Duration::from_secs(5)),
+            "capped at max_delay, no overflow"
+        );
+    }
 }

@@ -418,3 +418,105 @@ fn the_demo_keeps_serving_after_its_stdout_is_closed() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn the_demos_throttled_line_answers_429_within_two_seconds() {
+    let mut child = Command::new(BIN)
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (base, key, throttled_heading) = {
+        use std::io::BufRead;
+        // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
+        let lines = Box::leak(Box::new(
+            std::io::BufReader::new(child.stdout.take().unwrap()).lines(),
+        ));
+        let (mut base, mut key, mut heading) = (None, None, None);
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if let Some(rest) = line.strip_prefix("Listening on ") {
+                base = rest.split_whitespace().next().map(str::to_owned);
+                key = rest.rsplit(' ').next().map(str::to_owned);
+            }
+            if line.contains("throttl") && !line.trim_start().starts_with("curl") {
+                heading = Some(line.clone());
+            }
+            if line.starts_with("Ctrl-C") {
+                break;
+            }
+        }
+        (
+            base.unwrap(),
+            key.unwrap(),
+            heading.expect("a throttling line"),
+        )
+    };
+    assert!(
+        throttled_heading.contains("429") && throttled_heading.contains("upstream_blocked"),
+        "the banner says what the throttled line shows: {throttled_heading}"
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (status, code, elapsed) = runtime.block_on(async {
+        let started = std::time::Instant::now();
+        let r = reqwest::Client::new()
+            .get(format!("{base}/photo-share/profile/throttled.demo"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap();
+        (status, body["code"].clone(), started.elapsed())
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 429);
+    assert_eq!(code, "upstream_blocked");
+    assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
+}
+
+#[test]
+fn healthcheck_follows_the_configured_listen_address() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .env(
+            "PROFILE_LOOKUP__SERVER__LISTEN",
+            format!("127.0.0.1:{port}"),
+        )
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "healthcheck-test-key")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = |listen: &str| {
+        Command::new(BIN)
+            .arg("healthcheck")
+            .env("PROFILE_LOOKUP__SERVER__LISTEN", listen)
+            .status()
+            .unwrap()
+            .success()
+    };
+    let up = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        probe(&format!("127.0.0.1:{port}"))
+    });
+    // An unspecified address is probed on loopback.
+    let unspecified = probe(&format!("0.0.0.0:{port}"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(up, "healthcheck without --addr probes server.listen");
+    assert!(unspecified, "0.0.0.0 is probed as 127.0.0.1");
+    assert!(
+        !probe(&format!("127.0.0.1:{port}")),
+        "and fails once nothing listens there"
+    );
+}

@@ -265,7 +265,7 @@ async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
         assert_ne!(response.status(), 429);
         assert_eq!(
             response.headers()["ratelimit-policy"],
-            "\"per-key\";q=60;w=60"
+            "\"per-key\";q=3;w=3"
         );
         let state = response.headers()["ratelimit"].to_str().unwrap().to_owned();
         assert!(
@@ -491,4 +491,120 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
         .unwrap()
         .expect("the in-flight request was answered");
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
+    // An upstream that holds every request, so lookups sit in flight.
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        StatusCode::NOT_FOUND
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.server.max_in_flight = 2;
+    s.upstream.timeout_ms = 20_000;
+    let app = std::sync::Arc::new(spawn_app(s).await);
+    let holders: Vec<_> = (0..2)
+        .map(|i| {
+            let app = app.clone();
+            tokio::spawn(async move { app.get(&format!("/photo-share/profile/held{i}")).await })
+        })
+        .collect();
+    assert!(
+        crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 2).await,
+        "both lookups reached the upstream"
+    );
+    let shed = app.get("/photo-share/profile/third").await;
+    assert_eq!(shed.status(), 503, "max_in_flight is full");
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        assert_eq!(app.get_anonymous(path).await.status(), 200, "{path}");
+    }
+    for holder in holders {
+        holder.abort();
+    }
+}
+
+#[tokio::test]
+async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::NOT_FOUND })).await;
+    let mut s = settings(upstream.addr);
+    // 6 per minute (one every 10 s) with a burst of 10: 10 at once, then one per 10 s.
+    s.rate_limit.per_key_per_minute = 6;
+    s.rate_limit.burst = 10;
+    let app = spawn_app(s).await;
+    let mut admitted = 0;
+    let mut policy = String::new();
+    for i in 0..11 {
+        let response = app.get(&format!("/photo-share/profile/burst{i}")).await;
+        policy = response.headers()["ratelimit-policy"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let state = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+        let remaining: u32 = state
+            .split(";r=")
+            .nth(1)
+            .and_then(|r| r.split(';').next())
+            .and_then(|r| r.parse().ok())
+            .unwrap();
+        if response.status() != 429 {
+            admitted += 1;
+        }
+        let quota: u32 = policy
+            .split(";q=")
+            .nth(1)
+            .and_then(|q| q.split(';').next())
+            .and_then(|q| q.parse().ok())
+            .unwrap();
+        assert!(remaining < quota, "r={remaining} is more than q={quota}");
+    }
+    assert_eq!(admitted, 10, "the burst");
+    // The policy says what just happened: 10 units per window, refilled at 6 a minute.
+    assert_eq!(policy, "\"per-key\";q=10;w=100");
+}
+
+#[tokio::test]
+async fn a_probe_during_the_drain_never_sees_ready() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        (StatusCode::NOT_FOUND, "")
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let addr = app.addr;
+    let state = app.state.clone();
+    let client = app.client.clone();
+    let url = app.url("/photo-share/profile/drainer");
+    let in_flight = tokio::spawn(async move {
+        client
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    assert!(crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 1).await);
+    let shutdown = tokio::spawn(app.shutdown());
+    assert!(
+        crate::support::eventually(Duration::from_secs(2), || !state.is_ready()).await,
+        "readiness flips as the drain starts"
+    );
+    // The drain is still going (the lookup holds it): a probe on a new connection is refused,
+    // which every orchestrator counts as not ready, the same as a 503.
+    let probe = reqwest::Client::new()
+        .get(format!("http://{addr}/readyz"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await;
+    match probe {
+        Err(err) => assert!(err.is_connect(), "{err}"),
+        Ok(response) => {
+            assert_eq!(response.status(), 503);
+            assert_eq!(response.text().await.unwrap(), r#"{"status":"draining"}"#);
+        }
+    }
+    assert!(!shutdown.is_finished(), "the drain was still under way");
+    shutdown.await.unwrap().unwrap();
+    assert_eq!(in_flight.await.unwrap().unwrap(), 404);
 }

@@ -1,14 +1,22 @@
 //! The one integration-test binary: every suite is a module here, so a test run links the
 //! crate once, and the rig in [`support`] is written once.
 
+mod browser_client;
 mod cli;
 mod config;
+mod docs;
 mod edge;
+mod fingerprint;
+mod flight_and_retry;
+mod html_script_finder;
+mod log_injection;
 mod lookups;
 mod openapi;
 mod photo_share_proptest;
 mod photo_share_real_captures;
+mod photo_share_user_text;
 mod short_video_proptest;
 mod short_video_real_captures;
+mod startup;
 mod support;
 mod upstream_faults;

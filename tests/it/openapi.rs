@@ -71,3 +71,45 @@ fn the_document_states_the_contract() {
         "{count}"
     );
 }
+
+/// Issue 8 asked whether counts are declared `int64` for `u64` values: confirmed. A platform
+/// count above `i64::MAX` is served as is, outside what the document promises. The fix (a
+/// `uint64` format on the count fields in `src/platform/mod.rs`, then a deliberate snapshot
+/// refresh) belongs to the platform module's owner; un-ignore this test with it.
+#[test]
+#[ignore = "confirmed defect: counts above i64::MAX are served but declared int64; fix in src/platform/mod.rs"]
+fn counts_are_declared_wide_enough_for_what_is_served() {
+    let real = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/real/instagram/web_profile_info_2022_megadeth.json"
+    );
+    let Ok(capture) = std::fs::read_to_string(real) else {
+        assert!(std::env::var("CI").is_err(), "{real} is missing under CI");
+        eprintln!("skipping: {real} unavailable");
+        return;
+    };
+    let at = capture
+        .find("\"edge_followed_by\"")
+        .expect("a follower count");
+    let digits_start = at + capture[at..].find(|c: char| c.is_ascii_digit()).unwrap();
+    let digits_len = capture[digits_start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap();
+    let huge = format!(
+        "{}{}{}",
+        &capture[..digits_start],
+        u64::MAX,
+        &capture[digits_start + digits_len..]
+    );
+    let body = profile_lookup::platform::offline::extract(
+        profile_lookup::platform::Platform::PhotoShare,
+        huge.as_bytes(),
+        None,
+    )
+    .expect("the capture extracts");
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served["edge_followed_by"]["count"], u64::MAX);
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    let count = &doc["components"]["schemas"]["Count"]["properties"]["count"];
+    assert_ne!(count["format"], "int64", "{count}");
+}

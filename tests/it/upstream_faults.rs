@@ -625,3 +625,25 @@ async fn a_gzip_bomb_is_refused_at_the_cap_on_decompressed_bytes() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(upstream.hits(), 1);
 }
+
+#[tokio::test]
+async fn a_huge_platform_retry_after_reaches_callers_capped_at_an_hour() {
+    // Short-video 429 is final (no retry), so the platform's value goes straight to the answer.
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "99999999999")],
+        )
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let started = Instant::now();
+    let headers = expect_error(app.get(SV).await, 429, "upstream_blocked").await;
+    let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(
+        (1..=3600).contains(&retry_after),
+        "Retry-After {retry_after} is above the hour SPEC allows"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3), "no wait on it");
+    assert_eq!(upstream.hits(), 1);
+}

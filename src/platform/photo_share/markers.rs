@@ -1,104 +1,115 @@
 //! Telling a 404 page and a login page from a page that merely lacks the profile.
 //!
-//! These checks run only when no profile was found, and they look at the page's markup outside
-//! `<script>` elements (plus the `<title>`): script text is full of UI strings and bundle names
+//! These checks run only when no profile was found. Whether a user exists is never decided from
+//! text the user can write: a profile page carries the user's name and bio in its `<title>`,
+//! its meta and `og:` tags, image alt text, and in scripts. So the markers are searched only
+//! where the platform alone writes:
+//!
+//! - the 404 text ("Sorry, this page isn't available") in the page's text between tags, never
+//!   in attribute values, the title, scripts or other raw text;
+//! - the 404 dialog's class as a whole word of a `class` attribute;
+//! - a `<title>` starting "Page not found" or "Login";
+//! - login form markup: an `id` of `loginForm`, a form `action` under `/accounts/login`.
+//!
+//! And none of them counts on a page whose `<title>` names an account ("Name (@name) • …"):
+//! that is somebody's profile page, and its text may be theirs.
+//!
+//! Script text is skipped as well because it is full of UI strings and bundle names
 //! (`HttpErrorPage`, `LoginAndSignupPage`, "Sorry, this page isn't available") that every page
 //! carries, and mistaking an app shell for a 404 would cache a false "not found".
 
 use memchr::memmem;
 
 use super::signals::has_require_login;
-use crate::scan;
+use crate::scan::{self, Token};
 
 /// Text that only the "page not found" page carries in its markup.
 const NOT_FOUND_TEXT: &[u8] = b"Sorry, this page isn";
 
-/// The 404 dialog's class name; it counts only as a whole word of an attribute value, since a
-/// stylesheet of any page may name it (`.dialog-404{…}`).
+/// The 404 dialog's class name.
 const NOT_FOUND_CLASS: &[u8] = b"dialog-404";
 
-/// Markup that only the login page carries.
-const LOGIN_MARKUP: [&[u8]; 3] = [
-    b"action=\"/accounts/login",
-    b"id=\"loginForm\"",
-    b"/accounts/login/ajax/",
-];
+/// What the platform's own markup of a page says, read in one pass.
+#[derive(Debug, Default)]
+struct Marks<'a> {
+    /// The raw text of the first `<title>`.
+    title: Option<&'a [u8]>,
+    /// The 404 text appears between tags.
+    not_found_text: bool,
+    /// An element has the 404 dialog's class.
+    not_found_class: bool,
+    /// A login form is in the markup.
+    login_form: bool,
+}
+
+impl<'a> Marks<'a> {
+    fn read(html: &'a [u8]) -> Self {
+        let text = memmem::Finder::new(NOT_FOUND_TEXT);
+        let mut marks = Marks::default();
+        for token in scan::tokens(html) {
+            match token {
+                Token::Text(part) => marks.not_found_text |= text.find(part).is_some(),
+                Token::Start(tag) => {
+                    for (name, value) in tag.attrs() {
+                        if name.eq_ignore_ascii_case(b"class") {
+                            marks.not_found_class |= value
+                                .split(|b| b.is_ascii_whitespace())
+                                .any(|word| word == NOT_FOUND_CLASS);
+                        } else if name.eq_ignore_ascii_case(b"id") {
+                            marks.login_form |= value == b"loginForm";
+                        } else if name.eq_ignore_ascii_case(b"action") && tag.is("form") {
+                            marks.login_form |= value.starts_with(b"/accounts/login");
+                        }
+                    }
+                }
+                Token::Element(tag, content) if tag.is("title") => {
+                    marks.title.get_or_insert(content);
+                }
+                Token::Element(..) => {}
+            }
+        }
+        marks
+    }
+
+    /// Whether the title names an account: then the page is somebody's profile.
+    fn names_account(&self) -> bool {
+        self.title.is_some_and(|title| {
+            memchr::memchr(b'@', title).is_some()
+                || memmem::find(title, b"&#064;").is_some()
+                || memmem::find(title, b"&#x40;").is_some()
+        })
+    }
+
+    /// Whether the title starts with `prefix` (ASCII case-insensitive, after whitespace).
+    fn title_starts_with(&self, prefix: &str) -> bool {
+        self.title.is_some_and(|title| {
+            title
+                .trim_ascii()
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+        })
+    }
+}
 
 /// The page says the user (or the page) does not exist.
 pub(super) fn is_not_found_page(html: &[u8]) -> bool {
-    let text = memmem::Finder::new(NOT_FOUND_TEXT);
-    let class = memmem::Finder::new(NOT_FOUND_CLASS);
-    title_starts_with(html, "page not found")
-        || markup_any(html, |part| {
-            text.find(part).is_some() || has_class_word(part, &class)
-        })
-}
-
-/// Whether `part` holds the finder's needle delimited like a word of a quoted attribute value.
-fn has_class_word(part: &[u8], finder: &memmem::Finder<'_>) -> bool {
-    let word_edge = |b: Option<&u8>| b.is_some_and(|b| matches!(b, b'"' | b'\'' | b' '));
-    finder.find_iter(part).any(|at| {
-        let before = at.checked_sub(1).and_then(|i| part.get(i));
-        word_edge(before) && word_edge(part.get(at + finder.needle().len()))
-    })
+    let marks = Marks::read(html);
+    !marks.names_account()
+        && (marks.title_starts_with("page not found")
+            || marks.not_found_text
+            || marks.not_found_class)
 }
 
 /// The page is a login wall.
 pub(super) fn is_login_page(html: &[u8]) -> bool {
-    has_require_login(html)
-        || title_starts_with(html, "login")
-        || title_starts_with(html, "log in")
-        || markup_any(html, |part| {
-            LOGIN_MARKUP
-                .iter()
-                .any(|needle| memmem::find(part, needle).is_some())
-        })
-}
-
-/// Whether `found_in` holds for some stretch of the page outside script elements.
-fn markup_any(html: &[u8], found_in: impl Fn(&[u8]) -> bool) -> bool {
-    let base = html.as_ptr() as usize;
-    let mut from = 0;
-    for script in scan::scripts(html) {
-        let start = (script.text.as_ptr() as usize).saturating_sub(base);
-        if html.get(from..start).is_some_and(&found_in) {
-            return true;
-        }
-        from = start + script.text.len();
+    if has_require_login(html) {
+        return true;
     }
-    html.get(from..).is_some_and(found_in)
-}
-
-/// Whether the first `<title>` starts with `prefix` (ASCII case-insensitive) and names no
-/// account: a profile titled "Page Not Found (@name)" is somebody's display name.
-fn title_starts_with(html: &[u8], prefix: &str) -> bool {
-    let Some(title) = title(html) else {
-        return false;
-    };
-    let title = title.trim_ascii();
-    let names_account = memchr::memchr(b'@', title).is_some()
-        || memmem::find(title, b"&#064;").is_some()
-        || memmem::find(title, b"&#x40;").is_some();
-    !names_account
-        && title
-            .get(..prefix.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
-}
-
-/// The raw text of the first `<title>` element, bounded to a sane length.
-fn title(html: &[u8]) -> Option<&[u8]> {
-    let open = memmem::find(html, b"<title")?;
-    let rest = &html[open + b"<title".len()..];
-    if !rest
-        .first()
-        .is_some_and(|b| matches!(b, b'>' | b' ' | b'\n'))
-    {
-        return None;
-    }
-    let rest = &rest[memchr::memchr(b'>', rest)? + 1..];
-    let rest = &rest[..rest.len().min(1024)];
-    let end = memmem::find(rest, b"</title").unwrap_or(rest.len());
-    Some(&rest[..end])
+    let marks = Marks::read(html);
+    !marks.names_account()
+        && (marks.title_starts_with("login")
+            || marks.title_starts_with("log in")
+            || marks.login_form)
 }
 
 #[cfg(test)]
@@ -128,6 +139,15 @@ mod tests {
             b"<title>Page Not Found (&#064;pnf) \xe2\x80\xa2 Instagram photos</title>"
         ));
         assert!(!is_not_found_page(b"<title>Ann (@ann)</title><p>hi</p>"));
+        // What a user writes reaches attribute values, the title, and on their own page text.
+        assert!(!is_not_found_page(
+            b"<meta name=\"description\" content=\"Sorry, this page isn&#039;t available.\">\
+              <img alt='x dialog-404 y'><p title=\"Page not found\">"
+        ));
+        assert!(!is_not_found_page(
+            b"<title>Sorry, this page isn&#039;t available. (&#064;s)</title>\
+              <h1>Sorry, this page isn&#039;t available.</h1><b class=dialog-404></b>"
+        ));
         assert!(!is_not_found_page(
             b"<style>.dialog-404{display:none}div.dialog-404 p{}</style><p>x-dialog-404y</p>"
         ));

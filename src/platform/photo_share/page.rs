@@ -30,8 +30,10 @@ use crate::username::Username;
 ///   `Unreadable("no profile in page")`.
 ///
 /// Missing strings become `""`, missing booleans `false`, missing counts `None`; strings are
-/// JSON-decoded and never HTML-entity decoded. Markers are only searched in markup outside
-/// scripts, because script text of every page mentions them.
+/// JSON-decoded and never HTML-entity decoded. Markers are only searched where the platform
+/// alone writes (text between tags, `class` attributes, the title of a page that names no
+/// account), never in scripts (every page mentions them there) nor in attribute values or
+/// titles that carry the user's own name and bio.
 pub fn from_page(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
     let finder = Finder::new(xig::KEY);
     let mut other_user = false;

@@ -1,0 +1,218 @@
+//! `[redis]`: where the fleet's shared state lives, and how long a Redis call may take.
+//!
+//! An empty `url` keeps every replica on its own in-memory state (the fleet layer is off). One
+//! `redis://` URL is a single Redis; several (a TOML list, or one string with commas, which is
+//! what an environment variable can carry) are the seed nodes of a Redis Cluster.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::FleetError;
+
+/// The longest `key_prefix` accepted: every key carries it, so it is kept short.
+pub const MAX_KEY_PREFIX_LEN: usize = 64;
+/// Bounds of `timeout_ms`: a call slower than this counts as Redis being down.
+pub const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=10_000;
+/// The most seed nodes accepted for a cluster (a handful is enough to find the others).
+pub const MAX_SEED_NODES: usize = 32;
+
+/// The `[redis]` section, as written by the operator.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisConfig {
+    /// Empty: no fleet. One `redis://` URL, or several seed nodes of a cluster (list or commas).
+    #[serde(deserialize_with = "one_or_many_urls")]
+    pub url: String,
+    /// Prepended to every key, so several services (or test runs) can share one Redis.
+    pub key_prefix: String,
+    /// The most a Redis call may take before Redis counts as down for this call.
+    pub timeout_ms: u64,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            key_prefix: "profile-lookup:".to_owned(),
+            timeout_ms: 200,
+        }
+    }
+}
+
+/// Where the fleet state lives, once `[redis]` is validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedisTarget {
+    /// One Redis (or a managed equivalent that speaks to one endpoint).
+    Single(String),
+    /// The seed nodes of a Redis Cluster.
+    Cluster(Vec<String>),
+}
+
+impl RedisConfig {
+    /// `None` when the fleet layer is off (empty url); the target otherwise, or why the section
+    /// is wrong. Nothing here touches the network.
+    pub fn target(&self) -> Result<Option<RedisTarget>, FleetError> {
+        self.validate_prefix()?;
+        if !TIMEOUT_MS_RANGE.contains(&self.timeout_ms) {
+            return Err(FleetError::Config(format!(
+                "redis.timeout_ms must be within 1..=10000, not {}",
+                self.timeout_ms
+            )));
+        }
+        let urls: Vec<&str> = self
+            .url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect();
+        if urls.len() > MAX_SEED_NODES {
+            return Err(FleetError::Config(format!(
+                "redis.url lists {} nodes; at most {MAX_SEED_NODES}",
+                urls.len()
+            )));
+        }
+        for u in &urls {
+            validate_url(u)?;
+        }
+        Ok(match urls.as_slice() {
+            [] => None,
+            [one] => Some(RedisTarget::Single((*one).to_owned())),
+            many => Some(RedisTarget::Cluster(
+                many.iter().map(|u| (*u).to_owned()).collect(),
+            )),
+        })
+    }
+
+    /// The per-call deadline.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    fn validate_prefix(&self) -> Result<(), FleetError> {
+        let p = &self.key_prefix;
+        // Braces would start a hash tag of their own and break the slot layout of the keys.
+        let ok = p.len() <= MAX_KEY_PREFIX_LEN
+            && p.bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'{' && b != b'}');
+        if ok {
+            Ok(())
+        } else {
+            Err(FleetError::Config(format!(
+                "redis.key_prefix must be at most {MAX_KEY_PREFIX_LEN} printable ASCII characters \
+                 without spaces or braces"
+            )))
+        }
+    }
+}
+
+fn validate_url(u: &str) -> Result<(), FleetError> {
+    let parsed = url::Url::parse(u)
+        .map_err(|e| FleetError::Config(format!("redis.url {:?}: {e}", redact(u))))?;
+    if parsed.scheme() != "redis" {
+        return Err(FleetError::Config(format!(
+            "redis.url {:?}: only redis:// URLs are accepted",
+            redact(u)
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(FleetError::Config(format!(
+            "redis.url {:?} has no host",
+            redact(u)
+        )));
+    }
+    Ok(())
+}
+
+/// A URL fit for an error message: any password is replaced.
+pub(crate) fn redact(u: &str) -> String {
+    match url::Url::parse(u) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(parsed) => parsed.to_string(),
+        Err(_) => "<unparsable>".to_owned(),
+    }
+}
+
+fn one_or_many_urls<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => s,
+        OneOrMany::Many(v) => v.join(","),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_url(url: &str) -> RedisConfig {
+        RedisConfig {
+            url: url.to_owned(),
+            ..RedisConfig::default()
+        }
+    }
+
+    #[test]
+    fn empty_url_is_off() {
+        assert_eq!(with_url("").target().unwrap(), None);
+        assert_eq!(with_url(" , ").target().unwrap(), None);
+    }
+
+    #[test]
+    fn one_url_is_single_and_a_list_is_a_cluster() {
+        assert_eq!(
+            with_url("redis://127.0.0.1:6379/0").target().unwrap(),
+            Some(RedisTarget::Single("redis://127.0.0.1:6379/0".into()))
+        );
+        assert_eq!(
+            with_url("redis://a:1, redis://b:2").target().unwrap(),
+            Some(RedisTarget::Cluster(vec![
+                "redis://a:1".into(),
+                "redis://b:2".into()
+            ]))
+        );
+    }
+
+    #[test]
+    fn a_toml_list_is_accepted() {
+        let c: RedisConfig =
+            serde_json::from_str(r#"{"url":["redis://a:1","redis://b:2"]}"#).unwrap();
+        assert_eq!(c.url, "redis://a:1,redis://b:2");
+        assert_eq!(c.timeout_ms, 200);
+    }
+
+    #[test]
+    fn bad_sections_are_refused_without_leaking_a_password() {
+        let err = with_url("http://x:1").target().unwrap_err().to_string();
+        assert!(err.contains("redis://"), "{err}");
+        let err = with_url("redis://user:hunter2@/")
+            .target()
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        for ms in [0, 10_001] {
+            let c = RedisConfig {
+                timeout_ms: ms,
+                ..with_url("redis://a:1")
+            };
+            assert!(c.target().is_err(), "{ms}");
+        }
+        for prefix in ["a{b", "a}", "has space", &"x".repeat(65)] {
+            let c = RedisConfig {
+                key_prefix: prefix.to_owned(),
+                ..with_url("redis://a:1")
+            };
+            assert!(c.target().is_err(), "{prefix}");
+        }
+        let many = vec!["redis://a:1"; 33].join(",");
+        assert!(with_url(&many).target().is_err());
+    }
+}

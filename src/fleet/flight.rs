@@ -1,0 +1,125 @@
+//! One upstream flight per name for the whole fleet: a lock with an expiry and a random token,
+//! and waiters that poll for the holder's answer.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+use tokio::time::Instant;
+
+use super::cache::{MAX_BODY_BYTES, SharedEntry};
+use super::{Fleet, expiry_ms};
+
+/// How often a waiter looks for the holder's answer (one Redis call each time).
+pub const POLL_EVERY: Duration = Duration::from_millis(25);
+
+static LOCK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/lock.lua")));
+static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
+static PEEK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/peek.lua")));
+
+/// Proof of holding a name's flight lock: only its holder can release it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlightToken(pub(crate) String);
+
+/// The answer to [`Fleet::flight_lock`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lock {
+    /// This caller makes the upstream request, then stores the answer with
+    /// [`Fleet::cache_put`] (passing the token releases the lock) or calls
+    /// [`Fleet::flight_release`].
+    Acquired(FlightToken),
+    /// Another caller, maybe on another replica, is fetching: [`Fleet::flight_wait`].
+    HeldByOther,
+    /// Redis unavailable: use the replica's own one-flight.
+    Unavailable,
+}
+
+/// The answer to [`Fleet::flight_wait`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The holder stored this answer.
+    Entry(SharedEntry),
+    /// The lock went away without an answer (the holder failed, gave up or died and the lock
+    /// expired): the caller may try [`Fleet::flight_lock`] itself.
+    LockGone,
+    /// The deadline passed first.
+    TimedOut,
+    /// Redis unavailable: fetch locally.
+    Unavailable,
+}
+
+impl Fleet {
+    /// Tries to take `name`'s flight lock for `ttl` (`SET NX PX` with a random token). A
+    /// holder that dies delays the others by at most `ttl`.
+    pub async fn flight_lock(&self, platform: &str, name: &str, ttl: Duration) -> Lock {
+        let key = self.keys().name(platform, name).lock;
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let sent = token.clone();
+        let taken: Option<i64> = self
+            .run("flight_lock", |mut conn| async move {
+                LOCK.key(key)
+                    .arg(sent)
+                    .arg(expiry_ms(ttl))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await;
+        match taken {
+            Some(1) => Lock::Acquired(FlightToken(token)),
+            Some(_) => Lock::HeldByOther,
+            None => Lock::Unavailable,
+        }
+    }
+
+    /// Releases `name`'s lock if `token` still holds it (a late holder whose lock expired and
+    /// was taken by another changes nothing). `Some(true)` if released; `None`: Redis
+    /// unavailable (the lock then ends by its expiry).
+    pub async fn flight_release(
+        &self,
+        platform: &str,
+        name: &str,
+        token: &FlightToken,
+    ) -> Option<bool> {
+        let key = self.keys().name(platform, name).lock;
+        let token = token.0.clone();
+        let released: i64 = self
+            .run("flight_release", |mut conn| async move {
+                RELEASE.key(key).arg(token).invoke_async(&mut conn).await
+            })
+            .await?;
+        Some(released == 1)
+    }
+
+    /// Waits until `name`'s answer is stored, its lock goes away without one, or `deadline`,
+    /// polling every [`POLL_EVERY`].
+    pub async fn flight_wait(&self, platform: &str, name: &str, deadline: Instant) -> Wait {
+        let keys = self.keys().name(platform, name);
+        loop {
+            let (entry_key, lock_key) = (keys.entry.clone(), keys.lock.clone());
+            let peek: Option<(Option<Vec<u8>>, i64)> = self
+                .run("flight_wait", |mut conn| async move {
+                    PEEK.key(entry_key)
+                        .key(lock_key)
+                        .arg(MAX_BODY_BYTES + 64)
+                        .invoke_async(&mut conn)
+                        .await
+                })
+                .await;
+            let Some((raw, held)) = peek else {
+                return Wait::Unavailable;
+            };
+            if let Some(entry) = raw.as_deref().and_then(SharedEntry::decode) {
+                return Wait::Entry(entry);
+            }
+            if held == 0 {
+                return Wait::LockGone;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Wait::TimedOut;
+            }
+            tokio::time::sleep_until(deadline.min(now + POLL_EVERY)).await;
+        }
+    }
+}

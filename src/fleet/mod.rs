@@ -1,0 +1,176 @@
+//! The fleet layer: the state that replicas behind one load balancer share, kept in Redis.
+//!
+//! With `redis.url` empty there is no [`Fleet`] and nothing here runs. With it set, each
+//! replica holds one [`Fleet`] handle (cheap to clone) whose calls each answer `None` (or an
+//! `Unavailable` variant) when Redis cannot be used, so the caller falls back to its own
+//! in-memory state: Redis is never a single point of failure.
+//!
+//! # What Redis holds (all under `redis.key_prefix`, written `P` here)
+//!
+//! | key | holds | expiry |
+//! |---|---|---|
+//! | `P{q:KEYID}` | GCRA theoretical arrival time (µs, Redis clock) of one API key | until the bucket is full again |
+//! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL |
+//! | `P{n:PLATFORM:NAME}:s` | its stale copy (found profiles only) | TTL + `max_stale` |
+//! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | the lock's TTL |
+//! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
+//! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
+//! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
+//!
+//! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
+//! digest or credential reaches Redis (a proxy is named by its position only). A name's three
+//! keys share a hash tag and so one cluster slot; each key id and each platform has its own.
+//! Every call is one Lua script (`EVALSHA`) or one command: one round trip each.
+//!
+//! # What one request costs
+//!
+//! A lookup costs one [`Fleet::quota_check`]; a miss in the replica's memory one
+//! [`Fleet::cache_get`]. A miss in Redis too adds [`Fleet::flight_lock`], then either the
+//! fetch ([`Fleet::outbound_reserve`], [`Fleet::breaker_open_for`], and a [`Fleet::cache_put`]
+//! that also releases the lock) or [`Fleet::flight_wait`], which polls the entry and the lock
+//! every [`flight::POLL_EVERY`] (one call per poll) until the entry appears, the lock vanishes
+//! without one (the holder died or gave up: the waiter may take the lock), or its deadline.
+//! Polling, not pub/sub, because it needs no second connection and works unchanged on a
+//! cluster; a waiter costs a few calls per fetch at most.
+//!
+//! # When Redis is down
+//!
+//! Every call is bounded by `redis.timeout_ms`. A failure or time-out marks Redis down: for
+//! [`health::BACKOFF`] every call answers "unavailable" at once, then one call probes Redis
+//! again, and a success puts the replica back on the shared state (within seconds of Redis's
+//! return). `profile_lookup_redis_up` shows the mode, `profile_lookup_redis_errors_total{op}`
+//! counts failures, and a warning is logged at most every [`health::WARN_EVERY`]. A value of
+//! the wrong type, size or format at any key is read as absent and overwritten, never an error.
+
+pub mod cache;
+pub mod config;
+mod conn;
+pub mod flight;
+pub mod health;
+mod keys;
+pub mod outbound;
+pub mod quota;
+#[cfg(test)]
+mod test_redis;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::RedisResult;
+
+pub use cache::SharedEntry;
+pub use config::{RedisConfig, RedisTarget};
+pub use flight::{FlightToken, Lock, Wait};
+pub use keys::key_id;
+pub use outbound::Reservation;
+pub use quota::QuotaDecision;
+
+use conn::Conn;
+use health::Health;
+use keys::Keys;
+
+/// `profile_lookup_redis_hits_total{kind}`: cache reads answered from Redis (`fresh`, `stale`).
+pub const REDIS_HITS: &str = "profile_lookup_redis_hits_total";
+/// `profile_lookup_redis_misses_total{kind}`: cache reads Redis had nothing for.
+pub const REDIS_MISSES: &str = "profile_lookup_redis_misses_total";
+
+/// Why the fleet layer could not be set up. Redis being down is never one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// `[redis]` is wrong (url, prefix or timeout).
+    #[error("{0}")]
+    Config(String),
+    /// The handle was built outside a Tokio runtime, where its connection cannot live.
+    #[error("the fleet handle must be built inside a Tokio runtime")]
+    NoRuntime,
+}
+
+/// The handle to the fleet's shared state; clones share one connection and one health state.
+#[derive(Clone, Debug)]
+pub struct Fleet {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    conn: Conn,
+    keys: Keys,
+    timeout: Duration,
+    health: Health,
+}
+
+impl Fleet {
+    /// The handle for `[redis]`, or `None` when `url` is empty. Never waits for Redis and never
+    /// fails because Redis is down: the connection is made by the first call and remade by
+    /// itself. Must be called inside a Tokio runtime.
+    pub fn new(config: &RedisConfig) -> Result<Option<Self>, FleetError> {
+        let Some(target) = config.target()? else {
+            return Ok(None);
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(FleetError::NoRuntime);
+        }
+        let conn = Conn::lazy(&target, config.timeout())?;
+        Ok(Some(Self {
+            inner: Arc::new(Inner {
+                conn,
+                keys: Keys::new(&config.key_prefix),
+                timeout: config.timeout(),
+                health: Health::new(),
+            }),
+        }))
+    }
+
+    /// Whether the last Redis call succeeded (the replica is on the fleet's shared state).
+    pub fn is_up(&self) -> bool {
+        self.inner.health.is_up()
+    }
+
+    /// The per-call deadline (`redis.timeout_ms`).
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    fn keys(&self) -> &Keys {
+        &self.inner.keys
+    }
+
+    /// Runs one Redis call under the deadline and the health rules: `None` when Redis is
+    /// skipped, fails or is too slow.
+    async fn run<T, F, Fut>(&self, op: &'static str, call: F) -> Option<T>
+    where
+        F: FnOnce(Conn) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let health = &self.inner.health;
+        if !health.admit() {
+            return None;
+        }
+        match tokio::time::timeout(self.inner.timeout, call(self.inner.conn.clone())).await {
+            Ok(Ok(value)) => {
+                health.succeeded();
+                Some(value)
+            }
+            Ok(Err(e)) => {
+                health.failed(op, &e.to_string());
+                None
+            }
+            Err(_) => {
+                health.failed(op, "timed out");
+                None
+            }
+        }
+    }
+}
+
+/// Whole milliseconds of `d`, at least 1 (Redis refuses an expiry of 0).
+fn expiry_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// Whole microseconds of `d`.
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,56 @@
+//! One quota per API key for the whole fleet: GCRA in one Lua script on Redis's clock.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+
+use super::Fleet;
+
+static QUOTA: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/quota.lua")));
+
+/// The fleet's answer for one request of one key, enough for `RateLimit` and `Retry-After`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuotaDecision {
+    /// Whether the request may proceed (it took one unit).
+    pub allowed: bool,
+    /// Units left right after this request.
+    pub remaining: u32,
+    /// When denied: how long until one unit is free. Zero when allowed.
+    pub retry_after: Duration,
+    /// How long until the quota is whole again (also the state key's expiry).
+    pub reset: Duration,
+}
+
+impl Fleet {
+    /// Takes one unit of `key_id`'s quota (`per_minute` units a minute, at most `burst` at
+    /// once), shared by every replica. `None`: Redis unavailable, use the local limiter.
+    /// `key_id` must come from [`super::key_id`], never the key itself.
+    pub async fn quota_check(
+        &self,
+        key_id: &str,
+        per_minute: u32,
+        burst: u32,
+    ) -> Option<QuotaDecision> {
+        let interval_us = (60_000_000 / u64::from(per_minute.max(1))).max(1);
+        let burst = burst.max(1);
+        let key = self.keys().quota(key_id);
+        let reply: (u8, i64, i64, i64) = self
+            .run("quota", |mut conn| async move {
+                QUOTA
+                    .key(key)
+                    .arg(interval_us)
+                    .arg(burst)
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await?;
+        let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
+        Some(QuotaDecision {
+            allowed: reply.0 == 1,
+            remaining: u32::try_from(reply.1.max(0)).unwrap_or(u32::MAX).min(burst),
+            retry_after: us(reply.2),
+            reset: us(reply.3),
+        })
+    }
+}

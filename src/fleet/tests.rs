@@ -1,0 +1,578 @@
+//! The fleet layer against a real `redis-server`: two handles on one Redis are two replicas.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use redis::AsyncCommands;
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+
+use super::cache::now_unix_ms;
+use super::test_redis::{self, fleet_at, free_port};
+use super::*;
+
+const SV: &str = "short-video";
+
+fn found(body: &'static str) -> SharedEntry {
+    SharedEntry {
+        body: Some(Bytes::from_static(body.as_bytes())),
+        private: false,
+        fetched_at_unix_ms: now_unix_ms(),
+    }
+}
+
+fn not_found() -> SharedEntry {
+    SharedEntry {
+        body: None,
+        private: false,
+        fetched_at_unix_ms: now_unix_ms(),
+    }
+}
+
+async fn pttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    conn.pttl(key).await.expect("PTTL")
+}
+
+#[tokio::test]
+async fn no_url_no_fleet_and_no_runtime_is_an_error() {
+    assert!(Fleet::new(&RedisConfig::default()).unwrap().is_none());
+    let cfg = RedisConfig {
+        url: "redis://127.0.0.1:1/".into(),
+        ..RedisConfig::default()
+    };
+    let outside = std::thread::spawn(move || Fleet::new(&cfg).map(|_| ()));
+    assert!(matches!(
+        outside.join().unwrap(),
+        Err(FleetError::NoRuntime)
+    ));
+}
+
+#[tokio::test]
+async fn gcra_allows_burst_then_spaces_and_two_replicas_share_it() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let id = key_id(&[7; 32]);
+    // 600 a minute: one unit every 100 ms; burst 5.
+    for i in 0..5u32 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let d = replica.quota_check(&id, 600, 5).await.expect("redis up");
+        assert!(d.allowed, "request {i}");
+        assert_eq!(d.remaining, 4 - i);
+        assert_eq!(d.retry_after, Duration::ZERO);
+        assert!(d.reset <= Duration::from_millis(100 * u64::from(i + 1)));
+    }
+    let denied = b.quota_check(&id, 600, 5).await.unwrap();
+    assert!(!denied.allowed);
+    assert_eq!(denied.remaining, 0);
+    assert!(denied.retry_after > Duration::from_millis(50), "{denied:?}");
+    assert!(
+        denied.retry_after <= Duration::from_millis(100),
+        "{denied:?}"
+    );
+    assert!(denied.reset > Duration::from_millis(400), "{denied:?}");
+    tokio::time::sleep(denied.retry_after + Duration::from_millis(5)).await;
+    let again = a.quota_check(&id, 600, 5).await.unwrap();
+    assert!(again.allowed, "{again:?}");
+    assert_eq!(again.remaining, 0);
+    let next = b.quota_check(&id, 600, 5).await.unwrap();
+    assert!(!next.allowed);
+    assert!(next.retry_after > Duration::from_millis(80), "{next:?}");
+    // The state expires when the bucket is full again.
+    let mut raw = redis.raw().await;
+    let left = pttl(&mut raw, &a.keys().quota(&id)).await;
+    assert!((400..=500).contains(&left), "{left}");
+    // Another key has its own bucket.
+    assert!(
+        b.quota_check(&key_id(&[8; 32]), 600, 5)
+            .await
+            .unwrap()
+            .allowed
+    );
+}
+
+#[tokio::test]
+async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    assert_eq!(a.cache_get(SV, "alice").await, Some(None));
+    let entry = found("{\"name\":\"alice\"}");
+    a.cache_put(
+        SV,
+        "alice",
+        &entry,
+        Duration::from_millis(400),
+        Duration::from_secs(2),
+        None,
+    )
+    .await
+    .expect("stored");
+    assert_eq!(b.cache_get(SV, "alice").await, Some(Some(entry.clone())));
+    assert_eq!(b.stale_get(SV, "alice").await, Some(Some(entry.clone())));
+    let mut raw = redis.raw().await;
+    let keys = a.keys().name(SV, "alice");
+    let fresh = pttl(&mut raw, &keys.entry).await;
+    let stale = pttl(&mut raw, &keys.stale).await;
+    assert!((300..=400).contains(&fresh), "{fresh}");
+    assert!((2_300..=2_400).contains(&stale), "{stale}");
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        b.cache_get(SV, "alice").await,
+        Some(None),
+        "fresh entry expired"
+    );
+    let old = b
+        .stale_get(SV, "alice")
+        .await
+        .unwrap()
+        .expect("stale copy kept");
+    assert_eq!(
+        old.fetched_at_unix_ms, entry.fetched_at_unix_ms,
+        "Age counts from the fetch"
+    );
+    assert!(old.age() >= Duration::from_millis(400));
+    // Another platform, another name: separate entries.
+    assert_eq!(b.cache_get("photo-share", "alice").await, Some(None));
+}
+
+#[tokio::test]
+async fn a_confirmed_not_found_removes_the_stale_copy() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let ttl = Duration::from_secs(60);
+    a.cache_put(SV, "bob", &found("{}"), ttl, ttl, None)
+        .await
+        .unwrap();
+    assert!(b.stale_get(SV, "bob").await.unwrap().is_some());
+    let gone = not_found();
+    b.cache_put(SV, "bob", &gone, Duration::from_secs(5), ttl, None)
+        .await
+        .unwrap();
+    assert_eq!(a.stale_get(SV, "bob").await, Some(None));
+    assert_eq!(a.cache_get(SV, "bob").await, Some(Some(gone)));
+    let mut raw = redis.raw().await;
+    let left = pttl(&mut raw, &a.keys().name(SV, "bob").entry).await;
+    assert!(
+        (4_000..=5_000).contains(&left),
+        "not-found keeps its own TTL: {left}"
+    );
+}
+
+/// Writes a hash (wrong type) or a junk string without expiry at `key`.
+async fn plant(conn: &mut redis::aio::MultiplexedConnection, key: &str, as_hash: bool) {
+    let _: () = conn.del(key).await.unwrap();
+    if as_hash {
+        let _: () = conn.hset(key, "junk", "x").await.unwrap();
+    } else {
+        let _: () = conn
+            .set(key, "99999999999999999999 not ours")
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn garbage_at_every_key_is_a_miss_then_overwritten() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let f = redis.fleet(500);
+    let mut raw = redis.raw().await;
+    let keys = f.keys().clone();
+    let id = key_id(&[1; 32]);
+    let name = keys.name(SV, "eve");
+    for as_hash in [true, false] {
+        for key in [&name.entry, &name.stale, &name.lock] {
+            plant(&mut raw, key, as_hash).await;
+        }
+        for key in [
+            keys.quota(&id),
+            keys.outbound(SV),
+            keys.breaker(SV),
+            keys.proxy(SV, 3),
+        ] {
+            plant(&mut raw, &key, as_hash).await;
+        }
+        assert_eq!(f.cache_get(SV, "eve").await, Some(None), "hash={as_hash}");
+        assert_eq!(f.stale_get(SV, "eve").await, Some(None));
+        let d = f.quota_check(&id, 60, 3).await.expect("no error");
+        assert!(d.allowed && d.remaining == 2, "{d:?}");
+        assert_eq!(
+            f.outbound_reserve(SV, 10.0, 1, Duration::from_secs(1))
+                .await,
+            Some(Reservation::Wait(Duration::ZERO))
+        );
+        assert_eq!(f.breaker_open_for(SV).await, Some(None));
+        assert_eq!(f.proxy_resting(SV, &[3]).await, Some(vec![None]));
+        let Lock::Acquired(token) = f.flight_lock(SV, "eve", Duration::from_secs(5)).await else {
+            panic!("a junk lock must not block the flight");
+        };
+        let entry = found("{\"x\":1}");
+        f.cache_put(
+            SV,
+            "eve",
+            &entry,
+            Duration::from_secs(9),
+            Duration::from_secs(9),
+            Some(&token),
+        )
+        .await
+        .unwrap();
+        assert_eq!(f.cache_get(SV, "eve").await, Some(Some(entry.clone())));
+        assert_eq!(f.stale_get(SV, "eve").await, Some(Some(entry)));
+        f.breaker_open(SV, Duration::from_secs(3)).await.unwrap();
+        assert!(f.breaker_open_for(SV).await.unwrap().is_some());
+        f.proxy_rest(SV, 3, Duration::from_secs(3)).await.unwrap();
+        assert!(f.proxy_resting(SV, &[3]).await.unwrap()[0].is_some());
+        assert!(f.is_up(), "garbage is never counted as Redis being down");
+        // Unparsable bytes of the right type are a miss as well.
+        let _: () = raw.set(&name.entry, "PX\u{1}junk").await.unwrap();
+        assert_eq!(f.cache_get(SV, "eve").await, Some(None));
+    }
+}
+
+/// Runs every kind of call, as a busy replica would.
+async fn workload(f: &Fleet, id: &str) {
+    let ttl = Duration::from_secs(30);
+    for n in ["a1", "a2", "a3"] {
+        let Lock::Acquired(t) = f.flight_lock(SV, n, ttl).await else {
+            panic!("lock {n}")
+        };
+        f.cache_put(SV, n, &found("{}"), ttl, ttl, Some(&t))
+            .await
+            .unwrap();
+        f.cache_get(SV, n).await.unwrap();
+    }
+    f.cache_put(SV, "nf", &not_found(), ttl, ttl, None)
+        .await
+        .unwrap();
+    let Lock::Acquired(t) = f.flight_lock(SV, "held", ttl).await else {
+        panic!("lock")
+    };
+    assert_eq!(f.flight_release(SV, "held", &t).await, Some(true));
+    f.flight_lock(SV, "left-held", ttl).await;
+    f.quota_check(id, 60, 10).await.unwrap();
+    f.outbound_reserve(SV, 5.0, 2, ttl).await.unwrap();
+    f.breaker_open(SV, ttl).await.unwrap();
+    f.proxy_rest(SV, 0, ttl).await.unwrap();
+}
+
+#[tokio::test]
+async fn every_key_has_an_expiry_and_no_secret_reaches_redis() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let f = redis.fleet(500);
+    let api_key = "pl_live_SECRETKEY_0123456789abcdef";
+    let digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
+    let digest_hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    workload(&f, &key_id(&digest)).await;
+    let mut raw = redis.raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(keys.len() >= 10, "{keys:?}");
+    for key in &keys {
+        let left = pttl(&mut raw, key).await;
+        assert!(left > 0, "{key} has no expiry ({left})");
+        let dump: Vec<u8> = redis::cmd("DUMP")
+            .arg(key)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        for secret in [
+            api_key.as_bytes(),
+            digest_hex.as_bytes(),
+            &digest[..],
+            b"SECRETKEY",
+        ] {
+            let hay = [key.as_bytes(), &dump].concat();
+            assert!(
+                !hay.windows(secret.len())
+                    .any(|w| w.eq_ignore_ascii_case(secret)),
+                "secret in {key}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let ttl = Duration::from_secs(10);
+    let Lock::Acquired(token) = a.flight_lock(SV, "carol", ttl).await else {
+        panic!("first")
+    };
+    assert_eq!(b.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
+    assert_eq!(a.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
+    let wrong = FlightToken("not-the-token".into());
+    assert_eq!(b.flight_release(SV, "carol", &wrong).await, Some(false));
+    assert_eq!(b.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
+
+    let waiter = {
+        let b = b.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let got = b
+                .flight_wait(SV, "carol", started + Duration::from_secs(5))
+                .await;
+            (got, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let entry = found("{\"name\":\"carol\"}");
+    a.cache_put(SV, "carol", &entry, ttl, ttl, Some(&token))
+        .await
+        .unwrap();
+    let (got, waited) = waiter.await.unwrap();
+    assert_eq!(got, Wait::Entry(entry));
+    assert!(waited < Duration::from_millis(400), "{waited:?}");
+    // The put released the lock.
+    assert!(matches!(
+        b.flight_lock(SV, "carol", ttl).await,
+        Lock::Acquired(_)
+    ));
+    // A waiter with nothing coming and the lock held times out at its deadline.
+    let started = Instant::now();
+    let got = a
+        .flight_wait(SV, "carol", started + Duration::from_millis(150))
+        .await;
+    assert_eq!(got, Wait::Entry(found_body_of(&a, "carol").await));
+    let got = a
+        .flight_wait(SV, "dave", started + Duration::from_millis(150))
+        .await;
+    assert_eq!(
+        got,
+        Wait::LockGone,
+        "no lock, no entry: the caller may fetch"
+    );
+}
+
+async fn found_body_of(f: &Fleet, name: &str) -> SharedEntry {
+    f.cache_get(SV, name).await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn a_holder_that_dies_delays_waiters_by_at_most_the_lock_ttl() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let ttl = Duration::from_millis(300);
+    assert!(matches!(
+        a.flight_lock(SV, "zed", ttl).await,
+        Lock::Acquired(_)
+    ));
+    drop(a); // the holder dies without writing or releasing
+    let started = Instant::now();
+    let got = b
+        .flight_wait(SV, "zed", started + Duration::from_secs(5))
+        .await;
+    let waited = started.elapsed();
+    assert_eq!(got, Wait::LockGone);
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited <= ttl + Duration::from_millis(200), "{waited:?}");
+    assert!(matches!(
+        b.flight_lock(SV, "zed", ttl).await,
+        Lock::Acquired(_)
+    ));
+    // A lock held until the deadline: the waiter gives up at the deadline.
+    let started = Instant::now();
+    let got = a_wait_timeout(&b, started).await;
+    assert_eq!(got, Wait::TimedOut);
+    assert!(started.elapsed() < Duration::from_millis(250));
+}
+
+async fn a_wait_timeout(f: &Fleet, started: Instant) -> Wait {
+    f.flight_wait(SV, "zed", started + Duration::from_millis(100))
+        .await
+}
+
+#[tokio::test]
+async fn outbound_reservations_space_two_replicas_at_the_fleet_rate() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let start = Instant::now();
+    let mut sends = Vec::new();
+    // 20 a second (one every 50 ms), burst 2.
+    for i in 0..10 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let asked = Instant::now();
+        let Some(Reservation::Wait(wait)) = replica
+            .outbound_reserve(SV, 20.0, 2, Duration::from_secs(5))
+            .await
+        else {
+            panic!("reservation {i}");
+        };
+        sends.push((asked + wait).duration_since(start));
+    }
+    assert!(
+        sends[1] < Duration::from_millis(30),
+        "burst of 2: {sends:?}"
+    );
+    // Each send time is read on this side, so it carries one call's latency of jitter.
+    for pair in sends[1..].windows(2) {
+        let gap = pair[1].saturating_sub(pair[0]);
+        assert!(gap >= Duration::from_millis(30), "{sends:?}");
+    }
+    let mean = (sends[9] - sends[1]) / 8;
+    assert!(
+        mean >= Duration::from_millis(47) && mean <= Duration::from_millis(60),
+        "{mean:?} {sends:?}"
+    );
+    // Two a second, burst 1: the third caller, accepting 100 ms, is refused and takes nothing.
+    let slow = |f: &Fleet, max: u64| {
+        let f = f.clone();
+        async move {
+            f.outbound_reserve("photo-share", 2.0, 1, Duration::from_millis(max))
+                .await
+                .expect("redis up")
+        }
+    };
+    assert_eq!(slow(&a, 5_000).await, Reservation::Wait(Duration::ZERO));
+    let Reservation::Wait(second) = slow(&b, 5_000).await else {
+        panic!("second")
+    };
+    assert!(second > Duration::from_millis(350), "{second:?}");
+    let Reservation::TooLong(refused) = slow(&a, 100).await else {
+        panic!("must be refused")
+    };
+    assert!(refused > Duration::from_millis(850), "{refused:?}");
+    let Reservation::Wait(third) = slow(&b, 5_000).await else {
+        panic!("third")
+    };
+    assert!(
+        third <= refused && third > Duration::from_millis(700),
+        "a refusal must not take a slot: {third:?} after {refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_breaker_and_proxy_rests_are_shared() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    assert_eq!(b.breaker_open_for(SV).await, Some(None));
+    a.breaker_open(SV, Duration::from_millis(800))
+        .await
+        .unwrap();
+    a.breaker_open(SV, Duration::from_millis(100))
+        .await
+        .unwrap();
+    let left = b.breaker_open_for(SV).await.unwrap().expect("open for all");
+    assert!(
+        left > Duration::from_millis(600),
+        "a shorter rest must not shorten: {left:?}"
+    );
+    assert_eq!(b.breaker_open_for("photo-share").await, Some(None));
+    a.proxy_rest(SV, 2, Duration::from_secs(1)).await.unwrap();
+    let rests = b.proxy_resting(SV, &[0, 1, 2]).await.unwrap();
+    assert_eq!(rests[..2], [None, None]);
+    assert!(rests[2].is_some_and(|d| d > Duration::from_millis(800)));
+    assert_eq!(b.proxy_resting("photo-share", &[2]).await, Some(vec![None]));
+    tokio::time::sleep(Duration::from_millis(850)).await;
+    assert_eq!(b.breaker_open_for(SV).await, Some(None));
+}
+
+/// Polls `quota_check` until the fleet uses Redis again; the time it took.
+async fn time_until_back(f: &Fleet) -> Duration {
+    let started = Instant::now();
+    while f.quota_check("probe", 6000, 100).await.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    started.elapsed()
+}
+
+#[tokio::test]
+async fn redis_killed_then_restarted_is_skipped_then_used_again() {
+    let Some(mut redis) = test_redis::start() else {
+        return;
+    };
+    let timeout = Duration::from_millis(300);
+    let f = redis.fleet(300);
+    assert!(f.quota_check("k", 60, 5).await.is_some());
+    redis.kill();
+    let started = Instant::now();
+    assert_eq!(
+        f.cache_get(SV, "x").await,
+        None,
+        "unavailable, not an error"
+    );
+    let first = started.elapsed();
+    assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
+    let started = Instant::now();
+    assert_eq!(f.quota_check("k", 60, 5).await, None);
+    assert_eq!(f.flight_lock(SV, "x", timeout).await, Lock::Unavailable);
+    let skipped = started.elapsed();
+    assert!(
+        skipped < Duration::from_millis(20),
+        "skip Redis after a failure: {skipped:?}"
+    );
+    assert!(!f.is_up());
+    redis.restart();
+    let back = time_until_back(&f).await;
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    assert!(f.is_up());
+    assert_eq!(f.cache_get(SV, "x").await, Some(None));
+}
+
+#[tokio::test]
+async fn redis_paused_answers_unavailable_within_the_timeout_then_recovers() {
+    let Some(mut redis) = test_redis::start() else {
+        return;
+    };
+    let timeout = Duration::from_millis(250);
+    let f = redis.fleet(250);
+    assert!(f.cache_get(SV, "x").await.is_some());
+    redis.pause();
+    let started = Instant::now();
+    assert_eq!(f.quota_check("k", 60, 5).await, None);
+    let first = started.elapsed();
+    assert!(first >= timeout - Duration::from_millis(10), "{first:?}");
+    assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
+    let started = Instant::now();
+    for _ in 0..100 {
+        assert_eq!(f.cache_get(SV, "x").await, None);
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(50),
+        "{:?}",
+        started.elapsed()
+    );
+    redis.resume();
+    let back = time_until_back(&f).await;
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+}
+
+#[tokio::test]
+async fn a_replica_started_while_redis_is_down_uses_it_once_it_is_up() {
+    let Some(mut redis) = test_redis::start() else {
+        return;
+    };
+    redis.kill();
+    let f = fleet_at(&redis.url(), 200);
+    assert_eq!(f.quota_check("k", 60, 5).await, None);
+    redis.restart();
+    let back = time_until_back(&f).await;
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    // Nothing listening at all: the handle is still built at once.
+    let nowhere = fleet_at(&format!("redis://127.0.0.1:{}/", free_port()), 200);
+    assert_eq!(nowhere.cache_get(SV, "x").await, None);
+}

@@ -1,0 +1,161 @@
+//! The browser-grade upstream client (`upstream.client = "browser"`, cargo feature `browser`).
+//!
+//! The platforms answer 403, 429 or a login wall to clients whose TLS ClientHello and HTTP/2
+//! connection are not a browser's. This client speaks BoringSSL with the ClientHello of a
+//! current stable desktop Chrome (cipher suites, GREASE, extension order randomised per
+//! connection, ALPS, the X25519MLKEM768 key share) and Chrome's HTTP/2 SETTINGS,
+//! WINDOW_UPDATE, pseudo-header and header order, through `wreq` and a `wreq-util` profile.
+//!
+//! Crate choice: `wreq` (pinned, see `Cargo.toml`) because it builds with this toolchain, its
+//! Chrome profiles are checked on loopback by `tests/browser_client.rs` (JA4 and the Akamai
+//! HTTP/2 fingerprint), and its API is reqwest's, so the guards below are the plain client's.
+//!
+//! It keeps every guard of [`super::Upstream`]: a total deadline, a body cap counted on
+//! decompressed bytes while streaming (gzip, br, zstd and deflate decoders enabled
+//! explicitly), no redirect followed, bounded response headers (Chrome's own HTTP/2
+//! `SETTINGS_MAX_HEADER_LIST_SIZE` and the HTTP/1 read buffer limit), and the same
+//! [`Response`] with its `Retry-After` reading.
+
+use std::time::Duration;
+
+use bytes::BytesMut;
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, USER_AGENT};
+use url::Url;
+use wreq_util::{Emulation, Platform, Profile};
+
+use super::roots::{ClientBuildError, read_pem_roots};
+use super::{Response, UpstreamError, error_chain};
+use crate::config::{Settings, ms};
+
+/// The Chrome release presented: the newest profile of the pinned `wreq-util`. Its
+/// `User-Agent` and `sec-ch-ua` name this same version.
+pub const CHROME_PROFILE: Profile = Profile::Chrome149;
+
+/// The desktop platform presented (`sec-ch-ua-platform`, the `User-Agent`'s OS).
+pub const CHROME_PLATFORM: Platform = Platform::Windows;
+
+/// Headers that name the client; the profile sets them, so a caller's values (which may name
+/// another Chrome version) are dropped rather than contradicting the handshake.
+const IDENTITY_HEADERS: [&str; 4] = [
+    "user-agent",
+    "sec-ch-ua",
+    "sec-ch-ua-mobile",
+    "sec-ch-ua-platform",
+];
+
+/// The browser-grade client: cheap to clone, one connection pool.
+#[derive(Clone)]
+pub struct BrowserClient {
+    http: wreq::Client,
+    timeout: Duration,
+    max_body: usize,
+}
+
+impl std::fmt::Debug for BrowserClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserClient")
+            .field("profile", &CHROME_PROFILE)
+            .field("timeout", &self.timeout)
+            .field("max_body", &self.max_body)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BrowserClient {
+    /// Builds the client from `[upstream]` (deadline, body cap, `ca_file`).
+    pub fn new(settings: &Settings) -> Result<Self, ClientBuildError> {
+        let timeout = ms(settings.upstream.timeout_ms);
+        let emulation = Emulation::builder()
+            .profile(CHROME_PROFILE)
+            .platform(CHROME_PLATFORM)
+            .build();
+        let mut builder = wreq::Client::builder()
+            .emulation(emulation)
+            .redirect(wreq::redirect::Policy::none())
+            .retry(wreq::retry::Policy::never())
+            .gzip(true)
+            .brotli(true)
+            .zstd(true)
+            .deflate(true)
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .tcp_nodelay(true);
+        if let Some(path) = settings.upstream.ca_file() {
+            let pem = read_pem_roots(path)?;
+            let store = wreq::tls::trust::CertStore::builder()
+                .add_der_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS)
+                .add_stack_pem_certs(&pem)
+                .build()
+                .map_err(|e| ClientBuildError::CaFile {
+                    path: path.to_path_buf(),
+                    reason: error_chain(&e),
+                })?;
+            builder = builder.tls_cert_store(store);
+        }
+        let http = builder
+            .build()
+            .map_err(|e| ClientBuildError::Browser(error_chain(&e)))?;
+        Ok(Self {
+            http,
+            timeout,
+            max_body: settings.upstream.max_body_bytes,
+        })
+    }
+
+    /// Sends `GET url` with `headers` (less the identity headers the profile owns) and reads
+    /// the whole body within the deadline and the cap.
+    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
+        headers.remove(USER_AGENT);
+        for name in IDENTITY_HEADERS {
+            headers.remove(HeaderName::from_static(name));
+        }
+        let request = self.http.get(url.as_str()).headers(headers);
+        let read = async {
+            let mut response = request
+                .send()
+                .await
+                .map_err(|e| classify(e, self.timeout))?;
+            if response
+                .content_length()
+                .is_some_and(|len| len > self.max_body as u64)
+            {
+                return Err(UpstreamError::TooLarge(self.max_body));
+            }
+            let status = response.status();
+            let headers = std::mem::take(response.headers_mut());
+            let hint = response.content_length().unwrap_or(64 * 1024) as usize;
+            let mut body = BytesMut::with_capacity(hint.min(self.max_body));
+            let mut chunks = response.bytes_stream();
+            while let Some(chunk) = chunks.next().await {
+                let chunk = chunk.map_err(|e| classify(e, self.timeout))?;
+                if body.len() + chunk.len() > self.max_body {
+                    return Err(UpstreamError::TooLarge(self.max_body));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Response {
+                status,
+                headers,
+                url,
+                body: body.freeze(),
+            })
+        };
+        // wreq's own timeout covers the same span; this one also bounds our own reading.
+        tokio::time::timeout(self.timeout, read)
+            .await
+            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+    }
+}
+
+/// An error of wreq as ours; `timeout` is the deadline its own timer enforced.
+fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
+    if err.is_timeout() {
+        UpstreamError::Timeout(timeout)
+    } else if err.is_connect() {
+        UpstreamError::Connect
+    } else {
+        UpstreamError::Transport(error_chain(&err))
+    }
+}

@@ -1,0 +1,94 @@
+//! Extra certificate authorities the upstream clients trust (`upstream.ca_file`).
+//!
+//! A TLS-inspecting proxy in front of the service, or a loopback test server with a throwaway
+//! CA, presents certificates no public root signed. Both clients (plain and browser) add the
+//! certificates of this one PEM file to their public roots; nothing else about verification
+//! changes. The file is read with a size cap and checked at config validation, so a wrong path
+//! or a file that holds no certificate stops the service with its name instead of failing
+//! every lookup later.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest `ca_file` read: a bundle of every public root is about 250 KiB.
+pub const MAX_CA_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why an upstream client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientBuildError {
+    /// `upstream.ca_file` is missing, unreadable, too large or holds no PEM certificate.
+    #[error("upstream.ca_file {path}: {reason}")]
+    CaFile {
+        /// The configured path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The plain (rustls) client rejected its configuration.
+    #[error(transparent)]
+    Plain(#[from] reqwest::Error),
+    /// The browser-grade client rejected its configuration.
+    #[cfg(feature = "browser")]
+    #[error("the browser-grade client: {0}")]
+    Browser(String),
+}
+
+/// Reads `path` and returns its PEM text after checking that it holds at least one certificate
+/// that decodes.
+pub fn read_pem_roots(path: &Path) -> Result<Vec<u8>, ClientBuildError> {
+    let fail = |reason: String| ClientBuildError::CaFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut pem = Vec::new();
+    file.take(MAX_CA_FILE_BYTES + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| fail(e.to_string()))?;
+    if pem.len() as u64 > MAX_CA_FILE_BYTES {
+        return Err(fail(format!("larger than {MAX_CA_FILE_BYTES} bytes")));
+    }
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| fail(format!("not a PEM certificate bundle: {e}")))?;
+    if certs.is_empty() {
+        return Err(fail("holds no PEM certificate".into()));
+    }
+    Ok(pem)
+}
+
+/// The certificates of `upstream.ca_file` in the plain client's form.
+pub fn plain_roots(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientBuildError> {
+    let pem = read_pem_roots(path)?;
+    Ok(reqwest::Certificate::from_pem_bundle(&pem)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_file(name: &str, content: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("roots-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_missing_file_is_named_in_the_error() {
+        let err = read_pem_roots(Path::new("/nonexistent/ca.pem")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/ca.pem"), "{err}");
+    }
+
+    #[test]
+    fn a_file_without_certificates_is_refused() {
+        let path = temp_file("empty.pem", b"just some text\n");
+        let err = read_pem_roots(&path).unwrap_err().to_string();
+        assert!(err.contains("no PEM certificate"), "{err}");
+        let path = temp_file(
+            "broken.pem",
+            b"-----BEGIN CERTIFICATE-----\n!!!notbase64!!!\n-----END CERTIFICATE-----\n",
+        );
+        assert!(read_pem_roots(&path).is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! Every duration, size and count in the config has a range checked at load time: a huge value
+//! is a clear error naming the key and its range, never a panic at start or later (an
+//! `Instant + Duration` overflow when the breaker opens, a semaphore over its maximum, …).
+//!
+//! Environment variables are process-wide, so every test here holds [`ENV`] while it sets them.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use profile_lookup::config::Settings;
+
+static ENV: Mutex<()> = Mutex::new(());
+
+/// Every range-checked key, as `section.key`.
+const KEYS: [&str; 20] = [
+    "server.header_read_timeout_ms",
+    "server.request_timeout_ms",
+    "server.max_header_bytes",
+    "server.max_headers",
+    "server.max_in_flight",
+    "server.shutdown_grace_ms",
+    "short_video.max_queue_ms",
+    "short_video.max_concurrency",
+    "photo_share.max_queue_ms",
+    "photo_share.max_concurrency",
+    "upstream.timeout_ms",
+    "upstream.max_body_bytes",
+    "retry.base_delay_ms",
+    "retry.max_delay_ms",
+    "retry.max_total_ms",
+    "cache.ttl_seconds",
+    "cache.negative_ttl_seconds",
+    "cache.max_stale_seconds",
+    "cache.max_bytes",
+    "breaker.cooldown_seconds",
+];
+
+const U64_MAX: &str = "18446744073709551615";
+const I64_MAX: &str = "9223372036854775807";
+
+/// Loads with `env` set and, when given, `toml` as the config file; catches any panic.
+fn load(env: &[(String, String)], toml: Option<&str>) -> Result<Settings, String> {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let path = toml.map(|toml| {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "profile-lookup-limits-{}-{}.toml",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(toml.as_bytes()).unwrap();
+        path
+    });
+    unsafe {
+        std::env::remove_var("PROFILE_LOOKUP_CONFIG");
+        for (k, v) in env {
+            std::env::set_var(k, v);
+        }
+    }
+    let result = std::panic::catch_unwind(|| {
+        // Building the state is where the huge values used to panic.
+        let settings = Settings::load(path.as_deref()).map_err(|e| e.to_string())?;
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            profile_lookup::AppState::new(settings.clone()).map_err(|e| e.to_string())
+        })?;
+        Ok(settings)
+    });
+    unsafe {
+        for (k, _) in env {
+            std::env::remove_var(k);
+        }
+    }
+    result.unwrap_or_else(|_| Err("PANICKED".into()))
+}
+
+fn env_name(key: &str) -> String {
+    format!("PROFILE_LOOKUP__{}", key.replace('.', "__").to_uppercase())
+}
+
+fn toml_for(key: &str, value: &str) -> String {
+    let (section, name) = key.split_once('.').unwrap();
+    format!("[{section}]\n{name} = {value}\n")
+}
+
+/// The error names the key and an allowed range (`… to …`).
+fn assert_clear(err: &str, key: &str, how: &str) {
+    assert_ne!(err, "PANICKED", "{key} via {how} panicked");
+    assert!(err.contains(key), "{key} via {how}: {err}");
+    assert!(
+        err.contains("allowed"),
+        "{key} via {how}: no range in {err}"
+    );
+}
+
+#[test]
+fn huge_values_from_the_environment_are_clear_errors() {
+    for key in KEYS {
+        for value in [U64_MAX, I64_MAX] {
+            let err = load(&[(env_name(key), value.into())], None).expect_err(key);
+            assert_clear(&err, key, &format!("env {value}"));
+        }
+    }
+}
+
+#[test]
+fn huge_values_from_the_file_are_clear_errors() {
+    for key in KEYS {
+        // The largest integer TOML can hold, and 2^64-1 written as a string.
+        for value in [I64_MAX.to_owned(), format!("\"{U64_MAX}\"")] {
+            let err = load(&[], Some(&toml_for(key, &value))).expect_err(key);
+            assert_clear(&err, key, &format!("file {value}"));
+        }
+        // 2^64-1 as a bare integer is beyond TOML's integers: a parse error naming the file.
+        let err = load(&[], Some(&toml_for(key, U64_MAX))).expect_err(key);
+        assert_ne!(err, "PANICKED");
+        assert!(err.contains("profile-lookup-limits-"), "{key}: {err}");
+    }
+}
+
+#[test]
+fn the_largest_allowed_values_load_and_start() {
+    let s = load(
+        &[
+            (env_name("cache.ttl_seconds"), "31536000".into()),
+            (env_name("cache.max_stale_seconds"), "31536000".into()),
+            (env_name("breaker.cooldown_seconds"), "86400".into()),
+            (env_name("upstream.timeout_ms"), "3600000".into()),
+        ],
+        None,
+    )
+    .expect("the maxima are allowed");
+    assert_eq!(s.cache.ttl_seconds, 31_536_000);
+    let err = load(&[(env_name("cache.ttl_seconds"), "31536001".into())], None).unwrap_err();
+    assert_clear(&err, "cache.ttl_seconds", "one past the maximum");
+}
+
+#[test]
+fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
+    for key in [
+        "cache.ttl_seconds",
+        "cache.max_stale_seconds",
+        "breaker.cooldown_seconds",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-lookup"))
+            .arg("serve")
+            .env_remove("PROFILE_LOOKUP_CONFIG")
+            .env("PROFILE_LOOKUP__AUTH__API_KEYS", "limits-key")
+            .env("PROFILE_LOOKUP__SERVER__LISTEN", "127.0.0.1:0")
+            .env(env_name(key), U64_MAX)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
+        assert_clear(&stderr, key, "serve");
+    }
+}

@@ -1,0 +1,313 @@
+//! The upstream clients against a loopback TLS server that fingerprints them: the plain client
+//! (rustls, HTTP/1.1) always, the browser-grade client (`--features browser`) when built.
+//! The observed fingerprints are printed (`--nocapture`) for the release notes.
+
+use crate::fingerprint::akamai::parse_opening;
+use crate::fingerprint::ja4::parse_client_hello;
+use crate::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE, Recording};
+use profile_lookup::config::{Settings, UpstreamClient};
+use profile_lookup::upstream::Upstream;
+use reqwest::header::HeaderMap;
+
+/// Settings trusting `server`'s throwaway CA, with a short deadline and a small body cap.
+fn settings_for(server: &FingerprintServer) -> Settings {
+    let mut settings = Settings::default();
+    settings.upstream.ca_file = server.pki.write_ca_file();
+    settings.upstream.timeout_ms = 3_000;
+    settings.upstream.max_body_bytes = 64 * 1024;
+    settings
+}
+
+fn only_recording(server: &FingerprintServer) -> Recording {
+    let mut all = server.recordings();
+    assert_eq!(all.len(), 1, "one connection expected");
+    all.remove(0)
+}
+
+#[tokio::test]
+async fn the_plain_client_trusts_ca_file_and_speaks_http1() {
+    let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+    let upstream = Upstream::new(&settings_for(&server)).unwrap();
+    let response = upstream
+        .get(server.url("/profile"), HeaderMap::new())
+        .await
+        .unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    let rec = only_recording(&server);
+    let hello = parse_client_hello(&rec.raw).unwrap();
+    let ja4 = hello.ja4();
+    println!("plain client: JA4 {ja4}, ALPN {:?}", rec.alpn);
+    assert!(
+        ja4.starts_with("t13d") && ja4[..10].ends_with("h1"),
+        "{ja4}"
+    );
+    assert_eq!(rec.alpn.as_deref(), Some("http/1.1"));
+    assert!(rec.plain.starts_with(b"GET /profile HTTP/1.1\r\n"));
+    assert!(
+        parse_opening(&rec.plain).is_err(),
+        "no HTTP/2, so no Akamai fingerprint"
+    );
+}
+
+#[tokio::test]
+async fn the_plain_client_refuses_the_test_ca_without_ca_file() {
+    let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+    let mut settings = settings_for(&server);
+    settings.upstream.ca_file = Default::default();
+    let upstream = Upstream::new(&settings).unwrap();
+    let err = upstream
+        .get(server.url("/profile"), HeaderMap::new())
+        .await
+        .unwrap_err();
+    println!("without ca_file: {err}");
+}
+
+#[test]
+fn ca_file_is_checked_when_the_config_is_validated() {
+    let mut settings = Settings::default();
+    settings.upstream.ca_file = "/nonexistent/extra-roots.pem".into();
+    let err = settings.validate().unwrap_err().to_string();
+    assert!(err.contains("/nonexistent/extra-roots.pem"), "{err}");
+}
+
+#[test]
+fn serve_with_the_browser_client_needs_the_feature() {
+    let mut settings = Settings::default();
+    settings.auth.api_keys = vec!["k".into()];
+    settings.upstream.client = UpstreamClient::Browser;
+    let verdict = settings.validate_for_serve();
+    if cfg!(feature = "browser") {
+        verdict.unwrap();
+    } else {
+        let err = verdict.unwrap_err().to_string();
+        assert!(
+            err.contains("cargo build --release --features browser"),
+            "{err}"
+        );
+    }
+}
+
+#[cfg(feature = "browser")]
+mod browser {
+    use super::*;
+    use crate::fingerprint::ja4::{X25519_MLKEM768, is_grease};
+    use profile_lookup::upstream::UpstreamError;
+    use profile_lookup::upstream::browser::BrowserClient;
+    use reqwest::header::{HeaderValue, USER_AGENT};
+    use std::time::Duration;
+
+    /// Chrome ≥ 133 with the new ALPS code point, and before it.
+    const CHROME_JA4: [&str; 2] = [
+        "t13d1516h2_8daaf6152771_d8a2da3f94cd",
+        "t13d1516h2_8daaf6152771_02713d6af862",
+    ];
+    const CHROME_AKAMAI: &str = "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p";
+
+    fn caller_headers() -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        // What the platform sources send today: an older Chrome's UA, which must not leak.
+        headers.insert(
+            USER_AGENT,
+            HeaderValue::from_static(profile_lookup::upstream::BROWSER_USER_AGENT),
+        );
+        headers.insert(
+            "accept-language",
+            HeaderValue::from_static("en-US,en;q=0.9"),
+        );
+        headers
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_looks_like_chrome() {
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let settings = settings_for(&server);
+        // Two clients, so two connections and two ClientHellos.
+        for _ in 0..2 {
+            let client = BrowserClient::new(&settings).unwrap();
+            let response = client
+                .get(server.url("/profile"), caller_headers())
+                .await
+                .unwrap();
+            assert_eq!(response.status, 200);
+            assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+        }
+        let recs = server.recordings();
+        assert_eq!(recs.len(), 2);
+        let mut orders = Vec::new();
+        for rec in &recs {
+            let hello = parse_client_hello(&rec.raw).unwrap();
+            let ja4 = hello.ja4();
+            let h2 = parse_opening(&rec.plain).unwrap();
+            println!("browser client: JA4 {ja4}, Akamai {}", h2.akamai());
+            println!("  extension order {:04x?}", hello.extension_order());
+            println!("  key shares {:04x?}", hello.key_share_groups());
+            println!("  headers {:?}", h2.headers);
+            assert!(CHROME_JA4.contains(&ja4.as_str()), "{ja4}");
+            assert_eq!(h2.akamai(), CHROME_AKAMAI);
+            assert_eq!(rec.alpn.as_deref(), Some("h2"));
+            // Chrome sends a GREASE key share first, then the hybrid post-quantum one.
+            let shares = hello.key_share_groups();
+            assert!(is_grease(shares[0]), "{shares:04x?}");
+            assert_eq!(shares.get(1), Some(&X25519_MLKEM768));
+            assert!(hello.ciphers.iter().any(|c| is_grease(*c)));
+            orders.push(hello.extension_order());
+
+            let ua = h2.header("user-agent").unwrap();
+            let sec_ch_ua = h2.header("sec-ch-ua").unwrap();
+            let major = ua
+                .split("Chrome/")
+                .nth(1)
+                .and_then(|v| v.split('.').next())
+                .unwrap();
+            assert!(ua.contains("Windows NT 10.0"), "{ua}");
+            assert!(
+                sec_ch_ua.contains(&format!("\"Google Chrome\";v=\"{major}\"")),
+                "{sec_ch_ua} vs {ua}"
+            );
+            assert_eq!(h2.header("sec-ch-ua-mobile"), Some("?0"));
+            assert_eq!(h2.header("sec-ch-ua-platform"), Some("\"Windows\""));
+            assert_eq!(h2.header("accept-language"), Some("en-US,en;q=0.9"));
+            assert_eq!(
+                h2.header("accept-encoding"),
+                Some("gzip, deflate, br, zstd")
+            );
+            let names = h2.header_names();
+            let position = |n: &str| names.iter().position(|x| *x == n).unwrap();
+            // The order of the pinned wreq-util Chrome profile. (A real Chrome navigation
+            // also sends upgrade-insecure-requests and sec-fetch-user, and orders the
+            // sec-fetch-* headers site, mode, user, dest after accept: see the report.)
+            let expected = [
+                "sec-ch-ua",
+                "sec-ch-ua-mobile",
+                "sec-ch-ua-platform",
+                "user-agent",
+                "sec-fetch-dest",
+                "sec-fetch-mode",
+                "sec-fetch-site",
+                "accept",
+                "accept-encoding",
+                "accept-language",
+                "priority",
+            ];
+            let positions: Vec<usize> = expected.iter().map(|n| position(n)).collect();
+            assert!(positions.is_sorted(), "header order {names:?}");
+            assert_eq!(
+                names.iter().filter(|n| **n == "user-agent").count(),
+                1,
+                "one User-Agent"
+            );
+        }
+        assert_ne!(
+            orders[0], orders[1],
+            "extension order is randomised per connection"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_has_a_total_deadline() {
+        // A peer that accepts and never answers, not even the TLS handshake.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let held = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let mut settings = settings_for(&server);
+        settings.upstream.timeout_ms = 300;
+        let client = BrowserClient::new(&settings).unwrap();
+        let url = url::Url::parse(&format!("https://localhost:{port}/")).unwrap();
+        let err = client.get(url, HeaderMap::new()).await.unwrap_err();
+        assert_eq!(err, UpstreamError::Timeout(Duration::from_millis(300)));
+        // A server that completes TLS and never answers the request.
+        let err = client
+            .get(server.url("/hang"), HeaderMap::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err, UpstreamError::Timeout(Duration::from_millis(300)));
+        held.abort();
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_decodes_every_coding_within_the_cap() {
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let client = BrowserClient::new(&settings_for(&server)).unwrap();
+        for coding in ["gzip", "br", "zstd", "deflate"] {
+            let small = client
+                .get(
+                    server.url(&format!("/enc/{coding}/small")),
+                    HeaderMap::new(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                small.body.len(),
+                crate::fingerprint::SMALL_BYTES,
+                "{coding}"
+            );
+            assert!(small.body.iter().all(|b| *b == b'a'), "{coding}");
+            let bomb = client
+                .get(server.url(&format!("/enc/{coding}/bomb")), HeaderMap::new())
+                .await
+                .unwrap_err();
+            assert_eq!(bomb, UpstreamError::TooLarge(64 * 1024), "{coding}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_follows_no_redirect() {
+        let other = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let other_port = other.local_addr().unwrap().port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hits.clone();
+        let counter = tokio::spawn(async move {
+            while let Ok(_conn) = other.accept().await {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let client = BrowserClient::new(&settings_for(&server)).unwrap();
+        let target = format!("https://localhost:{other_port}/elsewhere");
+        let response = client
+            .get(server.url(&format!("/redirect?{target}")), HeaderMap::new())
+            .await
+            .unwrap();
+        assert_eq!(response.status, 302);
+        assert_eq!(response.redirect_target().unwrap().as_str(), target);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+        counter.abort();
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_refuses_a_1_mib_response_header() {
+        for alpn in [Alpn::H2AndHttp1, Alpn::Http1Only] {
+            let server = FingerprintServer::start(alpn).await;
+            let client = BrowserClient::new(&settings_for(&server)).unwrap();
+            let err = client
+                .get(server.url("/big-header"), HeaderMap::new())
+                .await
+                .unwrap_err();
+            println!("1 MiB header over {alpn:?}: {err}");
+            assert!(
+                matches!(err, UpstreamError::Transport(_)),
+                "{alpn:?}: {err:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_browser_client_reads_retry_after() {
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let client = BrowserClient::new(&settings_for(&server)).unwrap();
+        let response = client
+            .get(server.url("/throttled"), HeaderMap::new())
+            .await
+            .unwrap();
+        assert_eq!(response.status, 429);
+        assert_eq!(response.retry_after(), Some(Duration::from_secs(7)));
+    }
+}

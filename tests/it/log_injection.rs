@@ -1,0 +1,127 @@
+//! Upstream text cannot forge log lines: the real binary (`serve`) against a loopback
+//! short-video upstream whose page state carries a `statusMsg` holding a newline and a fake log
+//! line. The service logs the unexpected status with its message; the captured log must keep
+//! that text inside one line, in both log formats.
+
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+const KEY: &str = "log-injection-key";
+const FORGED: &str = "2026-01-01T00:00:00Z  INFO forged line";
+
+/// A short-video page whose state reports an unexpected status with a forged-line message.
+fn forged_page() -> String {
+    let message = serde_json::to_string(&format!("x\n{FORGED}")).unwrap();
+    let state = format!(
+        r#"{{"__DEFAULT_SCOPE__":{{"webapp.user-detail":{{"statusCode":12345,"statusMsg":{message},"userInfo":{{}}}}}}}}"#
+    );
+    format!(
+        r#"<!DOCTYPE html><html><head></head><body><script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{state}</script></body></html>"#
+    )
+}
+
+/// Serves the forged page at every path on a loopback port of the OS's choosing.
+async fn spawn_upstream() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let page = forged_page();
+    let app = axum::Router::new().fallback(move || {
+        let page = page.clone();
+        async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                page,
+            )
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// A loopback address no one listens on now, chosen by the OS.
+fn free_addr() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// Runs `serve` with `format`, makes one lookup that hits the forged page, stops the service
+/// with SIGTERM and returns its stderr.
+async fn captured_log(format: &str) -> String {
+    let upstream = spawn_upstream().await;
+    let listen = free_addr();
+    let child = Command::new(BIN)
+        .arg("serve")
+        .env_remove("PROFILE_LOOKUP_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", KEY)
+        .env("PROFILE_LOOKUP__SERVER__LISTEN", listen.to_string())
+        .env(
+            "PROFILE_LOOKUP__SHORT_VIDEO__BASE_URL",
+            format!("http://{upstream}"),
+        )
+        .env("PROFILE_LOOKUP__LOG__FORMAT", format)
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while tokio::net::TcpStream::connect(listen).await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "serve did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let response = reqwest::Client::new()
+        .get(format!("http://{listen}/short-video/profile/someone"))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        500,
+        "an unexpected status is a failed extraction"
+    );
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let log = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        log.contains("forged line"),
+        "the status message reached the log: {log}"
+    );
+    log
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_status_message_stays_inside_its_pretty_log_line() {
+    let log = captured_log("pretty").await;
+    for line in log.lines() {
+        assert!(
+            !line.trim_start().starts_with(FORGED),
+            "a forged line: {line:?}\n{log}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_status_message_stays_inside_its_json_log_line() {
+    let log = captured_log("json").await;
+    for line in log.lines() {
+        let event: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|_| panic!("not one JSON object: {line:?}"));
+        assert!(event.is_object(), "{line}");
+    }
+}
