@@ -163,16 +163,22 @@ pub struct ShortVideoUser {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ShortVideoStats {
     /// Followers (exact when the page carries exact counts).
+    #[schema(format = "uint64")]
     pub follower_count: Option<u64>,
     /// Accounts followed.
+    #[schema(format = "uint64")]
     pub following_count: Option<u64>,
     /// Likes received.
+    #[schema(format = "uint64")]
     pub heart: Option<u64>,
     /// Likes received (the platform's second spelling of the same count).
+    #[schema(format = "uint64")]
     pub heart_count: Option<u64>,
     /// Videos posted.
+    #[schema(format = "uint64")]
     pub video_count: Option<u64>,
     /// Videos liked.
+    #[schema(format = "uint64")]
     pub digg_count: Option<u64>,
 }
 
@@ -209,6 +215,7 @@ pub struct PhotoShareProfile {
 #[serde(deny_unknown_fields)]
 pub struct Count {
     /// The exact count, or `null` when the platform does not give it.
+    #[schema(format = "uint64")]
     pub count: Option<u64>,
 }
 

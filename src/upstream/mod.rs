@@ -26,12 +26,22 @@ use crate::config::{Settings, ms};
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
      (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36";
 
-/// The shared upstream client: cheap to clone, one connection pool.
+/// The shared upstream client: cheap to clone, one connection pool, and the one seam every
+/// platform source sends through, whichever backend `upstream.client` chose.
 #[derive(Clone, Debug)]
 pub struct Upstream {
-    http: reqwest::Client,
+    backend: Backend,
     timeout: Duration,
     max_body: usize,
+}
+
+/// The HTTP stack behind [`Upstream`]: rustls over HTTP/1.1, or a desktop Chrome's TLS and
+/// HTTP/2 (cargo feature `browser`). Both keep the same guards.
+#[derive(Clone, Debug)]
+enum Backend {
+    Plain(reqwest::Client),
+    #[cfg(feature = "browser")]
+    Browser(browser::BrowserClient),
 }
 
 /// A fully read upstream response.
@@ -97,6 +107,19 @@ impl Upstream {
     /// Builds the client from `[upstream]`.
     pub fn new(settings: &Settings) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
+        let max_body = settings.upstream.max_body_bytes;
+        if settings.upstream.client == crate::config::UpstreamClient::Browser {
+            #[cfg(feature = "browser")]
+            return Ok(Self {
+                backend: Backend::Browser(browser::BrowserClient::new(settings)?),
+                timeout,
+                max_body,
+            });
+            #[cfg(not(feature = "browser"))]
+            return Err(roots::ClientBuildError::Browser(
+                "upstream.client = \"browser\" needs a build with --features browser".into(),
+            ));
+        }
         let mut builder = reqwest::Client::builder();
         if let Some(path) = settings.upstream.ca_file() {
             for root in roots::plain_roots(path)? {
@@ -112,15 +135,33 @@ impl Upstream {
             .tcp_nodelay(true)
             .build()?;
         Ok(Self {
-            http,
+            backend: Backend::Plain(http),
             timeout,
-            max_body: settings.upstream.max_body_bytes,
+            max_body,
         })
     }
 
     /// Sends `GET url` with `headers` and reads the whole body within the deadline and the cap.
     pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
-        let request = self.http.get(url.clone()).headers(headers);
+        match &self.backend {
+            Backend::Plain(http) => self.plain_get(http, url, headers).await,
+            #[cfg(feature = "browser")]
+            Backend::Browser(client) => client.get(url, headers).await,
+        }
+    }
+
+    /// Whether requests go out with a desktop Chrome's TLS and HTTP/2 fingerprint.
+    pub fn is_browser(&self) -> bool {
+        !matches!(self.backend, Backend::Plain(_))
+    }
+
+    async fn plain_get(
+        &self,
+        http: &reqwest::Client,
+        url: Url,
+        headers: HeaderMap,
+    ) -> Result<Response, UpstreamError> {
+        let request = http.get(url.clone()).headers(headers);
         let read = async {
             let mut response = request
                 .send()

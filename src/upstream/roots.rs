@@ -27,8 +27,7 @@ pub enum ClientBuildError {
     /// The plain (rustls) client rejected its configuration.
     #[error(transparent)]
     Plain(#[from] reqwest::Error),
-    /// The browser-grade client rejected its configuration.
-    #[cfg(feature = "browser")]
+    /// The browser-grade client rejected its configuration, or this build has none.
     #[error("the browser-grade client: {0}")]
     Browser(String),
 }

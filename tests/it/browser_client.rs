@@ -88,6 +88,23 @@ fn serve_with_the_browser_client_needs_the_feature() {
     }
 }
 
+#[test]
+fn the_service_client_follows_upstream_client() {
+    let mut settings = Settings::default();
+    assert!(!Upstream::new(&settings).unwrap().is_browser());
+    settings.upstream.client = UpstreamClient::Browser;
+    match Upstream::new(&settings) {
+        Ok(upstream) => {
+            assert!(cfg!(feature = "browser"));
+            assert!(upstream.is_browser());
+        }
+        Err(err) => {
+            assert!(!cfg!(feature = "browser"), "{err}");
+            assert!(err.to_string().contains("--features browser"), "{err}");
+        }
+    }
+}
+
 #[cfg(feature = "browser")]
 mod browser {
     use super::*;
@@ -116,6 +133,24 @@ mod browser {
             HeaderValue::from_static("en-US,en;q=0.9"),
         );
         headers
+    }
+
+    /// The seam every platform source sends through speaks Chrome when configured to.
+    #[tokio::test]
+    async fn the_service_upstream_with_client_browser_looks_like_chrome() {
+        let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+        let mut settings = settings_for(&server);
+        settings.upstream.client = UpstreamClient::Browser;
+        let upstream = Upstream::new(&settings).unwrap();
+        let response = upstream
+            .get(server.url("/profile"), caller_headers())
+            .await
+            .unwrap();
+        assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+        let rec = only_recording(&server);
+        let ja4 = parse_client_hello(&rec.raw).unwrap().ja4();
+        assert!(CHROME_JA4.contains(&ja4.as_str()), "{ja4}");
+        assert_eq!(parse_opening(&rec.plain).unwrap().akamai(), CHROME_AKAMAI);
     }
 
     #[tokio::test]

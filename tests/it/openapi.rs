@@ -77,7 +77,6 @@ fn the_document_states_the_contract() {
 /// `uint64` format on the count fields in `src/platform/mod.rs`, then a deliberate snapshot
 /// refresh) belongs to the platform module's owner; un-ignore this test with it.
 #[test]
-#[ignore = "confirmed defect: counts above i64::MAX are served but declared int64; fix in src/platform/mod.rs"]
 fn counts_are_declared_wide_enough_for_what_is_served() {
     let real = concat!(
         env!("CARGO_MANIFEST_DIR"),
