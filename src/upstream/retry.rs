@@ -28,6 +28,10 @@ pub enum Attempt<T> {
         /// What to answer if this was the last attempt.
         last: T,
     },
+    /// The request was never sent: our own outbound budget refused it. Not the platform's
+    /// answer, so on a retry the lookup ends as what the platform last said (a block stays a
+    /// block, counted by the breaker), not as `overloaded`.
+    NotSent(T),
     /// A transport fault or 5xx: worth one more try.
     Transient {
         /// The fault, for logs and metrics.
@@ -86,9 +90,11 @@ impl RetryPolicy {
         let mut waited = Duration::ZERO;
         let mut retries = 0u32;
         let mut transient_retried = false;
+        let mut previous: Option<T> = None;
         loop {
             let (reason, asked, last) = match attempt().await {
                 Attempt::Done(v) => return v,
+                Attempt::NotSent(v) => return previous.unwrap_or(v),
                 Attempt::Throttled {
                     reason,
                     retry_after,
@@ -109,6 +115,7 @@ impl RetryPolicy {
             };
             retries += 1;
             waited += wait;
+            previous = Some(last);
             telemetry::retry(platform, reason);
             tracing::debug!(platform, reason, ?wait, "retrying upstream request");
             tokio::time::sleep(wait).await;

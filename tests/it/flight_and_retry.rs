@@ -197,3 +197,34 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
     );
     assert_eq!(problem(failing).await["code"], "upstream_unavailable");
 }
+
+#[tokio::test]
+async fn a_retry_refused_by_the_local_budget_still_ends_as_the_block() {
+    let upstream =
+        spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
+    let mut s = settings(upstream.addr);
+    // One token, then one a second: the retry cannot get one within 50 ms.
+    s.photo_share.requests_per_second = 1;
+    s.photo_share.burst = 1;
+    s.photo_share.max_queue_ms = 50;
+    s.breaker.failure_threshold = 1;
+    s.breaker.cooldown_seconds = 60;
+    let app = spawn_app(s).await;
+    let response = app.get("/photo-share/profile/somebody").await;
+    assert_eq!(
+        response.status(),
+        429,
+        "the platform's block, not our budget"
+    );
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    assert_eq!(upstream.hits(), 1);
+    // The breaker counted that block: the next lookup is refused without a request.
+    assert!(
+        eventually(Duration::from_millis(500), || upstream.hits() == 1).await,
+        "no late request"
+    );
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let response = app.get("/photo-share/profile/someone.else").await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(upstream.hits(), 1, "the open breaker sent nothing");
+}

@@ -117,7 +117,7 @@ impl PhotoShareSource {
         )
         .await
         {
-            Err(refused) => return Attempt::Done(Said::Answer(refused)),
+            Err(refused) => return Attempt::NotSent(Said::Answer(refused)),
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
         };

@@ -130,7 +130,7 @@ impl ShortVideoSource {
         )
         .await
         {
-            Err(refused) => return Attempt::Done(Step::Page(Page::Answer(refused))),
+            Err(refused) => return Attempt::NotSent(Step::Page(Page::Answer(refused))),
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
         };
