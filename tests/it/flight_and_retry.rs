@@ -220,7 +220,7 @@ async fn a_retry_refused_by_the_local_budget_still_ends_as_the_block() {
     assert_eq!(upstream.hits(), 1);
     // The breaker counted that block: the next lookup is refused without a request.
     assert!(
-        eventually(Duration::from_millis(500), || upstream.hits() == 1).await,
+        crate::support::eventually(Duration::from_millis(500), || upstream.hits() == 1).await,
         "no late request"
     );
     tokio::time::sleep(Duration::from_millis(1_100)).await;
