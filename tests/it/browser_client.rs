@@ -93,15 +93,13 @@ fn the_service_client_follows_upstream_client() {
     let mut settings = Settings::default();
     assert!(!Upstream::new(&settings).unwrap().is_browser());
     settings.upstream.client = UpstreamClient::Browser;
-    match Upstream::new(&settings) {
-        Ok(upstream) => {
-            assert!(cfg!(feature = "browser"));
-            assert!(upstream.is_browser());
-        }
-        Err(err) => {
-            assert!(!cfg!(feature = "browser"), "{err}");
-            assert!(err.to_string().contains("--features browser"), "{err}");
-        }
+    let built = Upstream::new(&settings);
+    #[cfg(feature = "browser")]
+    assert!(built.unwrap().is_browser());
+    #[cfg(not(feature = "browser"))]
+    {
+        let err = built.unwrap_err().to_string();
+        assert!(err.contains("--features browser"), "{err}");
     }
 }
 
