@@ -33,6 +33,9 @@ pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
 pub const BREAKER_STATE: &str = "profile_lookup_breaker_state";
+/// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
+/// alert "RSS near its bound" and dashboards find it).
+pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
 
 static PROMETHEUS: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -73,6 +76,7 @@ fn spawn_upkeep(handle: PrometheusHandle) {
             loop {
                 std::thread::sleep(UPKEEP_INTERVAL);
                 handle.run_upkeep();
+                record_resident_memory();
             }
         });
 }
@@ -88,6 +92,7 @@ fn describe() {
         "Request latency by route template"
     );
     metrics::describe_gauge!(HTTP_IN_FLIGHT, "Requests being handled now");
+    metrics::describe_gauge!(RESIDENT_MEMORY, "Resident memory of the process, in bytes");
     metrics::describe_counter!(UPSTREAM_LOOKUPS, "Upstream lookups by platform and outcome");
     metrics::describe_counter!(
         UPSTREAM_REQUESTS,
@@ -228,6 +233,16 @@ fn colour_wanted(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     #[test]
+    fn resident_memory_is_read_from_the_status_text() {
+        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmRSS:\t   4321 kB\nThreads:\t3\n";
+        assert_eq!(super::resident_bytes(status), Some(4321 * 1024));
+        assert_eq!(super::resident_bytes("VmRSS: lots kB"), None);
+        assert_eq!(super::resident_bytes(""), None);
+        let own = std::fs::read_to_string("/proc/self/status").unwrap();
+        assert!(super::resident_bytes(&own).unwrap() > 1024 * 1024);
+    }
+
+    #[test]
     fn colour_only_on_a_terminal_without_no_color() {
         use super::colour_wanted;
         assert!(colour_wanted(true, None));
@@ -256,4 +271,23 @@ mod tests {
             "histogram samples would pile up until a scrape"
         );
     }
+}
+
+/// Sets [`RESIDENT_MEMORY`] from `/proc/self/status` (Linux; elsewhere nothing is recorded).
+/// Called by the recorder's upkeep and before each scrape, so the gauge is never stale.
+pub fn record_resident_memory() {
+    if let Some(bytes) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .as_deref()
+        .and_then(resident_bytes)
+    {
+        metrics::gauge!(RESIDENT_MEMORY).set(bytes as f64);
+    }
+}
+
+/// The `VmRSS:` line of a `/proc/PID/status` text, in bytes.
+fn resident_bytes(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }

@@ -206,6 +206,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
 pub async fn metrics() -> Response {
+    crate::telemetry::record_resident_memory();
     let text = crate::telemetry::metrics_handle()
         .map(|h| h.render())
         .unwrap_or_else(|| "# metrics recorder unavailable\n".into());

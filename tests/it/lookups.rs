@@ -582,6 +582,7 @@ async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
         r#"profile_lookup_cache_lookups_total{platform="photo-share",result="miss"}"#,
         r#"profile_lookup_breaker_state{platform="photo-share"}"#,
         "profile_lookup_http_requests_in_flight",
+        "process_resident_memory_bytes ",
     ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
