@@ -31,11 +31,12 @@ enum Command {
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
     },
-    /// Print the body the service would return for a saved upstream page or JSON response.
+    /// Print the body the service would return for a saved upstream page or JSON response; for
+    /// a folder (drift captures, saved pages), one line per file and a summary.
     Extract {
         /// Which platform the document comes from.
         platform: PlatformArg,
-        /// The saved page or JSON.
+        /// The saved page or JSON, or a folder of them (`*.meta.json` sidecars are skipped).
         file: PathBuf,
         /// The username the document is for (default: taken from the document itself).
         #[arg(long)]
@@ -166,6 +167,9 @@ fn run_demo(listen: Option<std::net::SocketAddr>) -> ExitCode {
 }
 
 fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>) -> ExitCode {
+    if file.is_dir() {
+        return extract_folder(platform.into(), file);
+    }
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -173,11 +177,7 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
             return ExitCode::from(2);
         }
     };
-    let platform = match platform {
-        PlatformArg::ShortVideo => platform::Platform::ShortVideo,
-        PlatformArg::PhotoShare => platform::Platform::PhotoShare,
-    };
-    match platform::offline::extract(platform, &bytes, username) {
+    match platform::offline::extract(platform.into(), &bytes, username) {
         // Written with `writeln!` so a closed pipe (`| head`) is an exit, not a panic.
         Ok(body) => {
             use std::io::Write;
@@ -230,5 +230,92 @@ fn healthcheck(addr: Option<std::net::SocketAddr>) -> ExitCode {
     match probe() {
         Ok(true) => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
+    }
+}
+
+impl From<PlatformArg> for platform::Platform {
+    fn from(arg: PlatformArg) -> Self {
+        match arg {
+            PlatformArg::ShortVideo => platform::Platform::ShortVideo,
+            PlatformArg::PhotoShare => platform::Platform::PhotoShare,
+        }
+    }
+}
+
+/// Files in a folder that `extract` reads more than this many of get a progress bar, when
+/// standard error is a terminal.
+const PROGRESS_BAR_FROM: usize = 20;
+
+/// `extract PLATFORM DIR`: every saved document in `dir` (sorted by name, sidecars skipped),
+/// one line each, then a summary; exit 1 when any file gave no profile, 2 when the folder or a
+/// file could not be read.
+fn extract_folder(platform: platform::Platform, dir: &std::path::Path) -> ExitCode {
+    use std::io::{IsTerminal, Write};
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && !p.to_string_lossy().ends_with(".meta.json"))
+            .collect(),
+        Err(err) => {
+            eprintln!(
+                "profile-lookup: cannot read the folder {}: {err}",
+                dir.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    files.sort();
+    let bar = (files.len() > PROGRESS_BAR_FROM && std::io::stderr().is_terminal()).then(|| {
+        indicatif::ProgressBar::new(files.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        )
+    });
+    let (mut readable, mut failed, mut unreadable) = (0usize, 0usize, 0usize);
+    let mut out = std::io::stdout().lock();
+    for path in &files {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let line = match std::fs::read(path) {
+            Ok(bytes) => {
+                let (ok, text) = platform::offline::summary(platform, &bytes);
+                if ok {
+                    readable += 1;
+                } else {
+                    failed += 1;
+                }
+                format!("{}\t{text}", name.escape_debug())
+            }
+            Err(err) => {
+                unreadable += 1;
+                format!("{}\tcannot read: {err}", name.escape_debug())
+            }
+        };
+        match &bar {
+            Some(bar) => {
+                bar.suspend(|| writeln!(out, "{line}")).ok();
+                bar.inc(1);
+            }
+            None => {
+                if writeln!(out, "{line}").is_err() {
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let _ = writeln!(
+        out,
+        "{} files: {readable} with a profile, {failed} without, {unreadable} unreadable",
+        files.len()
+    );
+    if unreadable > 0 {
+        ExitCode::from(2)
+    } else if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }

@@ -51,3 +51,45 @@ pub fn extract(
         PageVerdict::Unreadable(_) => Err(problem(ApiError::ExtractionFailed)),
     }
 }
+
+/// One line about one saved document, for `extract PLATFORM DIR`: whether a profile came out,
+/// then the user and counts, or the problem code the service would answer.
+pub fn summary(platform: Platform, document: &[u8]) -> (bool, String) {
+    let field = |v: &serde_json::Value, path: &[&str]| {
+        let mut at = v;
+        for key in path {
+            at = &at[*key];
+        }
+        match at {
+            serde_json::Value::Null => "null".to_owned(),
+            serde_json::Value::String(s) => s.escape_debug().to_string(),
+            other => other.to_string(),
+        }
+    };
+    match extract(platform, document, None) {
+        Ok(body) => {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            let line = match platform {
+                Platform::ShortVideo => format!(
+                    "ok @{} followers={} videos={} private={}",
+                    field(&v, &["userInfo", "user", "uniqueId"]),
+                    field(&v, &["userInfo", "stats", "followerCount"]),
+                    field(&v, &["userInfo", "stats", "videoCount"]),
+                    field(&v, &["userInfo", "user", "privateAccount"]),
+                ),
+                Platform::PhotoShare => format!(
+                    "ok @{} followers={} posts={} private={}",
+                    field(&v, &["username"]),
+                    field(&v, &["edge_followed_by", "count"]),
+                    field(&v, &["edge_owner_to_timeline_media", "count"]),
+                    field(&v, &["is_private"]),
+                ),
+            };
+            (true, line)
+        }
+        Err(problem) => {
+            let v: serde_json::Value = serde_json::from_str(&problem).unwrap_or_default();
+            (false, field(&v, &["code"]))
+        }
+    }
+}

@@ -203,6 +203,67 @@ fn extract_reads_the_projects_own_samples() {
 }
 
 #[test]
+fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
+    use profile_lookup::demo::samples::short_video as sv;
+    let dir = std::env::temp_dir().join(format!("profile-lookup-cli-{}-drift", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
+    std::fs::write(dir.join("a-good.html"), page.as_bytes()).unwrap();
+    std::fs::write(
+        dir.join("b-changed.html"),
+        b"<html><body>a new page format</body></html>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b-changed.meta.json"),
+        b"{\"platform\":\"short-video\"}",
+    )
+    .unwrap();
+
+    let out = Command::new(BIN)
+        .args(["extract", "short-video"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        3,
+        "two documents (the sidecar skipped) and a summary:\n{text}"
+    );
+    assert!(lines[0].starts_with("a-good.html\tok @"), "{text}");
+    assert!(lines[0].contains(sv::PUBLIC_USER.unique_id), "{text}");
+    assert!(lines[0].contains("followers="), "{text}");
+    assert!(lines[1].starts_with("b-changed.html\t"), "{text}");
+    assert!(!lines[1].contains("\tok"), "{text}");
+    assert_eq!(
+        lines[2],
+        "2 files: 1 with a profile, 1 without, 0 unreadable"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a file without a profile fails the run"
+    );
+    // Piped: plain lines, never a progress bar's escapes.
+    assert!(!text.contains('\x1b'));
+
+    std::fs::remove_file(dir.join("b-changed.html")).unwrap();
+    let out = Command::new(BIN)
+        .args(["extract", "short-video"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn serve_refuses_to_start_without_a_key_or_with_a_bad_value() {
     let out = Command::new(BIN)
         .arg("serve")
