@@ -119,6 +119,7 @@ fn print_banner(addr: SocketAddr, taken: Option<SocketAddr>, key: &str) {
         curl(format!("/photo-share/profile/{}", upstream::THROTTLED_NAME)),
         curl("/short-video/profile/..%2Fadmin".into()),
         format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
+        format!("The API in a browser (Authorize with the key above, then Try it out): {base}/docs/"),
         "Ctrl-C stops.".into(),
     ];
     // A closed stdout (a piped reader that went away) must not stop the service.

@@ -329,6 +329,8 @@ fn demo_answers_real_lookups_offline() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let client = reqwest::Client::new();
+        let docs = client.get(format!("{base}/docs/")).send().await.unwrap();
+        assert_eq!(docs.status(), 200, "the banner's docs page is served");
         let get = |path: &str| client.get(format!("{base}{path}")).bearer_auth(&key).send();
         let r = get("/short-video/profile/sunny.kitchen.lab").await.unwrap();
         assert_eq!(r.status(), 200);
