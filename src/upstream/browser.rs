@@ -18,14 +18,12 @@
 
 use std::time::Duration;
 
-use bytes::BytesMut;
-use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, USER_AGENT};
 use url::Url;
 use wreq_util::{Emulation, Platform, Profile};
 
 use super::roots::{ClientBuildError, read_pem_roots};
-use super::{Response, UpstreamError, error_chain};
+use super::{Response, UpstreamError, error_chain, read_capped};
 use crate::config::{Settings, ms};
 
 /// The Chrome release presented: the newest profile of the pinned `wreq-util`. Its
@@ -117,30 +115,15 @@ impl BrowserClient {
                 .send()
                 .await
                 .map_err(|e| classify(e, self.timeout))?;
-            if response
-                .content_length()
-                .is_some_and(|len| len > self.max_body as u64)
-            {
-                return Err(UpstreamError::TooLarge(self.max_body));
-            }
-            let status = response.status();
-            let headers = std::mem::take(response.headers_mut());
-            let hint = response.content_length().unwrap_or(64 * 1024) as usize;
-            let mut body = BytesMut::with_capacity(hint.min(self.max_body));
-            let mut chunks = response.bytes_stream();
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk.map_err(|e| classify(e, self.timeout))?;
-                if body.len() + chunk.len() > self.max_body {
-                    return Err(UpstreamError::TooLarge(self.max_body));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(Response {
-                status,
-                headers,
-                url,
-                body: body.freeze(),
+            let head = (
+                response.status(),
+                std::mem::take(response.headers_mut()),
+                response.content_length(),
+            );
+            read_capped(head, response.bytes_stream(), url, self.max_body, |e| {
+                classify(e, self.timeout)
             })
+            .await
         };
         // wreq's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)

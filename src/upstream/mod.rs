@@ -167,38 +167,53 @@ impl Upstream {
                 .send()
                 .await
                 .map_err(|e| classify(e, self.timeout))?;
-            if response
-                .content_length()
-                .is_some_and(|len| len > self.max_body as u64)
-            {
-                return Err(UpstreamError::TooLarge(self.max_body));
-            }
-            let status = response.status();
-            let headers = std::mem::take(response.headers_mut());
-            let hint = response.content_length().unwrap_or(64 * 1024) as usize;
-            let mut body = BytesMut::with_capacity(hint.min(self.max_body));
-            while let Some(chunk) = response
-                .chunk()
-                .await
-                .map_err(|e| classify(e, self.timeout))?
-            {
-                if body.len() + chunk.len() > self.max_body {
-                    return Err(UpstreamError::TooLarge(self.max_body));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(Response {
-                status,
-                headers,
-                url,
-                body: body.freeze(),
+            let head = (
+                response.status(),
+                std::mem::take(response.headers_mut()),
+                response.content_length(),
+            );
+            read_capped(head, response.bytes_stream(), url, self.max_body, |e| {
+                classify(e, self.timeout)
             })
+            .await
         };
         // reqwest's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)
             .await
             .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
     }
+}
+
+/// Reads a response whose head has arrived into a [`Response`]: the body chunk by chunk into one
+/// buffer, refused at `max_body` decompressed bytes (a declared length over the cap before any
+/// byte is read). Both backends finish through this, so the cap is one piece of code.
+async fn read_capped<E>(
+    (status, headers, length): (StatusCode, HeaderMap, Option<u64>),
+    chunks: impl futures_util::Stream<Item = Result<Bytes, E>>,
+    url: Url,
+    max_body: usize,
+    classify: impl Fn(E) -> UpstreamError,
+) -> Result<Response, UpstreamError> {
+    use futures_util::StreamExt;
+    if length.is_some_and(|len| len > max_body as u64) {
+        return Err(UpstreamError::TooLarge(max_body));
+    }
+    let hint = length.unwrap_or(64 * 1024) as usize;
+    let mut body = BytesMut::with_capacity(hint.min(max_body));
+    let mut chunks = std::pin::pin!(chunks);
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(&classify)?;
+        if body.len() + chunk.len() > max_body {
+            return Err(UpstreamError::TooLarge(max_body));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Response {
+        status,
+        headers,
+        url,
+        body: body.freeze(),
+    })
 }
 
 /// An error of reqwest as ours; `timeout` is the deadline its own timer enforced.
