@@ -32,4 +32,4 @@ db-path = "$work/dbs"
 unmaintained = "all"
 yanked = "deny"
 TOML
-cargo deny --offline --config "$work/deny.toml" check advisories
+cargo deny --offline --all-features --config "$work/deny.toml" check advisories
