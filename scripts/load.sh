@@ -8,7 +8,7 @@
 # Honours CARGO_TARGET_DIR (default: the repo's target/). Knobs (environment):
 #   LOAD_SECONDS=10 LOAD_ROUNDS=3 LOAD_THREADS=2 LOAD_CONNECTIONS=32   the wrk comparisons
 #   SOAK_REQUESTS=200000 SOAK_MAX_SECONDS=300                          the soak
-#   ONEFLIGHT_CALLERS=200  LOAD_PORT_BASE=18080  LOAD_KEEP_TMP=1 (keep the temp dir)
+#   ONEFLIGHT_CALLERS=200  LOAD_KEEP_TMP=1 (keep the temp dir)
 # See scripts/README.md for what each figure means.
 set -euo pipefail
 
@@ -21,15 +21,18 @@ CONNS=${LOAD_CONNECTIONS:-32}
 SOAK_REQUESTS=${SOAK_REQUESTS:-200000}
 SOAK_MAX_SECONDS=${SOAK_MAX_SECONDS:-300}
 CALLERS=${ONEFLIGHT_CALLERS:-200}
-PORT_BASE=${LOAD_PORT_BASE:-18080}
-
-NGINX_PORT=$PORT_BASE           # the loopback upstream (both platforms)
-SLOW_PORT=$((PORT_BASE + 1))    # the same pages at 100 KB/s, for the one-flight check
-PORT_CACHED=$((PORT_BASE + 11)) # instance "cached": healthz vs cached lookup
-PORT_NOCACHE=$((PORT_BASE + 12)) # instance "nocache": cache.enabled = false
-PORT_RSS=$((PORT_BASE + 13))    # fresh instance for the oversized bodies
-PORT_FLIGHT=$((PORT_BASE + 14)) # fresh instance for the one-flight check
-PORT_SOAK=$((PORT_BASE + 15))   # fresh instance for the soak
+# Every port is one the OS picked as free just now (seven sockets held at once, so they are
+# distinct): the machine is shared, and a fixed port fails when something else holds it.
+read -r NGINX_PORT SLOW_PORT PORT_CACHED PORT_NOCACHE PORT_RSS PORT_FLIGHT PORT_SOAK < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(7)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))')
+# NGINX_PORT: the loopback upstream (both platforms); SLOW_PORT: the same pages at 100 KB/s,
+# for the one-flight check; PORT_CACHED: healthz vs cached lookup; PORT_NOCACHE:
+# cache.enabled = false; PORT_RSS, PORT_FLIGHT, PORT_SOAK: fresh instances for the oversized
+# bodies, the one-flight check and the soak.
 
 LOOKUP_NAME=sunny.kitchen.lab   # the ~365 KB short-video sample page
 KEY="load-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
@@ -75,7 +78,7 @@ trap 'exit 130' INT TERM
 for port in "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
     "$PORT_FLIGHT" "$PORT_SOAK"; do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-        die "127.0.0.1:$port is in use (set LOAD_PORT_BASE)"
+        die "127.0.0.1:$port was taken between choosing and using it; run again"
     fi
 done
 
