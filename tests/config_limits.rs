@@ -139,6 +139,9 @@ fn the_largest_allowed_values_load_and_start() {
 
 #[test]
 fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
+    // The child inherits this process's environment: hold the lock the in-process cases take
+    // while they set variables, or a child may start with another case's huge value.
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
     for key in [
         "cache.ttl_seconds",
         "cache.max_stale_seconds",
