@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::StatusCode;
-use support::{KEY, settings, spawn_app, spawn_upstream};
+use support::{KEY, settings, spawn_app, spawn_slow_not_found, spawn_upstream};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -72,11 +71,7 @@ const IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 #[tokio::test]
 async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line() {
     captured_logs();
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_secs(30)).await;
     let mut s = settings(upstream.addr);
     s.upstream.timeout_ms = 20_000;
     let app = spawn_app(s).await;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::{settings, spawn_app, spawn_upstream};
+use crate::support::{settings, spawn_app, spawn_slow_not_found, spawn_upstream};
 use axum::Router;
 use axum::http::StatusCode;
 
@@ -125,12 +125,8 @@ async fn unknown_docs_files_are_404() {
 #[tokio::test]
 async fn the_docs_page_is_neither_shed_nor_rate_limited() {
     // Lookups hang on the upstream and fill server.max_in_flight; the page still answers.
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        // Under the test settings' 2 s upstream timeout, so the lookup ends in a 404.
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    // Under the test settings' 2 s upstream timeout, so the lookup ends in a 404.
+    let upstream = spawn_slow_not_found(Duration::from_millis(1500)).await;
     let mut s = settings(upstream.addr);
     s.server.max_in_flight = 1;
     s.rate_limit.per_key_per_minute = 1;

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{KEY, TestApp, problem, settings, spawn_app, spawn_upstream};
+use crate::support::{
+    KEY, TestApp, problem, settings, spawn_app, spawn_slow_not_found, spawn_upstream,
+};
 use axum::Router;
 use axum::http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -464,11 +466,7 @@ async fn garbage_is_answered_or_closed_without_harm() {
 #[tokio::test]
 async fn shutdown_finishes_in_flight_requests_then_returns() {
     // An upstream that answers slowly, so a lookup is in flight when shutdown begins.
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        (StatusCode::NOT_FOUND, "")
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_millis(700)).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let client = app.client.clone();
     let url = app.url("/photo-share/profile/slowpoke");
@@ -496,11 +494,7 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
 #[tokio::test]
 async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
     // An upstream that holds every request, so lookups sit in flight.
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_secs(30)).await;
     let mut s = settings(upstream.addr);
     s.server.max_in_flight = 2;
     s.upstream.timeout_ms = 20_000;
@@ -566,11 +560,7 @@ async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
 
 #[tokio::test]
 async fn a_probe_during_the_drain_never_sees_ready() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        (StatusCode::NOT_FOUND, "")
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_millis(1500)).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let addr = app.addr;
     let state = app.state.clone();

@@ -140,6 +140,16 @@ pub async fn spawn_upstream(router: Router) -> Upstream {
     Upstream { addr, hits }
 }
 
+/// An upstream that holds every request for `delay`, then answers 404: a lookup that stays in
+/// flight for a known time (shedding, hang-ups, shutdown, deadlines).
+pub async fn spawn_slow_not_found(delay: std::time::Duration) -> Upstream {
+    spawn_upstream(Router::new().fallback(move || async move {
+        tokio::time::sleep(delay).await;
+        axum::http::StatusCode::NOT_FOUND
+    }))
+    .await
+}
+
 /// A port on loopback where nothing listens.
 pub async fn closed_port() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::{closed_port, problem, settings, spawn_app, spawn_upstream};
+use crate::support::{
+    closed_port, problem, settings, spawn_app, spawn_slow_not_found, spawn_upstream,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -359,11 +361,7 @@ async fn short_video_block_signals_are_final_and_429() {
 
 #[tokio::test]
 async fn concurrent_callers_of_one_uncached_name_cause_one_upstream_request() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_millis(300)).await;
     let app = Arc::new(spawn_app(settings(upstream.addr)).await);
     let callers = (0..100).map(|i| {
         let app = app.clone();
@@ -509,11 +507,7 @@ async fn a_burst_of_distinct_names_stays_within_the_outbound_caps() {
 
 #[tokio::test]
 async fn too_many_requests_in_flight_are_shed_with_503() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_millis(400)).await;
     let mut s = settings(upstream.addr);
     s.server.max_in_flight = 2;
     let app = Arc::new(spawn_app(s).await);
@@ -556,11 +550,7 @@ async fn too_many_requests_in_flight_are_shed_with_503() {
 
 #[tokio::test]
 async fn the_request_deadline_bounds_every_lookup() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
-        tokio::time::sleep(Duration::from_secs(5)).await;
-        StatusCode::NOT_FOUND
-    }))
-    .await;
+    let upstream = spawn_slow_not_found(Duration::from_secs(5)).await;
     let mut s = settings(upstream.addr);
     s.server.request_timeout_ms = 300;
     s.upstream.timeout_ms = 10_000;
