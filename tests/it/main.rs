@@ -5,6 +5,7 @@ mod browser_client;
 mod cli;
 mod config;
 mod docs;
+mod drift_capture;
 mod edge;
 mod fingerprint;
 mod fleet;
