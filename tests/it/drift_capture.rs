@@ -36,7 +36,10 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         (
             [
                 (header::CONTENT_TYPE, "text/html"),
-                (header::SET_COOKIE, "tt_webid=cookie-value-never-kept; Path=/"),
+                (
+                    header::SET_COOKIE,
+                    "tt_webid=cookie-value-never-kept; Path=/",
+                ),
             ],
             sv::status_page(10_555),
         )
@@ -46,7 +49,8 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
     let mut s = settings(upstream.addr);
     s.upstream.capture_dir = dir.clone();
     s.upstream.capture_max_files = 2;
-    s.validate_for_serve().expect("the folder is created and writable");
+    s.validate_for_serve()
+        .expect("the folder is created and writable");
     let app = spawn_app(s).await;
     for name in ["drift.one", "drift.two", "drift.three"] {
         let response = app.get(&format!("/short-video/profile/{name}")).await;
@@ -55,8 +59,7 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         assert!(
             eventually(Duration::from_secs(5), || names(&dir)
                 .iter()
-                .any(|n| n.contains(name)
-                    && n.ends_with(".meta.json")))
+                .any(|n| n.contains(name) && n.ends_with(".meta.json")))
             .await,
             "{name} was captured: {:?}",
             names(&dir)
@@ -68,13 +71,19 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         !kept.iter().any(|n| n.contains("drift.one")),
         "the oldest went first"
     );
-    let page = kept.iter().find(|n| n.ends_with("-drift.three.html")).unwrap();
+    let page = kept
+        .iter()
+        .find(|n| n.ends_with("-drift.three.html"))
+        .unwrap();
     let sidecar = page.replace(".html", ".meta.json");
     let meta: Value = serde_json::from_slice(&std::fs::read(dir.join(&sidecar)).unwrap()).unwrap();
     assert_eq!(meta["platform"], "short-video");
     assert_eq!(meta["username"], "drift.three");
     assert_eq!(meta["status"], 200);
-    assert!(meta["verdict"].as_str().unwrap().contains("10555"), "{meta}");
+    assert!(
+        meta["verdict"].as_str().unwrap().contains("10555"),
+        "{meta}"
+    );
     assert!(!meta.to_string().contains("cookie-value-never-kept"));
 
     // `extract` on the saved page says what the service said.
@@ -99,8 +108,16 @@ async fn readable_pages_and_not_found_are_never_captured() {
     s.validate_for_serve().unwrap();
     let app = spawn_app(s).await;
     let found = &sv::sample_users()[0].unique_id;
-    assert_eq!(app.get(&format!("/short-video/profile/{found}")).await.status(), 200);
-    assert_eq!(app.get("/short-video/profile/nobody.at.all").await.status(), 404);
+    assert_eq!(
+        app.get(&format!("/short-video/profile/{found}"))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        app.get("/short-video/profile/nobody.at.all").await.status(),
+        404
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(names(&dir).is_empty(), "{:?}", names(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
