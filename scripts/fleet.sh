@@ -103,6 +103,8 @@ http {
         listen 127.0.0.1:$UP_PORT;
         root $T/pages;
         access_log $T/upstream.log names;
+        # Names the samples do not have get the platform's own "no such user" page.
+        location ~ ^/@gone\. { rewrite ^ /@no_such_user_404 break; }
         location / { try_files \$uri =404; }
     }
     server {
@@ -266,6 +268,11 @@ REDIS_RPS=$RPS
 fetched=$(($(wc -l <"$T/upstream.log") - before))
 [[ $NON2XX == 0 ]] || die "Redis-hit run had $NON2XX non-2xx answers"
 [[ $fetched == 0 ]] || die "the Redis-hit run fetched $fetched times from the upstream"
+# Every answer of the replica without a memory cache came from Redis.
+redis_hits=$(curl -s "http://127.0.0.1:$NOMEM_PORT/metrics" |
+    awk '$1 ~ /^profile_lookup_redis_hits_total\{.*kind="fresh"/ {s += $2} END {printf "%d", s}')
+cmp "$redis_hits" '>=' "$(awk -v r="$REQS" 'BEGIN {print 0.9 * r}')" ||
+    die "only $redis_hits of $REQS Redis-hit answers were read from Redis"
 hit_ratio=$(div "$REDIS_RPS" "$MEM_RPS")
 echo "memory hit $MEM_RPS req/s, Redis hit $REDIS_RPS req/s, ratio $hit_ratio" >&2
 pass=MISS
