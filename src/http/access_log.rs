@@ -52,7 +52,11 @@ pub async fn access_log(request: Request, next: Next) -> Response {
     // it starts) carries its id.
     let span = tracing::info_span!(
         "request",
-        request_id = pending.id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-")
+        request_id = pending
+            .id
+            .as_ref()
+            .and_then(|i| i.0.to_str().ok())
+            .unwrap_or("-")
     );
     let response = next.run(request).instrument(span).await;
     pending.finish(
