@@ -288,6 +288,22 @@ impl TestCluster {
         self.wait_ok();
     }
 
+    /// SIGSTOP node `i`: it keeps its sockets but answers nothing, as a hung host would.
+    pub fn pause_node(&mut self, i: usize) {
+        if let Some(child) = &self.nodes[i].child {
+            signal(child, "-STOP");
+        }
+    }
+
+    /// SIGCONT after [`TestCluster::pause_node`]; returns once every node says
+    /// `cluster_state:ok` again.
+    pub fn resume_node(&mut self, i: usize) {
+        if let Some(child) = &self.nodes[i].child {
+            signal(child, "-CONT");
+        }
+        self.wait_ok();
+    }
+
     /// Kills every node: the whole cluster is down.
     pub fn kill_all(&mut self) {
         for node in &mut self.nodes {

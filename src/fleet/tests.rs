@@ -732,3 +732,40 @@ async fn a_replica_started_while_the_cluster_is_down_uses_it_once_it_is_up() {
     assert!(back < Duration::from_secs(5), "back in use after {back:?}");
     drop(cluster);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_node_answers_unavailable_within_the_timeout_then_recovers() {
+    let Some(mut cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let timeout = Duration::from_millis(200);
+    let f = fleet_at(&cluster.url(), 200);
+    let ttl = Duration::from_secs(60);
+    f.cache_put(SV, "gina", &not_found(), ttl, ttl, None)
+        .await
+        .unwrap();
+    let victim = node_of(&cluster, &Keys::new("t:").name(SV, "gina").entry);
+    cluster.pause_node(victim);
+    let started = Instant::now();
+    assert_eq!(f.cache_get(SV, "gina").await, None);
+    let first = started.elapsed();
+    assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(f.cache_get(SV, "gina").await, None, "still unavailable");
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.resume_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    let started = Instant::now();
+    while f.cache_get(SV, "gina").await.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the resumed node is not used again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(f.is_up());
+    drop(cluster);
+}

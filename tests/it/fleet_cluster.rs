@@ -1,7 +1,8 @@
 //! The fleet of [`crate::fleet`] on a real 3-node Redis Cluster started by the test
 //! ([`crate::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
 //! flight and one cache for the fleet; a name's keys on one slot and a key's quota on its own,
-//! every key with an expiry; and a node killed under load without a single failed request.
+//! every key with an expiry; and a node killed, a node hung and the whole cluster killed under
+//! load without a single failed request, the replicas back on the cluster after each.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -122,7 +123,7 @@ async fn a_names_keys_share_one_slot_a_quota_has_its_own_and_every_key_expires()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_killed_under_load_fails_no_request_and_its_return_is_used() {
+async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_request() {
     let Some(mut cluster) = test_redis::start_cluster() else {
         return;
     };
@@ -168,8 +169,22 @@ async fn a_node_killed_under_load_fails_no_request_and_its_return_is_used() {
     let requota = eventually(Duration::from_secs(5), || on_node(&cluster) == Some(victim)).await;
     assert!(requota, "the quota is kept on the restarted node again");
 
-    // The whole cluster down under load, then back (empty): the same again.
+    // The same node hung (SIGSTOP) under load, then resumed.
     let mut cluster = cluster;
+    cluster.pause_node(victim);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let mut cluster = tokio::task::spawn_blocking(move || {
+        cluster.resume_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    assert!(
+        all_back_on_redis(&apps).await,
+        "back on the cluster within 5 s of the node's resumption"
+    );
+
+    // The whole cluster down under load, then back (empty): the same again.
     cluster.kill_all();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let _cluster = tokio::task::spawn_blocking(move || {
