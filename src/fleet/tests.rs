@@ -638,7 +638,8 @@ async fn every_call_works_on_a_cluster_and_a_names_keys_share_one_slot() {
 
     let keys = cluster.keys_on_nodes("t:*");
     let all: Vec<&(String, i64)> = keys.iter().flatten().collect();
-    assert!(all.len() >= 6, "{all:?}");
+    // At least the entry, its stale copy, the breaker and the rest (the others are short-lived).
+    assert!(all.len() >= 4, "{all:?}");
     for (key, ttl) in &all {
         assert!(*ttl > 0, "{key} has no expiry");
     }
