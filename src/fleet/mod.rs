@@ -41,6 +41,13 @@
 //! return). `profile_lookup_redis_up` shows the mode, `profile_lookup_redis_errors_total{op}`
 //! counts failures, and a warning is logged at most every [`health::WARN_EVERY`]. A value of
 //! the wrong type, size or format at any key is read as absent and overwritten, never an error.
+//!
+//! On a Redis Cluster the health is the connection's, not each node's: a call that fails on a
+//! node that died or hangs puts the replica on its local state for every slot during the
+//! back-off, and the probes find the node again once it is back (the cluster's default,
+//! `cluster-require-full-coverage yes`, refuses every slot anyway once it marks a node failed).
+//! A restarted, empty node is simply a cold cache and a fresh quota for its slots; the scripts
+//! are loaded again by the first `EVALSHA` that finds them missing (`NOSCRIPT`).
 
 pub mod cache;
 pub mod config;

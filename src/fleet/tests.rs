@@ -596,3 +596,181 @@ async fn a_replica_started_while_redis_is_down_uses_it_once_it_is_up() {
     let nowhere = fleet_at(&format!("redis://127.0.0.1:{}/", free_port()), 200);
     assert_eq!(nowhere.cache_get(SV, "x").await, None);
 }
+
+// --- a real 3-node Redis Cluster -------------------------------------------------------------
+
+#[tokio::test]
+async fn every_call_works_on_a_cluster_and_a_names_keys_share_one_slot() {
+    let Some(cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let (a, b) = (fleet_at(&cluster.url(), 500), fleet_at(&cluster.url(), 500));
+    let ttl = Duration::from_secs(10);
+    let id = key_id(&[9; 32]);
+    assert!(
+        a.quota_check(&id, 600, 5)
+            .await
+            .expect("cluster up")
+            .allowed
+    );
+    assert_eq!(b.quota_check(&id, 600, 5).await.unwrap().remaining, 3);
+    let Lock::Acquired(token) = a.flight_lock(SV, "erin", ttl).await else {
+        panic!("first")
+    };
+    assert_eq!(b.flight_lock(SV, "erin", ttl).await, Lock::HeldByOther);
+    let entry = found("{\"name\":\"erin\"}");
+    a.cache_put(SV, "erin", &entry, ttl, ttl, Some(&token))
+        .await
+        .expect("put entry and stale copy, release the lock: one slot");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    assert_eq!(
+        b.flight_wait(SV, "erin", deadline).await,
+        Wait::Entry(entry.clone())
+    );
+    assert_eq!(b.cache_get(SV, "erin").await, Some(Some(entry.clone())));
+    assert_eq!(b.stale_get(SV, "erin").await, Some(Some(entry)));
+    assert_eq!(a.flight_release(SV, "erin", &token).await, Some(false));
+    assert!(matches!(
+        b.outbound_reserve(SV, 10.0, 2, ttl).await,
+        Some(Reservation::Wait(_))
+    ));
+    a.breaker_open(SV, ttl).await.expect("breaker");
+    assert!(b.breaker_open_for(SV).await.unwrap().is_some());
+    a.proxy_rest(SV, 1, ttl).await.expect("proxy rest");
+    let rests = b.proxy_resting(SV, &[0, 1, 2]).await.expect("one slot");
+    assert!(rests[0].is_none() && rests[1].is_some() && rests[2].is_none());
+
+    let keys = cluster.keys_on_nodes("t:*");
+    let all: Vec<&(String, i64)> = keys.iter().flatten().collect();
+    // At least the entry, its stale copy, the breaker and the rest (the others are short-lived).
+    assert!(all.len() >= 4, "{all:?}");
+    for (key, ttl) in &all {
+        assert!(*ttl > 0, "{key} has no expiry");
+    }
+    let name = Keys::new("t:").name(SV, "erin");
+    let slot = cluster.keyslot(&name.entry);
+    assert_eq!(slot, cluster.keyslot(&name.stale));
+    assert_eq!(slot, cluster.keyslot(&name.lock));
+    assert_ne!(slot, cluster.keyslot(&Keys::new("t:").quota(&id)));
+    assert!(
+        keys.iter().filter(|k| !k.is_empty()).count() >= 2,
+        "{keys:?}"
+    );
+}
+
+/// The node that holds `key`.
+fn node_of(cluster: &test_redis::TestCluster, key: &str) -> usize {
+    cluster
+        .keys_on_nodes("t:*")
+        .iter()
+        .position(|keys| keys.iter().any(|(k, _)| k == key))
+        .expect("the key is on a node")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_is_redis_down_for_its_calls_and_used_again_once_back() {
+    let Some(mut cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let timeout = Duration::from_millis(200);
+    let f = fleet_at(&cluster.url(), 200);
+    let entry = found("{\"name\":\"fred\"}");
+    let ttl = Duration::from_secs(60);
+    f.cache_put(SV, "fred", &entry, ttl, ttl, None)
+        .await
+        .unwrap();
+    let victim = node_of(&cluster, &Keys::new("t:").name(SV, "fred").entry);
+    cluster.kill_node(victim);
+    let started = Instant::now();
+    assert_eq!(
+        f.cache_get(SV, "fred").await,
+        None,
+        "unavailable, not an error"
+    );
+    let first = started.elapsed();
+    assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
+    assert!(!f.is_up());
+    let mut cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    let started = Instant::now();
+    while f.cache_get(SV, "fred").await != Some(None) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the restarted node is not used again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(f.is_up());
+    // The whole cluster down, then back (empty): the same handle finds it again.
+    cluster.kill_all();
+    assert_eq!(f.quota_check("k", 60, 5).await, None);
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart_all();
+        cluster
+    })
+    .await
+    .unwrap();
+    let back = time_until_back(&f).await;
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    drop(cluster);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_started_while_the_cluster_is_down_uses_it_once_it_is_up() {
+    let Some(mut cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    cluster.kill_all();
+    let f = fleet_at(&cluster.url(), 200);
+    assert_eq!(f.quota_check("k", 60, 5).await, None);
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart_all();
+        cluster
+    })
+    .await
+    .unwrap();
+    let back = time_until_back(&f).await;
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    drop(cluster);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_node_answers_unavailable_within_the_timeout_then_recovers() {
+    let Some(mut cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let timeout = Duration::from_millis(200);
+    let f = fleet_at(&cluster.url(), 200);
+    let ttl = Duration::from_secs(60);
+    f.cache_put(SV, "gina", &not_found(), ttl, ttl, None)
+        .await
+        .unwrap();
+    let victim = node_of(&cluster, &Keys::new("t:").name(SV, "gina").entry);
+    cluster.pause_node(victim);
+    let started = Instant::now();
+    assert_eq!(f.cache_get(SV, "gina").await, None);
+    let first = started.elapsed();
+    assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(f.cache_get(SV, "gina").await, None, "still unavailable");
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.resume_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    let started = Instant::now();
+    while f.cache_get(SV, "gina").await.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the resumed node is not used again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(f.is_up());
+    drop(cluster);
+}

@@ -18,14 +18,15 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Mutex;
 
 use crate::support::{KEY, TestApp, eventually, settings, spawn_app, spawn_upstream};
-use crate::test_redis::{self, TestRedis};
+use crate::test_redis;
 
-/// Three replicas on `redis`, built from `base` (whose upstream they share).
-async fn replicas(redis: &TestRedis, base: &Settings) -> Vec<TestApp> {
+/// Three replicas on the Redis (or the cluster's seed list) at `url`, built from `base`
+/// (whose upstream they share).
+pub(crate) async fn replicas(url: &str, base: &Settings) -> Vec<TestApp> {
     let mut apps = Vec::new();
     for _ in 0..3 {
         let mut s = base.clone();
-        s.redis.url = redis.url();
+        s.redis.url = url.to_owned();
         s.redis.key_prefix = "it:".into();
         apps.push(spawn_app(s).await);
     }
@@ -33,7 +34,7 @@ async fn replicas(redis: &TestRedis, base: &Settings) -> Vec<TestApp> {
 }
 
 /// A short-video upstream that takes `delay` per request, so that misses overlap.
-async fn slow_short_video(delay: Duration) -> crate::support::Upstream {
+pub(crate) async fn slow_short_video(delay: Duration) -> crate::support::Upstream {
     let slow = short_video_router().layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| async move {
             tokio::time::sleep(delay).await;
@@ -43,11 +44,11 @@ async fn slow_short_video(delay: Duration) -> crate::support::Upstream {
     spawn_upstream(slow).await
 }
 
-fn profile(name: &str) -> String {
+pub(crate) fn profile(name: &str) -> String {
     format!("/short-video/profile/{name}")
 }
 
-fn sample_names() -> Vec<String> {
+pub(crate) fn sample_names() -> Vec<String> {
     sv::sample_users()
         .into_iter()
         .map(|u| u.unique_id.to_string())
@@ -59,11 +60,16 @@ async fn a_key_gets_one_quota_from_three_replicas() {
     let Some(redis) = test_redis::start() else {
         return;
     };
+    one_quota_for_three_replicas(&redis.url()).await;
+}
+
+/// A key sending round-robin to three replicas on `url` gets one replica's quota (±5 %).
+pub(crate) async fn one_quota_for_three_replicas(url: &str) {
     let upstream = spawn_upstream(short_video_router()).await;
     let mut base = settings(upstream.addr);
     base.rate_limit.per_key_per_minute = 60;
     base.rate_limit.burst = 20;
-    let apps = replicas(&redis, &base).await;
+    let apps = replicas(url, &base).await;
     let name = &sample_names()[0];
     let started = Instant::now();
     let mut allowed = 0u32;
@@ -92,8 +98,14 @@ async fn concurrent_misses_on_three_replicas_make_one_upstream_request() {
     let Some(redis) = test_redis::start() else {
         return;
     };
+    one_flight_and_one_cache(&redis.url()).await;
+}
+
+/// Concurrent misses of one name (found, and not found) on three replicas on `url` make one
+/// upstream request, and every replica then serves both from the fleet's cache.
+pub(crate) async fn one_flight_and_one_cache(url: &str) {
     let upstream = slow_short_video(Duration::from_millis(300)).await;
-    let apps = Arc::new(replicas(&redis, &settings(upstream.addr)).await);
+    let apps = Arc::new(replicas(url, &settings(upstream.addr)).await);
     let names = sample_names();
     let (found, missing) = (names[0].clone(), "nobody.here.at.all".to_owned());
     for name in [&found, &missing] {
@@ -145,7 +157,7 @@ async fn a_fetch_survives_its_caller_hanging_up_and_serves_the_fleet() {
         return;
     };
     let upstream = slow_short_video(Duration::from_millis(400)).await;
-    let apps = replicas(&redis, &settings(upstream.addr)).await;
+    let apps = replicas(&redis.url(), &settings(upstream.addr)).await;
     let name = &sample_names()[1];
     let impatient = reqwest::Client::builder()
         .timeout(Duration::from_millis(100))
@@ -178,7 +190,7 @@ async fn a_platform_that_blocks_one_replica_is_rested_by_all() {
     let mut base = settings(upstream.addr);
     base.breaker.failure_threshold = 1;
     base.breaker.cooldown_seconds = 30;
-    let apps = replicas(&redis, &base).await;
+    let apps = replicas(&redis.url(), &base).await;
     assert_eq!(apps[0].get(&profile("first.name")).await.status(), 429);
     assert_eq!(upstream.hits(), 1);
     for (i, app) in apps.iter().enumerate().skip(1) {
@@ -215,7 +227,7 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
     base.short_video.requests_per_second = 4;
     base.short_video.burst = 1;
     base.short_video.max_queue_ms = 5_000;
-    let apps = Arc::new(replicas(&redis, &base).await);
+    let apps = Arc::new(replicas(&redis.url(), &base).await);
     let mut calls = Vec::new();
     for i in 0..9 {
         let apps = apps.clone();
@@ -239,7 +251,7 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
 }
 
 /// Statuses of a stream of lookups spread over the replicas until `stop` is set.
-async fn load(apps: Arc<Vec<TestApp>>, stop: Arc<AtomicBool>) -> Vec<u16> {
+pub(crate) async fn load(apps: Arc<Vec<TestApp>>, stop: Arc<AtomicBool>) -> Vec<u16> {
     let names = sample_names();
     let mut statuses = Vec::new();
     let mut i = 0usize;
@@ -255,7 +267,7 @@ async fn load(apps: Arc<Vec<TestApp>>, stop: Arc<AtomicBool>) -> Vec<u16> {
     statuses
 }
 
-async fn all_back_on_redis(apps: &[TestApp]) -> bool {
+pub(crate) async fn all_back_on_redis(apps: &[TestApp]) -> bool {
     eventually(Duration::from_secs(5), || {
         apps.iter()
             .all(|a| a.state.fleet().is_some_and(|f| f.is_up()))
@@ -271,7 +283,7 @@ async fn redis_killed_paused_and_restarted_under_load_fails_no_request() {
     let upstream = spawn_upstream(short_video_router()).await;
     let mut base = settings(upstream.addr);
     base.redis.timeout_ms = 100;
-    let apps = Arc::new(replicas(&redis, &base).await);
+    let apps = Arc::new(replicas(&redis.url(), &base).await);
     let stop = Arc::new(AtomicBool::new(false));
     let running = tokio::spawn(load(apps.clone(), stop.clone()));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -362,7 +374,7 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
     let upstream = spawn_upstream(short_video_router()).await;
     let mut base = settings(upstream.addr);
     base.breaker.failure_threshold = 3;
-    let apps = replicas(&redis, &base).await;
+    let apps = replicas(&redis.url(), &base).await;
     workload(&apps).await;
     let mut conn = redis.raw().await;
     let written = every_key(&mut conn).await;
@@ -387,7 +399,7 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
     }
     // New replicas, with nothing in memory, read the garbage as misses and fetch again.
     let hits = upstream.hits();
-    let fresh = replicas(&redis, &base).await;
+    let fresh = replicas(&redis.url(), &base).await;
     workload(&fresh).await;
     assert_eq!(
         upstream.hits() - hits,
@@ -409,7 +421,7 @@ async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
     };
     let upstream = spawn_upstream(short_video_router()).await;
     let base = settings(upstream.addr);
-    let apps = replicas(&redis, &base).await;
+    let apps = replicas(&redis.url(), &base).await;
     let mut bare = base.clone();
     bare.redis.url = redis.url();
     bare.redis.key_prefix = "it:".into();

@@ -11,6 +11,7 @@ mod drift_capture;
 mod edge;
 mod fingerprint;
 mod fleet;
+mod fleet_cluster;
 mod flight_and_retry;
 mod hangups;
 mod html_script_finder;

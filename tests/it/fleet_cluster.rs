@@ -1,0 +1,214 @@
+//! The fleet of [`crate::fleet`] on a real 3-node Redis Cluster started by the test
+//! ([`crate::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
+//! flight and one cache for the fleet; a name's keys on one slot and a key's quota on its own,
+//! every key with an expiry; and a node killed, a node hung and the whole cluster killed under
+//! load without a single failed request, the replicas back on the cluster after each.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use profile_lookup::demo::upstream::short_video_router;
+use sha2::{Digest, Sha256};
+
+use crate::fleet::{
+    all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
+    replicas, sample_names, slow_short_video,
+};
+use crate::support::{KEY, eventually, settings, spawn_upstream};
+use crate::test_redis::{self, TestCluster};
+
+#[tokio::test]
+async fn a_key_gets_one_quota_from_three_replicas_on_a_cluster() {
+    let Some(cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    one_quota_for_three_replicas(&cluster.url()).await;
+}
+
+#[tokio::test]
+async fn concurrent_misses_on_a_cluster_make_one_upstream_request_and_one_cache() {
+    let Some(cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    one_flight_and_one_cache(&cluster.url()).await;
+}
+
+/// The fleet's quota key of the test key (`it:` is the replicas' prefix).
+fn quota_key() -> String {
+    let digest: [u8; 32] = Sha256::digest(KEY.as_bytes()).into();
+    format!("it:{{q:{}}}", profile_lookup::fleet::key_id(&digest))
+}
+
+/// Every key the fleet wrote, with its node and remaining life (ms).
+fn every_key(cluster: &TestCluster) -> Vec<(String, usize, i64)> {
+    cluster
+        .keys_on_nodes("it:*")
+        .into_iter()
+        .enumerate()
+        .flat_map(|(node, keys)| keys.into_iter().map(move |(k, ttl)| (k, node, ttl)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_names_keys_share_one_slot_a_quota_has_its_own_and_every_key_expires() {
+    let Some(cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let upstream = slow_short_video(Duration::from_millis(500)).await;
+    let mut base = settings(upstream.addr);
+    // One unit a second: the quota's key lives (its bucket is not whole) while we look.
+    base.rate_limit.per_key_per_minute = 60;
+    base.rate_limit.burst = 1_000;
+    let apps = Arc::new(replicas(&cluster.url(), &base).await);
+    let names = sample_names();
+
+    // While a lookup is in flight its lock is in Redis, on the name's slot.
+    let first = names[0].clone();
+    let in_flight = {
+        let (apps, path) = (apps.clone(), profile(&first));
+        tokio::spawn(async move { apps[0].get(&path).await.status() })
+    };
+    let lock = format!("it:{{n:short-video:{first}}}:l");
+    let mut lock_seen = false;
+    for _ in 0..40 {
+        if every_key(&cluster).iter().any(|(k, _, _)| *k == lock) {
+            lock_seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(lock_seen, "the flight lock {lock} was written");
+    let name_slot = |name: &str| cluster.keyslot(&format!("n:short-video:{name}"));
+    assert_eq!(cluster.keyslot(&lock), name_slot(&first));
+    assert_eq!(in_flight.await.unwrap(), 200);
+
+    for (i, name) in names.iter().chain([&"no.such.user".to_owned()]).enumerate() {
+        let status = apps[i % 3].get(&profile(name)).await.status();
+        assert!(matches!(status.as_u16(), 200 | 404), "{name}: {status}");
+    }
+    let written = every_key(&cluster);
+    for (key, node, ttl) in &written {
+        assert!(*ttl > 0, "{key} (node {node}) has no expiry ({ttl})");
+        assert!(!key.contains(KEY), "{key} holds the API key");
+    }
+    let slots: BTreeSet<u16> = written.iter().map(|(k, _, _)| cluster.keyslot(k)).collect();
+    for name in &names {
+        for suffix in ["e", "s"] {
+            let key = format!("it:{{n:short-video:{name}}}:{suffix}");
+            assert!(
+                written.iter().any(|(k, _, _)| *k == key),
+                "{key} is written: {written:?}"
+            );
+            assert_eq!(cluster.keyslot(&key), name_slot(name), "{key}");
+        }
+    }
+    let quota = quota_key();
+    assert!(written.iter().any(|(k, _, _)| *k == quota), "{written:?}");
+    let quota_slot = cluster.keyslot(&quota);
+    assert_eq!(
+        quota_slot,
+        cluster.keyslot(&quota[3..]),
+        "hashed on its tag"
+    );
+    for name in names.iter().chain([&"no.such.user".to_owned()]) {
+        assert_ne!(quota_slot, name_slot(name), "the quota has its own slot");
+    }
+    let nodes: BTreeSet<usize> = written.iter().map(|(_, n, _)| *n).collect();
+    assert!(
+        nodes.len() >= 2 && slots.len() > names.len(),
+        "the keys are spread over the cluster: {written:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_request() {
+    let Some(mut cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let upstream = spawn_upstream(short_video_router()).await;
+    let mut base = settings(upstream.addr);
+    base.redis.timeout_ms = 100;
+    // Ten units a second and a bucket nothing here empties: never a 429, and the quota's key
+    // (whose life is the time until the bucket is whole) outlives the gaps between requests.
+    base.rate_limit.per_key_per_minute = 600;
+    base.rate_limit.burst = 100_000;
+    let apps = Arc::new(replicas(&cluster.url(), &base).await);
+    let stop = Arc::new(AtomicBool::new(false));
+    let running = tokio::spawn(load(apps.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // The node holding the key's quota: every request asks it.
+    let quota = quota_key();
+    let on_node = |cluster: &TestCluster| {
+        every_key(cluster)
+            .into_iter()
+            .find(|(k, _, _)| *k == quota)
+            .map(|(_, node, _)| node)
+    };
+    let victim = on_node(&cluster).expect("the quota is in the cluster");
+    cluster.kill_node(victim);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    for app in apps.iter() {
+        assert_eq!(
+            app.get("/readyz").await.status(),
+            200,
+            "ready with a node down"
+        );
+        assert_eq!(app.get(&profile(&sample_names()[0])).await.status(), 200);
+    }
+
+    // An empty node on the same ports and cluster config: the same node, its slots back.
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    assert!(
+        all_back_on_redis(&apps).await,
+        "back on the cluster within 5 s of its return"
+    );
+    let requota = eventually(Duration::from_secs(5), || on_node(&cluster) == Some(victim)).await;
+    assert!(requota, "the quota is kept on the restarted node again");
+
+    // The same node hung (SIGSTOP) under load, then resumed.
+    let mut cluster = cluster;
+    cluster.pause_node(victim);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let mut cluster = tokio::task::spawn_blocking(move || {
+        cluster.resume_node(victim);
+        cluster
+    })
+    .await
+    .unwrap();
+    assert!(
+        all_back_on_redis(&apps).await,
+        "back on the cluster within 5 s of the node's resumption"
+    );
+
+    // The whole cluster down under load, then back (empty): the same again.
+    cluster.kill_all();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart_all();
+        cluster
+    })
+    .await
+    .unwrap();
+    assert!(
+        all_back_on_redis(&apps).await,
+        "back on the cluster within 5 s of its restart"
+    );
+
+    stop.store(true, Ordering::Relaxed);
+    let statuses = running.await.unwrap();
+    assert!(
+        statuses.len() > 50,
+        "the load ran ({} requests)",
+        statuses.len()
+    );
+    let failed = statuses.iter().filter(|s| !matches!(s, 200 | 404)).count();
+    assert_eq!(failed, 0, "{failed} of {} failed", statuses.len());
+}
