@@ -130,6 +130,10 @@ pub struct PlatformConfig {
     pub max_concurrency: usize,
     /// How long a lookup may wait for outbound budget before it is shed with 503.
     pub max_queue_ms: u64,
+    /// This platform's own proxies; when non-empty they replace `upstream.proxies` for it.
+    /// Read like a secret list: errors name a position, never a value (URLs hold passwords).
+    #[serde(deserialize_with = "secret_list::proxies")]
+    pub proxies: Vec<String>,
 }
 
 impl PlatformConfig {
@@ -140,6 +144,7 @@ impl PlatformConfig {
             burst: 40,
             max_concurrency: 16,
             max_queue_ms: 2_000,
+            proxies: Vec::new(),
         }
     }
 }
@@ -162,12 +167,23 @@ pub struct UpstreamConfig {
     pub client: UpstreamClient,
     /// A PEM file of extra roots to trust (a TLS-inspecting proxy, tests); empty: none.
     pub ca_file: PathBuf,
+    /// Forward proxies every platform goes through, in turn (`http://`, `https://`,
+    /// `socks5h://`, `user:pass@` allowed); empty: straight out. Read like a secret list.
+    #[serde(deserialize_with = "secret_list::proxies")]
+    pub proxies: Vec<String>,
+    /// How long a proxy rests after a block or a connection failure through it.
+    pub proxy_cooldown_seconds: u64,
 }
 
 impl UpstreamConfig {
     /// The configured `ca_file`, if any.
     pub fn ca_file(&self) -> Option<&Path> {
         (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
+
+    /// How long a proxy rests after a block or a connection failure through it.
+    pub fn proxy_cooldown(&self) -> Duration {
+        Duration::from_secs(self.proxy_cooldown_seconds)
     }
 }
 
@@ -178,6 +194,8 @@ impl Default for UpstreamConfig {
             max_body_bytes: 5 * 1024 * 1024,
             client: UpstreamClient::Plain,
             ca_file: PathBuf::new(),
+            proxies: Vec::new(),
+            proxy_cooldown_seconds: 300,
         }
     }
 }
@@ -371,6 +389,13 @@ impl Settings {
                     "{name}.requests_per_second, burst and max_concurrency must be at least 1"
                 ));
             }
+        }
+        for (name, list) in [
+            ("upstream.proxies", &self.upstream.proxies),
+            ("short_video.proxies", &self.short_video.proxies),
+            ("photo_share.proxies", &self.photo_share.proxies),
+        ] {
+            crate::upstream::routes::check_proxies(name, list).map_err(ConfigError::Invalid)?;
         }
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(

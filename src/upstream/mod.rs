@@ -9,9 +9,11 @@
 
 #[cfg(feature = "browser")]
 pub mod browser;
+pub mod cookies;
 pub mod politeness;
 pub mod retry;
 pub mod roots;
+pub mod routes;
 
 use std::time::Duration;
 
@@ -104,14 +106,22 @@ impl UpstreamError {
 }
 
 impl Upstream {
-    /// Builds the client from `[upstream]`.
+    /// Builds the client from `[upstream]`, going straight out.
     pub fn new(settings: &Settings) -> Result<Self, roots::ClientBuildError> {
+        Self::via(settings, None)
+    }
+
+    /// Builds the client from `[upstream]`, sending every request through `proxy` (an
+    /// `http://`, `https://` or `socks5h://` URL, already validated, credentials included)
+    /// when one is given: one client per route, so connections and pools are never shared
+    /// between proxies.
+    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
         let max_body = settings.upstream.max_body_bytes;
         if settings.upstream.client == crate::config::UpstreamClient::Browser {
             #[cfg(feature = "browser")]
             return Ok(Self {
-                backend: Backend::Browser(browser::BrowserClient::new(settings)?),
+                backend: Backend::Browser(browser::BrowserClient::via(settings, proxy)?),
                 timeout,
                 max_body,
             });
@@ -121,6 +131,12 @@ impl Upstream {
             ));
         }
         let mut builder = reqwest::Client::builder();
+        if let Some(proxy) = proxy {
+            // reqwest's error would quote the URL, password included: it is not passed on.
+            let proxy =
+                reqwest::Proxy::all(proxy.as_str()).map_err(|_| roots::ClientBuildError::Proxy)?;
+            builder = builder.proxy(proxy);
+        }
         if let Some(path) = settings.upstream.ca_file() {
             for root in roots::plain_roots(path)? {
                 builder = builder.add_root_certificate(root);
