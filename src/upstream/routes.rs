@@ -147,7 +147,8 @@ pub struct Routes {
     scope: &'static str,
     routes: Vec<Route>,
     proxied: bool,
-    next: AtomicUsize,
+    /// Where the next turn starts: just after the route last handed out.
+    next: Mutex<usize>,
     cooldown: Duration,
     fleet: Option<Fleet>,
 }
@@ -207,7 +208,7 @@ impl Routes {
             scope,
             routes,
             proxied,
-            next: AtomicUsize::new(0),
+            next: Mutex::new(0),
             cooldown: settings.upstream.proxy_cooldown(),
             fleet,
         })
@@ -253,12 +254,20 @@ impl Routes {
         for (route, left) in self.routes.iter().zip(&left) {
             route.resting.set(if left.is_some() { 1.0 } else { 0.0 });
         }
-        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        // A resting proxy's turn passes to the next one, and the turn after that starts past
+        // the one chosen, so the proxies not resting share the lookups evenly.
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let chosen = (0..n)
-            .map(|k| (start + k) % n)
+            .map(|k| (*next + k) % n)
             .find(|&i| left[i].is_none() && !exclude.contains(&i));
         match chosen {
-            Some(i) => Ok(i),
+            Some(i) => {
+                *next = (i + 1) % n;
+                Ok(i)
+            }
             None => Err(left
                 .iter()
                 .flatten()
