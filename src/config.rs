@@ -395,7 +395,7 @@ impl Settings {
             ("short_video.proxies", &self.short_video.proxies),
             ("photo_share.proxies", &self.photo_share.proxies),
         ] {
-            crate::upstream::routes::check_proxies(name, list).map_err(ConfigError::Invalid)?;
+            crate::upstream::proxy_url::check_proxies(name, list).map_err(ConfigError::Invalid)?;
         }
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(

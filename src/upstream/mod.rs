@@ -11,6 +11,7 @@
 pub mod browser;
 pub mod cookies;
 pub mod politeness;
+pub mod proxy_url;
 pub mod retry;
 pub mod roots;
 pub mod routes;

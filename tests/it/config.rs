@@ -49,7 +49,10 @@ fn layering_and_validation() {
             "PROFILE_LOOKUP__UPSTREAM__PROXIES",
             "http://u:8675309@127.0.0.1:3128, socks5h://127.0.0.1:1080",
         )
-        .env("PROFILE_LOOKUP__SHORT_VIDEO__PROXIES", "https://127.0.0.1:8443")
+        .env(
+            "PROFILE_LOOKUP__SHORT_VIDEO__PROXIES",
+            "https://127.0.0.1:8443",
+        )
         .env("PROFILE_LOOKUP__UPSTREAM__PROXY_COOLDOWN_SECONDS", "42")
         .output()
         .expect("the test binary runs again");
@@ -72,7 +75,10 @@ fn layering_and_validation() {
             "upstream.proxies[1]",
         ),
         ("[photo_share]\nproxies = \"http://h:1\"\n", "proxies"),
-        ("[upstream]\nproxy_cooldown_seconds = 0\n", "proxy_cooldown_seconds"),
+        (
+            "[upstream]\nproxy_cooldown_seconds = 0\n",
+            "proxy_cooldown_seconds",
+        ),
     ] {
         let mut file = tempfile();
         file.1.write_all(toml.as_bytes()).unwrap();
@@ -112,7 +118,10 @@ fn environment_overrides_the_file() {
     // Proxy lists are comma-separated and trimmed; a number-like password stays a string.
     assert_eq!(
         s.upstream.proxies,
-        ["http://u:8675309@127.0.0.1:3128", "socks5h://127.0.0.1:1080"]
+        [
+            "http://u:8675309@127.0.0.1:3128",
+            "socks5h://127.0.0.1:1080"
+        ]
     );
     assert_eq!(s.short_video.proxies, ["https://127.0.0.1:8443"]);
     assert!(s.photo_share.proxies.is_empty());
