@@ -15,8 +15,9 @@
 //!   formats). [`scan`] finds `<script>` elements in a page without building a DOM, and
 //!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
-//!   redirects), [`upstream::retry`] (backoff with full jitter) and [`upstream::politeness`]
-//!   (outbound budget, concurrency cap, circuit breaker).
+//!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::politeness`]
+//!   (outbound budget, concurrency cap, circuit breaker) and [`upstream::routes`] (one client
+//!   and cookie jar per proxy, a sticky route per lookup, rests).
 //! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings
 //!   (`*Config` per section; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`demo`]:
