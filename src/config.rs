@@ -173,6 +173,10 @@ pub struct UpstreamConfig {
     pub proxies: Vec<String>,
     /// How long a proxy rests after a block or a connection failure through it.
     pub proxy_cooldown_seconds: u64,
+    /// Where pages that could not be read are kept for `extract`; empty: nowhere.
+    pub capture_dir: PathBuf,
+    /// The most pages kept in `capture_dir` (the oldest go first).
+    pub capture_max_files: usize,
 }
 
 impl UpstreamConfig {
@@ -185,6 +189,11 @@ impl UpstreamConfig {
     pub fn proxy_cooldown(&self) -> Duration {
         Duration::from_secs(self.proxy_cooldown_seconds)
     }
+
+    /// The configured `capture_dir`, if drift capture is on.
+    pub fn capture_dir(&self) -> Option<&Path> {
+        (!self.capture_dir.as_os_str().is_empty()).then_some(self.capture_dir.as_path())
+    }
 }
 
 impl Default for UpstreamConfig {
@@ -196,6 +205,8 @@ impl Default for UpstreamConfig {
             ca_file: PathBuf::new(),
             proxies: Vec::new(),
             proxy_cooldown_seconds: 300,
+            capture_dir: PathBuf::new(),
+            capture_max_files: 100,
         }
     }
 }
@@ -448,6 +459,14 @@ impl Settings {
                     .into(),
             ));
         }
+        if let Some(dir) = self.upstream.capture_dir() {
+            writable_dir(dir).map_err(|e| {
+                ConfigError::Invalid(format!(
+                    "upstream.capture_dir {} cannot be used: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
         if self.auth.api_keys.is_empty() && self.auth.api_key_sha256.is_empty() {
             return Err(ConfigError::Invalid(
                 "no API key is configured: set auth.api_keys or auth.api_key_sha256 \
@@ -475,6 +494,14 @@ impl Default for Settings {
             redis: crate::fleet::RedisConfig::default(),
         }
     }
+}
+
+/// Creates `dir` if needed and checks that a file can be written in it.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".profile-lookup-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(probe)
 }
 
 /// Milliseconds as a `Duration`: the config speaks in integers, the code in durations.

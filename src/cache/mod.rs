@@ -30,6 +30,7 @@ use bytes::Bytes;
 use moka::Expiry;
 use moka::future::Cache;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
@@ -279,7 +280,8 @@ impl ProfileCache {
             tx,
             self.flight_deadline,
         );
-        tokio::spawn(flight);
+        // The flight's log lines carry the id of the request that started it.
+        tokio::spawn(flight.instrument(tracing::Span::current()));
         (landing, true)
     }
 

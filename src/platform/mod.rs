@@ -31,6 +31,8 @@ pub enum Lookup {
         /// How long the caller should wait, when we know.
         retry_after: Option<Duration>,
     },
+    /// The platform withholds the profile from the network region we asked from.
+    RegionLocked,
     /// We chose not to send the request: the outbound budget for the platform is spent.
     Overloaded {
         /// When the budget will have room again.
@@ -51,6 +53,7 @@ impl Lookup {
             Lookup::NotFound => "not_found",
             Lookup::Blocked { .. } => "blocked",
             Lookup::Overloaded { .. } => "overloaded",
+            Lookup::RegionLocked => "region_locked",
             Lookup::ExtractionFailed(_) => "extraction_failed",
             Lookup::Unavailable(_) => "unavailable",
         }
@@ -76,6 +79,8 @@ pub enum PageVerdict<P> {
     NotFound,
     /// The document is a refusal (captcha, login wall, app shell without data).
     Blocked(&'static str),
+    /// The document says the profile is withheld from the region the request came from.
+    RegionLocked,
     /// The document holds no profile we can read; the text says why (for the log only).
     Unreadable(String),
 }
@@ -310,7 +315,7 @@ fn proxies_resting(wait: Duration) -> Lookup {
 ///
 /// The steps run on a [`RouteLease`](crate::upstream::routes::RouteLease) taken in turn. When
 /// they end blocked on a proxy (any block the source recognised: 429, a login wall, a
-/// captcha, …), that proxy rests and the steps run again at once, from the start, through
+/// captcha, …, or a region lock), that proxy rests and the steps run again at once, from the start, through
 /// another proxy; a lookup rests each proxy at most once, so this ends. When every proxy
 /// rests, the lookup answers 429 `upstream_blocked` with the time until the first is back.
 pub(crate) async fn guarded<F>(
@@ -377,8 +382,11 @@ where
         if let Some(wait) = route.exhausted() {
             return proxies_resting(wait);
         }
-        let Lookup::Blocked { reason, .. } = &lookup else {
-            return lookup;
+        let reason = match &lookup {
+            Lookup::Blocked { reason, .. } => *reason,
+            // SPEC: a region lock is tried on another proxy, then answered 451.
+            Lookup::RegionLocked => "region_locked",
+            _ => return lookup,
         };
         match route.rest_and_switch(reason).await {
             Switch::Moved => {
@@ -388,6 +396,7 @@ where
                     "trying the lookup on another proxy"
                 );
             }
+            Switch::AllResting(_) if lookup == Lookup::RegionLocked => return lookup,
             Switch::AllResting(wait) => return proxies_resting(wait),
             Switch::Direct => return lookup,
         }
@@ -417,6 +426,7 @@ impl<P> PageVerdict<P> {
             PageVerdict::Profile(p) => PageVerdict::Profile(f(p)),
             PageVerdict::NotFound => PageVerdict::NotFound,
             PageVerdict::Blocked(reason) => PageVerdict::Blocked(reason),
+            PageVerdict::RegionLocked => PageVerdict::RegionLocked,
             PageVerdict::Unreadable(why) => PageVerdict::Unreadable(why),
         }
     }

@@ -104,6 +104,14 @@ impl RouteCookies {
         insert_bounded(&mut self.lock(), &cookie, url);
     }
 
+    /// The value of the unexpired cookie `name` that would be sent to `url`, if any.
+    pub fn value(&self, url: &Url, name: &str) -> Option<String> {
+        self.lock()
+            .get_request_values(url)
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_owned())
+    }
+
     /// How many unexpired cookies the jar holds.
     pub fn len(&self) -> usize {
         self.lock().iter_unexpired().count()
@@ -203,6 +211,11 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains("gone"), "{line}");
+        assert_eq!(
+            jar.value(&url("https://www.example.com/x"), "csrftoken")
+                .as_deref(),
+            Some("abc")
+        );
         assert_eq!(cookie_line(&jar, "https://other.example.net/"), "");
         let mut expire = HeaderMap::new();
         expire.append(

@@ -303,6 +303,12 @@ impl RouteLease<'_> {
         result
     }
 
+    /// The value of cookie `name` the current route would send to `url`, if it holds one
+    /// (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in `X-CSRFToken`).
+    pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
+        self.route().cookies.value(url, name)
+    }
+
     /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
     /// challenge solver computes) in the current route's jar, for `url`'s host.
     pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {

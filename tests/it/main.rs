@@ -4,12 +4,16 @@
 mod browser_client;
 mod cli;
 mod config;
+mod config_api_keys;
+mod config_limits;
 mod docs;
+mod drift_capture;
 mod edge;
 mod fingerprint;
 mod fleet;
 mod flight_and_retry;
 mod forward_proxy;
+mod hangups;
 mod html_script_finder;
 mod log_injection;
 mod lookups;

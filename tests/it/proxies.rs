@@ -558,3 +558,42 @@ async fn a_fleet_shares_proxy_rests_through_redis() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
+    // Proxy "a" is in a region the profile is withheld from; "b" is not, until it is too.
+    let locked: Arc<Mutex<HashSet<String>>> = Arc::new(Mutex::new(HashSet::from(["a".into()])));
+    let regions = locked.clone();
+    let page = sv::profile_page(sv::Era::Universal, &sv::PUBLIC_USER, 64 * 1024);
+    let router = Router::new().fallback(move |request: Request| {
+        let (regions, page) = (regions.clone(), page.clone());
+        async move {
+            let via = request
+                .headers()
+                .get(TAG_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            if regions.lock().unwrap().contains(&via) {
+                sv::status_page(10231).into_response()
+            } else {
+                page.into_response()
+            }
+        }
+    });
+    let rig = rig(router, false).await;
+    let p = proxies(&["a", "b", "c"]).await;
+    let app = spawn_app(through(&rig, &[&p[0], &p[1], &p[2]])).await;
+    let path = short_video(sv::PUBLIC_USER.unique_id);
+    assert_eq!(app.get(&path).await.status(), 200);
+    assert_eq!(rig.via(), ["a", "b"]);
+    // Every proxy left is region-locked too: 451, not 429.
+    locked
+        .lock()
+        .unwrap()
+        .extend(["b".to_owned(), "c".to_owned()]);
+    let response = app.get(&path).await;
+    assert_eq!(response.status(), 451);
+    assert_eq!(problem(response).await["code"], "region_locked");
+    assert_eq!(rig.via(), ["a", "b", "c", "b"]);
+}
