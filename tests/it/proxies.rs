@@ -597,3 +597,35 @@ async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
     assert_eq!(problem(response).await["code"], "region_locked");
     assert_eq!(rig.via(), ["a", "b", "c", "b"]);
 }
+
+/// The browser-grade client goes through the same routes: absolute-form HTTP and a CONNECT
+/// tunnel, with credentials.
+#[cfg(feature = "browser")]
+#[tokio::test]
+async fn the_browser_client_goes_through_proxies_too() {
+    use crate::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
+    use profile_lookup::config::UpstreamClient;
+    let rig = rig(both_platforms(), false).await;
+    let p = ForwardProxy::start("a", Mode::Forward, Some(("agent", SECRET))).await;
+    let mut settings = through(&rig, &[&p]);
+    settings.upstream.client = UpstreamClient::Browser;
+    let app = spawn_app(settings).await;
+    assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+    assert_eq!(rig.via(), ["a"]);
+
+    let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
+    let mut settings = Settings::default();
+    settings.upstream.client = UpstreamClient::Browser;
+    settings.upstream.ca_file = server.pki.write_ca_file();
+    settings.upstream.timeout_ms = 3_000;
+    let url = url::Url::parse(&p.url()).unwrap();
+    let upstream = profile_lookup::upstream::Upstream::via(&settings, Some(&url)).unwrap();
+    assert!(upstream.is_browser());
+    let response = upstream
+        .get(server.url("/profile"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    assert_eq!((p.tunnels(), p.refused_auth()), (1, 0));
+}
