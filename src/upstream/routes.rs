@@ -398,6 +398,18 @@ mod tests {
         assert!(routes.lease().await.is_err());
     }
 
+    #[test]
+    fn no_debug_output_shows_a_proxy_password() {
+        let mut settings = Settings::default();
+        settings.upstream.proxies = vec!["http://agent:hunter2@127.0.0.1:3128".into()];
+        let routes = Routes::new("test-debug", &settings, &settings.short_video, None).unwrap();
+        let url = Url::parse(&settings.upstream.proxies[0]).unwrap();
+        let client = Upstream::via(&settings, Some(&url)).unwrap();
+        for text in [format!("{routes:?}"), format!("{client:?}")] {
+            assert!(!text.contains("hunter2"), "{text}");
+        }
+    }
+
     #[tokio::test]
     async fn the_direct_route_never_rests() {
         let settings = Settings::default();
