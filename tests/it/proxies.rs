@@ -629,3 +629,26 @@ async fn the_browser_client_goes_through_proxies_too() {
     assert_eq!(response.body, PROFILE_PAGE.as_bytes());
     assert_eq!((p.tunnels(), p.refused_auth()), (1, 0));
 }
+
+#[tokio::test]
+async fn with_redis_down_a_replica_keeps_its_own_rests() {
+    let Some(mut redis) = crate::test_redis::start() else {
+        return;
+    };
+    let rig = rig(both_platforms(), false).await;
+    rig.block("a");
+    let p = proxies(&["a", "b"]).await;
+    let mut settings = through(&rig, &[&p[0], &p[1]]);
+    settings.redis.url = redis.url();
+    settings.redis.key_prefix = "it-proxies-down:".into();
+    let app = spawn_app(settings).await;
+    redis.kill();
+    // Stopped mid-conversation (SIGSTOP) would cost a Redis time-out per call; killed, calls
+    // fail at once. Either way the lookups go on on the replica's own rests.
+    let started = Instant::now();
+    for _ in 0..4 {
+        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+    }
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(rig.via(), ["a", "b", "b", "b", "b"]);
+}
