@@ -149,6 +149,8 @@ fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
         UpstreamError::Timeout(timeout)
     } else if err.is_connect() {
         UpstreamError::Connect
+    } else if err.is_decode() {
+        UpstreamError::Decode(error_chain(&err))
     } else {
         UpstreamError::Transport(error_chain(&err))
     }

@@ -94,16 +94,23 @@ pub enum UpstreamError {
     /// The body (after decompression) is larger than `upstream.max_body_bytes`.
     #[error("the upstream body is larger than {0} bytes")]
     TooLarge(usize),
-    /// The connection broke, or the body could not be decoded.
+    /// The connection broke.
     #[error("the upstream response could not be read: {0}")]
     Transport(String),
+    /// The body arrived but its content coding (gzip, br, …) could not be decoded: the
+    /// platform's doing, never a proxy's (so it rests no proxy).
+    #[error("the upstream body could not be decoded: {0}")]
+    Decode(String),
 }
 
 impl UpstreamError {
     /// Whether one more attempt could plausibly help (a reset connection might; a timeout or an
     /// oversized body will not, and retrying them only doubles the caller's wait).
     pub fn is_transient(&self) -> bool {
-        matches!(self, UpstreamError::Connect | UpstreamError::Transport(_))
+        matches!(
+            self,
+            UpstreamError::Connect | UpstreamError::Transport(_) | UpstreamError::Decode(_)
+        )
     }
 }
 
@@ -240,6 +247,8 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         UpstreamError::Timeout(timeout)
     } else if err.is_connect() {
         UpstreamError::Connect
+    } else if err.is_decode() {
+        UpstreamError::Decode(error_chain(&err))
     } else {
         // reqwest's text names the failing step (reset, decode, …) but never the body.
         UpstreamError::Transport(error_chain(&err))

@@ -360,9 +360,9 @@ impl RouteLease<'_> {
 }
 
 /// Whether an error on a proxy route is the proxy's failure (connect, reset, time-out): such a
-/// proxy rests. An oversized body is the platform's doing, not the proxy's.
+/// proxy rests. An oversized or undecodable body is the platform's doing, not the proxy's.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
-    !matches!(err, UpstreamError::TooLarge(_))
+    !matches!(err, UpstreamError::TooLarge(_) | UpstreamError::Decode(_))
 }
 
 #[cfg(test)]

@@ -652,3 +652,40 @@ async fn with_redis_down_a_replica_keeps_its_own_rests() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(rig.via(), ["a", "b", "b", "b", "b"]);
 }
+
+#[tokio::test]
+async fn a_body_the_platform_broke_rests_no_proxy() {
+    // Invalid gzip and an oversized body are the platform's doing: the lookup fails, and the
+    // proxy keeps its turns.
+    let router = Router::new().fallback(|request: Request| async move {
+        let path = request.uri().path().to_owned();
+        if path.contains("gzip") {
+            (
+                [(header::CONTENT_ENCODING, "gzip")],
+                "this is not gzip at all",
+            )
+                .into_response()
+        } else {
+            vec![b'x'; 64 * 1024].into_response()
+        }
+    });
+    let rig = rig(router, false).await;
+    let p = proxies(&["a", "b"]).await;
+    let mut settings = through(&rig, &[&p[0], &p[1]]);
+    settings.upstream.max_body_bytes = 16 * 1024;
+    let app = spawn_app(settings).await;
+    for name in ["bad.gzip", "too.large", "bad.gzip", "too.large"] {
+        let response = app.get(&short_video(name)).await;
+        assert_eq!(response.status(), 500, "{name}");
+        assert_eq!(problem(response).await["code"], "upstream_unavailable");
+    }
+    let via = rig.via();
+    assert!(!via.is_empty() && via.iter().all(|v| v == "a" || v == "b"));
+    assert!(via.contains(&"a".to_owned()) && via.contains(&"b".to_owned()));
+    let first_on = |tag: &str| via.iter().position(|v| v == tag).unwrap();
+    assert!(first_on("a") < first_on("b"));
+    // Neither proxy rested: the turns went on a, b, a, b (a retried fault stays on its proxy).
+    let mut turns = via.clone();
+    turns.dedup();
+    assert_eq!(turns, ["a", "b", "a", "b"], "{via:?}");
+}
