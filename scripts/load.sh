@@ -13,6 +13,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/rig.sh
+source "$REPO/scripts/lib/rig.sh"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
 SECONDS_PER_RUN=${LOAD_SECONDS:-10}
 ROUNDS=${LOAD_ROUNDS:-3}
@@ -23,12 +25,8 @@ SOAK_MAX_SECONDS=${SOAK_MAX_SECONDS:-300}
 CALLERS=${ONEFLIGHT_CALLERS:-200}
 # Every port is one the OS picked as free just now (seven sockets held at once, so they are
 # distinct): the machine is shared, and a fixed port fails when something else holds it.
-read -r NGINX_PORT SLOW_PORT PORT_CACHED PORT_NOCACHE PORT_RSS PORT_FLIGHT PORT_SOAK < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(7)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))')
+read -r NGINX_PORT SLOW_PORT PORT_CACHED PORT_NOCACHE PORT_RSS PORT_FLIGHT PORT_SOAK \
+    < <(rig_free_ports 7)
 # NGINX_PORT: the loopback upstream (both platforms); SLOW_PORT: the same pages at 100 KB/s,
 # for the one-flight check; PORT_CACHED: healthz vs cached lookup; PORT_NOCACHE:
 # cache.enabled = false; PORT_RSS, PORT_FLIGHT, PORT_SOAK: fresh instances for the oversized
@@ -41,25 +39,9 @@ AUTH="Authorization: Bearer $KEY"
 log() { printf '\n== %s\n' "$*" >&2; }
 die() { printf 'load.sh: %s\n' "$*" >&2; exit 1; }
 
-# --- tools -------------------------------------------------------------------------------
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
-command -v curl >/dev/null || need+=(curl)
-if ((${#need[@]})); then
-    log "installing ${need[*]} from Debian"
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-# --- build -------------------------------------------------------------------------------
-log "building (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-(cd "$REPO" && cargo build --release --quiet && cargo build --release --quiet --example sample_pages)
-BIN=$CARGO_TARGET_DIR/release/profile-lookup
-[[ -x $BIN ]] || die "no binary at $BIN"
+# --- tools, build ------------------------------------------------------------------------
+rig_install wrk=wrk nginx=nginx-light curl=curl
+rig_build "$REPO"
 
 # --- temp dir, cleanup -------------------------------------------------------------------
 T=$(mktemp -d /tmp/profile-lookup-load.XXXXXX)
@@ -75,37 +57,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for port in "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
-    "$PORT_FLIGHT" "$PORT_SOAK"; do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-        die "127.0.0.1:$port was taken between choosing and using it; run again"
-    fi
-done
+rig_still_free "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
+    "$PORT_FLIGHT" "$PORT_SOAK"
 
 log "writing sample pages"
-"$CARGO_TARGET_DIR/release/examples/sample_pages" "$T/pages" >/dev/null
-chmod -R a+rX "$T/pages"
+rig_pages "$T/pages"
 
 # --- nginx -------------------------------------------------------------------------------
-mkdir -p "$T/nginx-tmp"
-cat >"$T/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-    client_body_temp_path $T/nginx-tmp/body;
-    proxy_temp_path $T/nginx-tmp/proxy;
-    fastcgi_temp_path $T/nginx-tmp/fastcgi;
-    uwsgi_temp_path $T/nginx-tmp/uwsgi;
-    scgi_temp_path $T/nginx-tmp/scgi;
-    types { }
-    default_type "text/html; charset=utf-8";
+{
+    rig_nginx_head "$T" auto
+    cat <<EOF
     sendfile on;
     tcp_nopush on;
-    keepalive_requests 1000000;
-    log_format names '\$request_uri \$status';
     server {
         listen 127.0.0.1:$NGINX_PORT;
         root $T/pages;
@@ -132,6 +95,7 @@ http {
     }
 }
 EOF
+} >"$T/nginx.conf"
 "$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
 PIDS+=($!)
 for _ in $(seq 50); do [[ -s $T/nginx.pid ]] && break; sleep 0.1; done

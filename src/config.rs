@@ -13,6 +13,7 @@ use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+pub mod ca_file;
 mod limits;
 mod secret_list;
 
@@ -414,8 +415,9 @@ impl Settings {
             );
         }
         if let Some(path) = self.upstream.ca_file() {
-            crate::upstream::roots::read_pem_roots(path)
-                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+            ca_file::read_pem_roots(path).map_err(|reason| {
+                ConfigError::Invalid(format!("upstream.ca_file {}: {reason}", path.display()))
+            })?;
         }
         self.redis
             .target()

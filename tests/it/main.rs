@@ -17,6 +17,7 @@ mod hangups;
 mod html_script_finder;
 mod log_injection;
 mod lookups;
+mod module_graph;
 mod openapi;
 mod photo_share_proptest;
 mod photo_share_real_captures;

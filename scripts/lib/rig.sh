@@ -1,0 +1,80 @@
+# Sourced by the loopback load scripts (load.sh, fleet.sh): what both need to stand up their
+# rig on 127.0.0.1. Expects `log` and `die` functions and CARGO_TARGET_DIR from the caller.
+
+# rig_free_ports N: N distinct ports the OS picked as free just now (the sockets are held
+# together while choosing, so no two are the same). The machine is shared: never a fixed port.
+rig_free_ports() {
+    python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
+# rig_still_free PORT...: dies when one was taken between choosing and using it.
+rig_still_free() {
+    local port
+    for port in "$@"; do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            die "127.0.0.1:$port was taken between choosing and using it; run again"
+        fi
+    done
+}
+
+# rig_install COMMAND=PACKAGE...: apt-get installs the packages whose command is missing
+# (nginx counts as present when /usr/sbin/nginx is). Sets NGINX to the nginx binary.
+rig_install() {
+    local need=() pair cmd
+    for pair in "$@"; do
+        cmd=${pair%%=*}
+        command -v "$cmd" >/dev/null && continue
+        [[ $cmd == nginx && -x /usr/sbin/nginx ]] && continue
+        need+=("${pair#*=}")
+    done
+    if ((${#need[@]})); then
+        log "installing ${need[*]} from Debian"
+        local sudo=()
+        [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+        "${sudo[@]}" apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+    fi
+    NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+}
+
+# rig_build REPO: the release binary and the sample pages writer; sets BIN.
+rig_build() {
+    log "building (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+    (cd "$1" && cargo build --release --quiet && cargo build --release --quiet --example sample_pages)
+    BIN=$CARGO_TARGET_DIR/release/profile-lookup
+    [[ -x $BIN ]] || die "no binary at $BIN"
+}
+
+# rig_pages DIR: the invented sample documents, readable by nginx's workers.
+rig_pages() {
+    "$CARGO_TARGET_DIR/release/examples/sample_pages" "$1" >/dev/null
+    chmod -R a+rX "$1"
+}
+
+# rig_nginx_head DIR WORKERS: the start of an nginx.conf that keeps everything in DIR (pid,
+# error log, temp paths), up to inside `http {`; the caller adds its servers and the `}`.
+rig_nginx_head() {
+    mkdir -p "$1/nginx-tmp"
+    cat <<CONF
+worker_processes $2;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+    client_body_temp_path $1/nginx-tmp/body;
+    proxy_temp_path $1/nginx-tmp/proxy;
+    fastcgi_temp_path $1/nginx-tmp/fastcgi;
+    uwsgi_temp_path $1/nginx-tmp/uwsgi;
+    scgi_temp_path $1/nginx-tmp/scgi;
+    types { }
+    default_type "text/html; charset=utf-8";
+    keepalive_requests 1000000;
+    log_format names '\$request_uri \$status';
+CONF
+}
