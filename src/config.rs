@@ -15,6 +15,7 @@ use url::Url;
 
 pub mod ca_file;
 mod limits;
+pub mod proxies;
 mod secret_list;
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -407,7 +408,7 @@ impl Settings {
             ("short_video.proxies", &self.short_video.proxies),
             ("photo_share.proxies", &self.photo_share.proxies),
         ] {
-            crate::upstream::proxy_url::check_proxies(name, list).map_err(ConfigError::Invalid)?;
+            proxies::check_proxies(name, list).map_err(ConfigError::Invalid)?;
         }
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(

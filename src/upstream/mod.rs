@@ -12,7 +12,6 @@ pub mod browser;
 pub mod capture;
 pub mod cookies;
 pub mod politeness;
-pub mod proxy_url;
 pub mod retry;
 pub mod roots;
 pub mod routes;

@@ -28,9 +28,9 @@ use reqwest::header::HeaderMap;
 use url::Url;
 
 use super::cookies::RouteCookies;
-use super::proxy_url::parse_proxy;
 use super::roots::ClientBuildError;
 use super::{Response, Upstream, UpstreamError};
+use crate::config::proxies::parse_proxy;
 use crate::config::{PlatformConfig, Settings};
 use crate::fleet::Fleet;
 use crate::telemetry;

@@ -2,8 +2,9 @@
 //!
 //! A proxy URL may carry a user name and a password, so no error here quotes one; the
 //! configuration (`upstream.proxies`, `<platform>.proxies`) is checked with
-//! [`check_proxies`], and [`super::routes`] builds its clients from [`parse_proxy`]'s result.
-//! This module depends on nothing of the crate, so the configuration can use it.
+//! [`check_proxies`], and `upstream::routes` builds its clients from [`parse_proxy`]'s
+//! result. It lives with the configuration (as `ca_file` does) so that the upstream layer
+//! reads the config and never the other way round.
 
 use url::Url;
 
@@ -27,7 +28,7 @@ pub fn check_proxies(name: &str, list: &[String]) -> Result<(), String> {
 }
 
 /// A proxy URL as the clients take it, or why it cannot be one (the reason quotes nothing).
-pub(crate) fn parse_proxy(raw: &str) -> Result<Url, &'static str> {
+pub fn parse_proxy(raw: &str) -> Result<Url, &'static str> {
     let url = Url::parse(raw.trim()).map_err(|_| "not a URL")?;
     if !matches!(url.scheme(), "http" | "https" | "socks5h") {
         return Err("the scheme must be http, https or socks5h");
