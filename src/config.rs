@@ -15,6 +15,7 @@ use url::Url;
 
 pub mod ca_file;
 mod limits;
+pub mod proxies;
 mod secret_list;
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -131,6 +132,10 @@ pub struct PlatformConfig {
     pub max_concurrency: usize,
     /// How long a lookup may wait for outbound budget before it is shed with 503.
     pub max_queue_ms: u64,
+    /// This platform's own proxies; when non-empty they replace `upstream.proxies` for it.
+    /// Read like a secret list: errors name a position, never a value (URLs hold passwords).
+    #[serde(deserialize_with = "secret_list::proxies")]
+    pub proxies: Vec<String>,
 }
 
 impl PlatformConfig {
@@ -141,6 +146,7 @@ impl PlatformConfig {
             burst: 40,
             max_concurrency: 16,
             max_queue_ms: 2_000,
+            proxies: Vec::new(),
         }
     }
 }
@@ -163,6 +169,12 @@ pub struct UpstreamConfig {
     pub client: UpstreamClient,
     /// A PEM file of extra roots to trust (a TLS-inspecting proxy, tests); empty: none.
     pub ca_file: PathBuf,
+    /// Forward proxies every platform goes through, in turn (`http://`, `https://`,
+    /// `socks5h://`, `user:pass@` allowed); empty: straight out. Read like a secret list.
+    #[serde(deserialize_with = "secret_list::proxies")]
+    pub proxies: Vec<String>,
+    /// How long a proxy rests after a block or a connection failure through it.
+    pub proxy_cooldown_seconds: u64,
     /// Where pages that could not be read are kept for `extract`; empty: nowhere.
     pub capture_dir: PathBuf,
     /// The most pages kept in `capture_dir` (the oldest go first).
@@ -173,6 +185,11 @@ impl UpstreamConfig {
     /// The configured `ca_file`, if any.
     pub fn ca_file(&self) -> Option<&Path> {
         (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
+
+    /// How long a proxy rests after a block or a connection failure through it.
+    pub fn proxy_cooldown(&self) -> Duration {
+        Duration::from_secs(self.proxy_cooldown_seconds)
     }
 
     /// The configured `capture_dir`, if drift capture is on.
@@ -188,6 +205,8 @@ impl Default for UpstreamConfig {
             max_body_bytes: 5 * 1024 * 1024,
             client: UpstreamClient::Plain,
             ca_file: PathBuf::new(),
+            proxies: Vec::new(),
+            proxy_cooldown_seconds: 300,
             capture_dir: PathBuf::new(),
             capture_max_files: 100,
         }
@@ -383,6 +402,13 @@ impl Settings {
                     "{name}.requests_per_second, burst and max_concurrency must be at least 1"
                 ));
             }
+        }
+        for (name, list) in [
+            ("upstream.proxies", &self.upstream.proxies),
+            ("short_video.proxies", &self.short_video.proxies),
+            ("photo_share.proxies", &self.photo_share.proxies),
+        ] {
+            proxies::check_proxies(name, list).map_err(ConfigError::Invalid)?;
         }
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(

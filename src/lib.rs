@@ -22,8 +22,9 @@
 //!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::politeness`]
-//!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one) and
-//!   [`upstream::capture`] (unreadable pages kept for `extract`).
+//!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
+//!   [`upstream::routes`] (one client and cookie jar per proxy, a sticky route per lookup,
+//!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).
 //! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings
 //!   (`*Config` per section; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`demo`]:

@@ -14,7 +14,7 @@ use crate::platform::Sources;
 use crate::platform::photo_share::PhotoShareSource;
 use crate::platform::short_video::ShortVideoSource;
 use crate::quota::KeyLimiter;
-use crate::upstream::Upstream;
+use crate::upstream::routes::Routes;
 
 /// Cheap-to-clone handle on the shared state.
 #[derive(Clone)]
@@ -55,12 +55,23 @@ impl AppState {
     /// cache, flights, outbound budget and breaker are shared with the fleet (this never waits
     /// for Redis, and Redis being down is no error). Must run inside a Tokio runtime.
     pub fn new(settings: Settings) -> Result<Self, StateError> {
-        let upstream = Upstream::new(&settings)?;
         let fleet = Fleet::new(&settings.redis)?;
         let keys = Keys::new(&settings.auth);
+        // Each platform has its own routes (its proxies, cookie jars and rests).
+        let routes = |platform: crate::platform::Platform, config| {
+            Routes::new(platform.as_str(), &settings, config, fleet.clone())
+        };
         let sources = Sources {
-            short_video: ShortVideoSource::new(&settings, upstream.clone(), fleet.clone()),
-            photo_share: PhotoShareSource::new(&settings, upstream, fleet.clone()),
+            short_video: ShortVideoSource::new(
+                &settings,
+                routes(crate::platform::Platform::ShortVideo, &settings.short_video)?,
+                fleet.clone(),
+            ),
+            photo_share: PhotoShareSource::new(
+                &settings,
+                routes(crate::platform::Platform::PhotoShare, &settings.photo_share)?,
+                fleet.clone(),
+            ),
         };
         Ok(Self(Arc::new(Inner {
             limiter: KeyLimiter::new(&settings.rate_limit, &keys, fleet.clone()),

@@ -33,6 +33,13 @@ pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
 pub const BREAKER_STATE: &str = "profile_lookup_breaker_state";
+/// Counter: upstream requests sent through each route, by `platform` and `proxy` (the
+/// proxy's position in its list, `"0"`, `"1"`, …, or `"direct"`; never its URL).
+pub const PROXY_REQUESTS: &str = "profile_lookup_proxy_requests_total";
+/// Counter: block signals and proxy failures met on each route, by `platform` and `proxy`.
+pub const PROXY_BLOCKS: &str = "profile_lookup_proxy_blocks_total";
+/// Gauge: 1 while a proxy rests (as of the platform's last lookup), by `platform` and `proxy`.
+pub const PROXY_RESTING: &str = "profile_lookup_proxy_resting";
 /// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
 /// alert "RSS near its bound" and dashboards find it).
 pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
@@ -100,6 +107,18 @@ fn describe() {
     );
     metrics::describe_counter!(UPSTREAM_RETRIES, "Upstream retries by platform and reason");
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
+    metrics::describe_counter!(
+        PROXY_REQUESTS,
+        "Upstream requests sent through each route, by platform and proxy position"
+    );
+    metrics::describe_counter!(
+        PROXY_BLOCKS,
+        "Block signals and proxy failures per route, by platform and proxy position"
+    );
+    metrics::describe_gauge!(
+        PROXY_RESTING,
+        "1 while a proxy rests after a block or a failure, by platform and proxy position"
+    );
     metrics::describe_gauge!(
         BREAKER_STATE,
         "Circuit breaker: 0 closed, 1 open, 2 half-open"
@@ -193,6 +212,20 @@ pub fn cache(platform: &'static str, result: &'static str) {
         (Some(p), Some(r)) => counters[p * RESULTS.len() + r].increment(1),
         _ => counter!(CACHE_LOOKUPS, "platform" => platform, "result" => result).increment(1),
     }
+}
+
+/// The requests and blocks counters and the resting gauge of one route, taken once when the
+/// route is built (`label` is a position or `"direct"`, never a URL).
+pub fn proxy_handles(
+    platform: &'static str,
+    label: &str,
+) -> (metrics::Counter, metrics::Counter, metrics::Gauge) {
+    let proxy = SharedString::from(label.to_owned());
+    (
+        counter!(PROXY_REQUESTS, "platform" => platform, "proxy" => proxy.clone()),
+        counter!(PROXY_BLOCKS, "platform" => platform, "proxy" => proxy.clone()),
+        gauge!(PROXY_RESTING, "platform" => platform, "proxy" => proxy),
+    )
 }
 
 /// Sets the breaker gauge.

@@ -181,6 +181,13 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
         ),
         range("cache.max_bytes", s.cache.max_bytes, 0, 64 * GIB, "64 GiB"),
         range(
+            "upstream.proxy_cooldown_seconds",
+            s.upstream.proxy_cooldown_seconds,
+            1,
+            DAY_S,
+            "1 day",
+        ),
+        range(
             "breaker.cooldown_seconds",
             s.breaker.cooldown_seconds,
             0,

@@ -1,5 +1,6 @@
-//! The two lists that hold secrets (`auth.api_keys`, `auth.api_key_sha256`): read from the
-//! environment as plain strings, and deserialized so that no error ever shows a value.
+//! The lists that hold secrets (`auth.api_keys`, `auth.api_key_sha256`, and the proxy lists,
+//! whose URLs may carry a password): read from the environment as plain strings, and
+//! deserialized so that no error ever shows a value.
 //!
 //! The `config` crate's environment source try-parses values, so `8675309` became a number
 //! (and `007` would become `7`), and its list splitting keeps the blank in `k1, k2`. Its type
@@ -18,7 +19,13 @@ use super::{ConfigError, ENV_PREFIX};
 pub const MAX_KEY_BYTES: usize = 4096;
 
 /// The config paths of the secret lists.
-const LIST_KEYS: [&str; 2] = ["auth.api_keys", "auth.api_key_sha256"];
+const LIST_KEYS: [&str; 5] = [
+    "auth.api_keys",
+    "auth.api_key_sha256",
+    "upstream.proxies",
+    "short_video.proxies",
+    "photo_share.proxies",
+];
 
 /// Whether `key` can be sent as `Authorization: Bearer <key>` and so can ever match.
 pub fn fits_bearer(key: &str) -> bool {
@@ -84,6 +91,12 @@ pub fn api_keys<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error
 /// Deserializes `auth.api_key_sha256`.
 pub fn api_key_sha256<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     d.deserialize_any(ListVisitor("auth.api_key_sha256"))
+}
+
+/// Deserializes a proxy list (`upstream.proxies`, `<platform>.proxies`): URLs that may hold a
+/// password, so like the key lists no error shows one.
+pub fn proxies<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    d.deserialize_any(ListVisitor("proxies"))
 }
 
 /// A list of strings whose errors name the list (and the item's position), never a value.

@@ -264,46 +264,90 @@ impl From<crate::upstream::politeness::Refusal> for Lookup {
     }
 }
 
-/// Sends one request through the platform's gate, counting it; the piece both sources share.
+/// Sends one request through the platform's gate and the lookup's route, counting it; the
+/// piece both sources share.
 ///
 /// A refusal of the gate (budget spent, breaker open) comes back as the `Lookup` to answer.
+/// On a proxy route, a failure of the proxy itself (connect, reset, time-out, or a 407 from an
+/// HTTP proxy) rests that proxy and the request goes again at once through another one; when
+/// none is left, the answer is 429 `upstream_blocked` until the first proxy is back.
 pub(crate) async fn send(
-    upstream: &crate::upstream::Upstream,
+    route: &crate::upstream::routes::RouteLease<'_>,
     gate: &crate::upstream::politeness::Gate,
     platform: Platform,
     url: url::Url,
     headers: reqwest::header::HeaderMap,
-    sent: &std::sync::atomic::AtomicU32,
 ) -> Result<Result<crate::upstream::Response, crate::upstream::UpstreamError>, Lookup> {
-    let _pass = gate.pass().await.map_err(Lookup::from)?;
-    sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    crate::telemetry::upstream_request(platform.as_str());
-    Ok(upstream.get(url, headers).await)
+    use crate::upstream::routes::{Switch, is_proxy_failure};
+    loop {
+        if let Some(wait) = route.exhausted() {
+            return Err(proxies_resting(wait));
+        }
+        let _pass = gate.pass().await.map_err(Lookup::from)?;
+        crate::telemetry::upstream_request(platform.as_str());
+        let result = route.get(url.clone(), headers.clone()).await;
+        let failure = match &result {
+            Err(err) if is_proxy_failure(err) => "proxy_failed",
+            Ok(r) if r.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",
+            _ => return Ok(result),
+        };
+        if !route.is_proxied() {
+            return Ok(result);
+        }
+        match route.rest_and_switch(failure).await {
+            Switch::Moved => continue,
+            Switch::AllResting(wait) => return Err(proxies_resting(wait)),
+            Switch::Direct => return Ok(result),
+        }
+    }
 }
 
-/// Runs one lookup behind the platform's breaker and reports it to metrics; both sources'
-/// `lookup` is this around their own steps.
+/// The answer when every proxy of a platform rests: 429 until the first is back.
+fn proxies_resting(wait: Duration) -> Lookup {
+    Lookup::Blocked {
+        reason: "proxies_resting",
+        retry_after: Some(wait),
+    }
+}
+
+/// Runs one lookup behind the platform's breaker on one route and reports it to metrics; both
+/// sources' `lookup` is this around their own steps.
+///
+/// The steps run on a [`RouteLease`](crate::upstream::routes::RouteLease) taken in turn. When
+/// they end blocked on a proxy (any block the source recognised: 429, a login wall, a
+/// captcha, …, or a region lock), that proxy rests and the steps run again at once, from the start, through
+/// another proxy; a lookup rests each proxy at most once, so this ends. When every proxy
+/// rests, the lookup answers 429 `upstream_blocked` with the time until the first is back.
 pub(crate) async fn guarded<F>(
     gate: &crate::upstream::politeness::Gate,
+    routes: &crate::upstream::routes::Routes,
     platform: Platform,
     steps: F,
 ) -> Report
 where
-    F: AsyncFnOnce(&std::sync::atomic::AtomicU32) -> Lookup,
+    F: AsyncFnOnce(&crate::upstream::routes::RouteLease<'_>) -> Lookup + Clone,
 {
-    let sent = std::sync::atomic::AtomicU32::new(0);
+    let mut sent = 0;
     let lookup = match gate.admit().await {
         Err(refusal) => Lookup::from(refusal),
-        Ok(ticket) => {
-            let lookup = steps(&sent).await;
-            let verdict = match lookup {
-                Lookup::Blocked { .. } => Verdict::Blocked,
-                Lookup::Overloaded { .. } => Verdict::Inconclusive,
-                _ => Verdict::Answered,
-            };
-            gate.record(ticket, verdict).await;
-            lookup
-        }
+        Ok(ticket) => match routes.lease().await {
+            // Nothing was sent, so the breaker learns nothing.
+            Err(wait) => {
+                gate.record(ticket, Verdict::Inconclusive).await;
+                proxies_resting(wait)
+            }
+            Ok(route) => {
+                let lookup = through_routes(&route, steps).await;
+                sent = route.sent();
+                let verdict = match lookup {
+                    Lookup::Blocked { .. } => Verdict::Blocked,
+                    Lookup::Overloaded { .. } => Verdict::Inconclusive,
+                    _ => Verdict::Answered,
+                };
+                gate.record(ticket, verdict).await;
+                lookup
+            }
+        },
     };
     match &lookup {
         Lookup::ExtractionFailed(why) | Lookup::Unavailable(why) => {
@@ -321,7 +365,41 @@ where
     crate::telemetry::lookup_outcome(platform.as_str(), lookup.label());
     Report {
         lookup,
-        upstream_requests: sent.into_inner(),
+        upstream_requests: sent,
+    }
+}
+
+/// Runs `steps` on `route`, and again on another proxy each time they end blocked on one.
+///
+/// `steps` is run once per route, a fresh copy each time (the sources' steps borrow only).
+async fn through_routes<F>(route: &crate::upstream::routes::RouteLease<'_>, steps: F) -> Lookup
+where
+    F: AsyncFnOnce(&crate::upstream::routes::RouteLease<'_>) -> Lookup + Clone,
+{
+    use crate::upstream::routes::Switch;
+    loop {
+        let lookup = steps.clone()(route).await;
+        if let Some(wait) = route.exhausted() {
+            return proxies_resting(wait);
+        }
+        let reason = match &lookup {
+            Lookup::Blocked { reason, .. } => *reason,
+            // SPEC: a region lock is tried on another proxy, then answered 451.
+            Lookup::RegionLocked => "region_locked",
+            _ => return lookup,
+        };
+        match route.rest_and_switch(reason).await {
+            Switch::Moved => {
+                tracing::debug!(
+                    reason,
+                    proxy = route.label(),
+                    "trying the lookup on another proxy"
+                );
+            }
+            Switch::AllResting(_) if lookup == Lookup::RegionLocked => return lookup,
+            Switch::AllResting(wait) => return proxies_resting(wait),
+            Switch::Direct => return lookup,
+        }
     }
 }
 

@@ -61,8 +61,14 @@ impl std::fmt::Debug for BrowserClient {
 }
 
 impl BrowserClient {
-    /// Builds the client from `[upstream]` (deadline, body cap, `ca_file`).
+    /// Builds the client from `[upstream]` (deadline, body cap, `ca_file`), going straight out.
     pub fn new(settings: &Settings) -> Result<Self, ClientBuildError> {
+        Self::via(settings, None)
+    }
+
+    /// Builds the client from `[upstream]`, sending every request through `proxy` when one is
+    /// given (credentials in the URL are wreq's to use), as [`super::Upstream::via`] does.
+    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
         let emulation = Emulation::builder()
             .profile(CHROME_PROFILE)
@@ -80,6 +86,11 @@ impl BrowserClient {
             .timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(30))
             .tcp_nodelay(true);
+        if let Some(proxy) = proxy {
+            // wreq's error would quote the URL, password included: it is not passed on.
+            let proxy = wreq::Proxy::all(proxy.as_str()).map_err(|_| ClientBuildError::Proxy)?;
+            builder = builder.proxy(proxy);
+        }
         if let Some(path) = settings.upstream.ca_file() {
             let pem = read_pem_roots(path)?;
             let store = wreq::tls::trust::CertStore::builder()
@@ -138,6 +149,8 @@ fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
         UpstreamError::Timeout(timeout)
     } else if err.is_connect() {
         UpstreamError::Connect
+    } else if err.is_decode() {
+        UpstreamError::Decode(error_chain(&err))
     } else {
         UpstreamError::Transport(error_chain(&err))
     }

@@ -10,9 +10,11 @@
 #[cfg(feature = "browser")]
 pub mod browser;
 pub mod capture;
+pub mod cookies;
 pub mod politeness;
 pub mod retry;
 pub mod roots;
+pub mod routes;
 
 use std::time::Duration;
 
@@ -91,28 +93,43 @@ pub enum UpstreamError {
     /// The body (after decompression) is larger than `upstream.max_body_bytes`.
     #[error("the upstream body is larger than {0} bytes")]
     TooLarge(usize),
-    /// The connection broke, or the body could not be decoded.
+    /// The connection broke.
     #[error("the upstream response could not be read: {0}")]
     Transport(String),
+    /// The body arrived but its content coding (gzip, br, …) could not be decoded: the
+    /// platform's doing, never a proxy's (so it rests no proxy).
+    #[error("the upstream body could not be decoded: {0}")]
+    Decode(String),
 }
 
 impl UpstreamError {
     /// Whether one more attempt could plausibly help (a reset connection might; a timeout or an
     /// oversized body will not, and retrying them only doubles the caller's wait).
     pub fn is_transient(&self) -> bool {
-        matches!(self, UpstreamError::Connect | UpstreamError::Transport(_))
+        matches!(
+            self,
+            UpstreamError::Connect | UpstreamError::Transport(_) | UpstreamError::Decode(_)
+        )
     }
 }
 
 impl Upstream {
-    /// Builds the client from `[upstream]`.
+    /// Builds the client from `[upstream]`, going straight out.
     pub fn new(settings: &Settings) -> Result<Self, roots::ClientBuildError> {
+        Self::via(settings, None)
+    }
+
+    /// Builds the client from `[upstream]`, sending every request through `proxy` (an
+    /// `http://`, `https://` or `socks5h://` URL, already validated, credentials included)
+    /// when one is given: one client per route, so connections and pools are never shared
+    /// between proxies.
+    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
         let max_body = settings.upstream.max_body_bytes;
         if settings.upstream.client == crate::config::UpstreamClient::Browser {
             #[cfg(feature = "browser")]
             return Ok(Self {
-                backend: Backend::Browser(browser::BrowserClient::new(settings)?),
+                backend: Backend::Browser(browser::BrowserClient::via(settings, proxy)?),
                 timeout,
                 max_body,
             });
@@ -122,6 +139,12 @@ impl Upstream {
             ));
         }
         let mut builder = reqwest::Client::builder();
+        if let Some(proxy) = proxy {
+            // reqwest's error would quote the URL, password included: it is not passed on.
+            let proxy =
+                reqwest::Proxy::all(proxy.as_str()).map_err(|_| roots::ClientBuildError::Proxy)?;
+            builder = builder.proxy(proxy);
+        }
         if let Some(path) = settings.upstream.ca_file() {
             for root in roots::plain_roots(path)? {
                 builder = builder.add_root_certificate(root);
@@ -223,6 +246,8 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         UpstreamError::Timeout(timeout)
     } else if err.is_connect() {
         UpstreamError::Connect
+    } else if err.is_decode() {
+        UpstreamError::Decode(error_chain(&err))
     } else {
         // reqwest's text names the failing step (reset, decode, …) but never the body.
         UpstreamError::Transport(error_chain(&err))

@@ -45,6 +45,7 @@ pub enum Attempt<T> {
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     max_attempts: u32,
+    retry_throttles: bool,
     base_delay: Duration,
     max_delay: Duration,
     max_total: Duration,
@@ -55,6 +56,7 @@ impl RetryPolicy {
     pub fn new(settings: &RetryConfig) -> Self {
         Self {
             max_attempts: settings.max_attempts.max(1),
+            retry_throttles: true,
             base_delay: ms(settings.base_delay_ms),
             max_delay: ms(settings.max_delay_ms),
             max_total: ms(settings.max_total_ms),
@@ -65,9 +67,20 @@ impl RetryPolicy {
     pub fn once() -> Self {
         Self {
             max_attempts: 1,
+            retry_throttles: true,
             base_delay: Duration::ZERO,
             max_delay: Duration::ZERO,
             max_total: Duration::ZERO,
+        }
+    }
+
+    /// This policy for a lookup on `route`: through a proxy a throttle is not waited out on
+    /// the same address; it ends the step at once, and the lookup moves to another proxy
+    /// (`platform::guarded`). Transport faults and 5xx keep their one retry.
+    pub fn on(&self, route: &crate::upstream::routes::RouteLease<'_>) -> Self {
+        Self {
+            retry_throttles: !route.is_proxied(),
+            ..self.clone()
         }
     }
 
@@ -95,6 +108,7 @@ impl RetryPolicy {
             let (reason, asked, last) = match attempt().await {
                 Attempt::Done(v) => return v,
                 Attempt::NotSent(v) => return previous.unwrap_or(v),
+                Attempt::Throttled { last, .. } if !self.retry_throttles => return last,
                 Attempt::Throttled {
                     reason,
                     retry_after,
@@ -150,6 +164,7 @@ mod tests {
     fn policy() -> RetryPolicy {
         RetryPolicy {
             max_attempts: 4,
+            retry_throttles: true,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(5),
             max_total: Duration::from_millis(1_500),

@@ -23,6 +23,9 @@ pub enum ClientBuildError {
     /// The plain (rustls) client rejected its configuration.
     #[error(transparent)]
     Plain(#[from] reqwest::Error),
+    /// A proxy URL was refused by the client (it is never quoted: it may hold a password).
+    #[error("a proxy URL was refused by the HTTP client (the URL is not shown)")]
+    Proxy,
     /// The browser-grade client rejected its configuration, or this build has none.
     #[error("the browser-grade client: {0}")]
     Browser(String),

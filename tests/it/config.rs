@@ -45,6 +45,15 @@ fn layering_and_validation() {
         .env("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7")
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2")
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
+        .env(
+            "PROFILE_LOOKUP__UPSTREAM__PROXIES",
+            "http://u:8675309@127.0.0.1:3128, socks5h://127.0.0.1:1080",
+        )
+        .env(
+            "PROFILE_LOOKUP__SHORT_VIDEO__PROXIES",
+            "https://127.0.0.1:8443",
+        )
+        .env("PROFILE_LOOKUP__UPSTREAM__PROXY_COOLDOWN_SECONDS", "42")
         .output()
         .expect("the test binary runs again");
     let report = String::from_utf8_lossy(&child.stdout);
@@ -61,6 +70,15 @@ fn layering_and_validation() {
         ("[auth]\napi_key_sha256 = [\"abc\"]\n", "api_key_sha256"),
         ("[upstream]\nmax_body_bytes = 0\n", "max_body_bytes"),
         ("[server]\nlisten = \"nowhere\"\n", "listen"),
+        (
+            "[upstream]\nproxies = [\"http://h:1\", \"ftp://u:pw@h:21\"]\n",
+            "upstream.proxies[1]",
+        ),
+        ("[photo_share]\nproxies = \"http://h:1\"\n", "proxies"),
+        (
+            "[upstream]\nproxy_cooldown_seconds = 0\n",
+            "proxy_cooldown_seconds",
+        ),
     ] {
         let mut file = tempfile();
         file.1.write_all(toml.as_bytes()).unwrap();
@@ -97,5 +115,16 @@ fn environment_overrides_the_file() {
         "https://www.instagram.com/"
     );
     assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
+    // Proxy lists are comma-separated and trimmed; a number-like password stays a string.
+    assert_eq!(
+        s.upstream.proxies,
+        [
+            "http://u:8675309@127.0.0.1:3128",
+            "socks5h://127.0.0.1:1080"
+        ]
+    );
+    assert_eq!(s.short_video.proxies, ["https://127.0.0.1:8443"]);
+    assert!(s.photo_share.proxies.is_empty());
+    assert_eq!(s.upstream.proxy_cooldown_seconds, 42);
     assert!(s.validate_for_serve().is_ok());
 }

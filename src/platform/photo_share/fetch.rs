@@ -6,7 +6,6 @@
 //! only the profile page's own 404 confirms it.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
@@ -23,13 +22,14 @@ use crate::platform::{
 use crate::upstream::capture::Capture;
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
-use crate::upstream::{Response, Upstream, same_origin, url_with_segments};
+use crate::upstream::routes::{RouteLease, Routes};
+use crate::upstream::{Response, same_origin, url_with_segments};
 use crate::username::Username;
 
 /// Looks up photo-share profiles; one per service.
 #[derive(Debug)]
 pub struct PhotoShareSource {
-    upstream: Upstream,
+    routes: Routes,
     base: Url,
     gate: Gate,
     retry: RetryPolicy,
@@ -60,11 +60,11 @@ enum Doc {
 }
 
 impl PhotoShareSource {
-    /// Builds the source from the settings and the shared client; with a `fleet`, its
-    /// outbound budget and breaker are the fleet's.
-    pub fn new(settings: &Settings, upstream: Upstream, fleet: Option<Fleet>) -> Self {
+    /// Builds the source from the settings and its routes out (proxies or direct); with a
+    /// `fleet`, its outbound budget and breaker are the fleet's.
+    pub fn new(settings: &Settings, routes: Routes, fleet: Option<Fleet>) -> Self {
         Self {
-            upstream,
+            routes,
             base: settings.photo_share.base_url.clone(),
             gate: Gate::new(
                 Platform::PhotoShare.as_str(),
@@ -78,47 +78,53 @@ impl PhotoShareSource {
         }
     }
 
-    /// Looks `name` up: the JSON endpoint, then the profile page when the JSON was inconclusive.
+    /// Looks `name` up: the JSON endpoint, then the profile page when the JSON was
+    /// inconclusive, both through one route.
     pub async fn lookup(&self, name: &Username) -> Report {
-        guarded(&self.gate, Platform::PhotoShare, async |sent| {
-            let api = self.step(Doc::Api, name, sent).await;
-            let why = match api {
-                Said::Answer(lookup) => return lookup,
-                Said::AskThePage(why) => why,
-            };
-            match self.step(Doc::Page, name, sent).await {
-                Said::Answer(lookup) => lookup,
-                // The JSON said "no user" and the page shows no profile and no 404: that is
-                // what throttling looks like, so it is reported as a block, not as absence.
-                Said::AskThePage(_) if why == "user_null" => Lookup::Blocked {
-                    reason: "unconfirmed_absence",
-                    retry_after: None,
-                },
-                Said::AskThePage(page_why) => Lookup::ExtractionFailed(format!(
-                    "profile JSON: {why}; profile page: {page_why}"
-                )),
-            }
-        })
+        guarded(
+            &self.gate,
+            &self.routes,
+            Platform::PhotoShare,
+            async |route| {
+                let api = self.step(Doc::Api, name, route).await;
+                let why = match api {
+                    Said::Answer(lookup) => return lookup,
+                    Said::AskThePage(why) => why,
+                };
+                match self.step(Doc::Page, name, route).await {
+                    Said::Answer(lookup) => lookup,
+                    // The JSON said "no user" and the page shows no profile and no 404: that is
+                    // what throttling looks like, so it is reported as a block, not as absence.
+                    Said::AskThePage(_) if why == "user_null" => Lookup::Blocked {
+                        reason: "unconfirmed_absence",
+                        retry_after: None,
+                    },
+                    Said::AskThePage(page_why) => Lookup::ExtractionFailed(format!(
+                        "profile JSON: {why}; profile page: {page_why}"
+                    )),
+                }
+            },
+        )
         .await
     }
 
-    async fn step(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Said {
+    async fn step(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> Said {
         self.retry
+            .on(route)
             .run(Platform::PhotoShare.as_str(), || {
-                self.attempt(doc, name, sent)
+                self.attempt(doc, name, route)
             })
             .await
     }
 
-    async fn attempt(&self, doc: Doc, name: &Username, sent: &AtomicU32) -> Attempt<Said> {
+    async fn attempt(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> Attempt<Said> {
         let url = self.url(doc, name);
         let response = match send(
-            &self.upstream,
+            route,
             &self.gate,
             Platform::PhotoShare,
             url,
             self.headers(doc, name),
-            sent,
         )
         .await
         {

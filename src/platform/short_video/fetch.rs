@@ -7,11 +7,10 @@
 //! captcha only digs the hole deeper, and the breaker takes it from there.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, COOKIE, HeaderMap, HeaderValue, USER_AGENT};
+use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderValue, USER_AGENT};
 use tokio::sync::Semaphore;
 use url::Url;
 
@@ -24,7 +23,8 @@ use crate::platform::{
 use crate::upstream::capture::Capture;
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
-use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, same_origin, url_with_segments};
+use crate::upstream::routes::{RouteLease, Routes};
+use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
 use crate::username::Username;
 
 /// Most candidate answers tried for one WAF challenge (the platform's own bound).
@@ -37,7 +37,7 @@ const MAX_REDIRECTS: usize = 3;
 /// Looks up short-video profiles; one per service.
 #[derive(Debug)]
 pub struct ShortVideoSource {
-    upstream: Upstream,
+    routes: Routes,
     base: Url,
     gate: Gate,
     retry: RetryPolicy,
@@ -54,11 +54,11 @@ enum Page {
 }
 
 impl ShortVideoSource {
-    /// Builds the source from the settings and the shared client; with a `fleet`, its
-    /// outbound budget and breaker are the fleet's.
-    pub fn new(settings: &Settings, upstream: Upstream, fleet: Option<Fleet>) -> Self {
+    /// Builds the source from the settings and its routes out (proxies or direct); with a
+    /// `fleet`, its outbound budget and breaker are the fleet's.
+    pub fn new(settings: &Settings, routes: Routes, fleet: Option<Fleet>) -> Self {
         Self {
-            upstream,
+            routes,
             base: settings.short_video.base_url.clone(),
             gate: Gate::new(
                 Platform::ShortVideo.as_str(),
@@ -73,60 +73,69 @@ impl ShortVideoSource {
         }
     }
 
-    /// Looks `name` up: fetch the page (solving a WAF challenge once if asked), then extract.
+    /// Looks `name` up: fetch the page (solving a WAF challenge once if asked), then extract,
+    /// every request through one route. The WAF's cookie goes into that route's jar, so the
+    /// answer and later lookups on the route carry it.
     pub async fn lookup(&self, name: &Username) -> Report {
-        guarded(&self.gate, Platform::ShortVideo, async |sent| {
-            let url = url_with_segments(&self.base, &[&format!("@{name}")]);
-            let mut cookies = Vec::new();
-            for round in 0..2 {
-                let page = match self.fetch_page(url.clone(), &cookies, sent).await {
-                    Page::Body(page) => page,
-                    Page::Answer(lookup) => return lookup,
-                };
-                if let Some(ch) = challenge::detect(&page.body) {
-                    if round > 0 {
-                        return blocked("challenge_repeated");
-                    }
-                    crate::telemetry::lookup_outcome(Platform::ShortVideo.as_str(), "challenge");
-                    match self.solve(ch).await {
-                        Some(solved) => cookies = solved,
-                        None => return blocked("challenge_unsolved"),
-                    }
-                    continue;
-                }
-                return match extract::extract(&page.body, name) {
-                    PageVerdict::Profile(p) => Lookup::Found(Box::new(Profile::ShortVideo(p))),
-                    PageVerdict::NotFound => Lookup::NotFound,
-                    PageVerdict::Blocked(reason) => blocked(reason),
-                    PageVerdict::RegionLocked => Lookup::RegionLocked,
-                    PageVerdict::Unreadable(why) => {
-                        if let Some(capture) = &self.capture {
-                            let verdict = format!("extraction_failed: {why}");
-                            capture.save(
-                                Platform::ShortVideo.as_str(),
-                                name.as_str(),
-                                &page,
-                                &verdict,
-                            );
+        guarded(
+            &self.gate,
+            &self.routes,
+            Platform::ShortVideo,
+            async |route| {
+                let url = url_with_segments(&self.base, &[&format!("@{name}")]);
+                for round in 0..2 {
+                    let page = match self.fetch_page(url.clone(), route).await {
+                        Page::Body(page) => page,
+                        Page::Answer(lookup) => return lookup,
+                    };
+                    if let Some(ch) = challenge::detect(&page.body) {
+                        if round > 0 {
+                            return blocked("challenge_repeated");
                         }
-                        Lookup::ExtractionFailed(why)
+                        crate::telemetry::lookup_outcome(
+                            Platform::ShortVideo.as_str(),
+                            "challenge",
+                        );
+                        match self.solve(ch).await {
+                            Some(solved) => route.remember_cookies(&url, &solved),
+                            None => return blocked("challenge_unsolved"),
+                        }
+                        continue;
                     }
-                };
-            }
-            blocked("challenge_repeated")
-        })
+                    return match extract::extract(&page.body, name) {
+                        PageVerdict::Profile(p) => Lookup::Found(Box::new(Profile::ShortVideo(p))),
+                        PageVerdict::NotFound => Lookup::NotFound,
+                        PageVerdict::Blocked(reason) => blocked(reason),
+                        PageVerdict::RegionLocked => Lookup::RegionLocked,
+                        PageVerdict::Unreadable(why) => {
+                            if let Some(capture) = &self.capture {
+                                let verdict = format!("extraction_failed: {why}");
+                                capture.save(
+                                    Platform::ShortVideo.as_str(),
+                                    name.as_str(),
+                                    &page,
+                                    &verdict,
+                                );
+                            }
+                            Lookup::ExtractionFailed(why)
+                        }
+                    };
+                }
+                blocked("challenge_repeated")
+            },
+        )
         .await
     }
 
     /// Fetches the page, following same-host redirects, retrying one transport fault.
-    async fn fetch_page(&self, start: Url, cookies: &[(String, String)], sent: &AtomicU32) -> Page {
-        let headers = self.headers(cookies);
+    async fn fetch_page(&self, start: Url, route: &RouteLease<'_>) -> Page {
+        let headers = self.headers();
         let mut url = start;
         for _ in 0..=MAX_REDIRECTS {
             let step = self
                 .retry
                 .run(Platform::ShortVideo.as_str(), || {
-                    self.attempt(url.clone(), headers.clone(), sent)
+                    self.attempt(url.clone(), headers.clone(), route)
                 })
                 .await;
             match step {
@@ -137,17 +146,8 @@ impl ShortVideoSource {
         Page::Answer(Lookup::Unavailable("too many redirects".into()))
     }
 
-    async fn attempt(&self, url: Url, headers: HeaderMap, sent: &AtomicU32) -> Attempt<Step> {
-        let response = match send(
-            &self.upstream,
-            &self.gate,
-            Platform::ShortVideo,
-            url,
-            headers,
-            sent,
-        )
-        .await
-        {
+    async fn attempt(&self, url: Url, headers: HeaderMap, route: &RouteLease<'_>) -> Attempt<Step> {
+        let response = match send(route, &self.gate, Platform::ShortVideo, url, headers).await {
             Err(refused) => return Attempt::NotSent(Step::Page(Page::Answer(refused))),
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
@@ -192,7 +192,7 @@ impl ShortVideoSource {
         )))))
     }
 
-    fn headers(&self, cookies: &[(String, String)]) -> HeaderMap {
+    fn headers(&self) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(USER_AGENT, HeaderValue::from_static(BROWSER_USER_AGENT));
         headers.insert(
@@ -202,16 +202,6 @@ impl ShortVideoSource {
             ),
         );
         headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("en-US,en;q=0.9"));
-        if !cookies.is_empty() {
-            let line = cookies
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join("; ");
-            if let Ok(value) = HeaderValue::from_str(&line) {
-                headers.insert(COOKIE, value);
-            }
-        }
         headers
     }
 

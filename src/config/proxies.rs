@@ -1,0 +1,106 @@
+//! Proxy URLs as the configuration gives them: checked at load, and masked in every message.
+//!
+//! A proxy URL may carry a user name and a password, so no error here quotes one; the
+//! configuration (`upstream.proxies`, `<platform>.proxies`) is checked with
+//! [`check_proxies`], and `upstream::routes` builds its clients from [`parse_proxy`]'s
+//! result. It lives with the configuration (as `ca_file` does) so that the upstream layer
+//! reads the config and never the other way round.
+
+use url::Url;
+
+/// The most proxies one list may name (the fleet reads all their rests in one call).
+pub const MAX_PROXIES: usize = 256;
+
+/// Checks one proxy list (`name` is its config path): each entry an `http://`, `https://` or
+/// `socks5h://` URL with a host and a port, nothing else. The error names the position and
+/// the URL with its credentials masked.
+pub fn check_proxies(name: &str, list: &[String]) -> Result<(), String> {
+    if list.len() > MAX_PROXIES {
+        return Err(format!(
+            "{name} lists {} proxies; at most {MAX_PROXIES}",
+            list.len()
+        ));
+    }
+    for (at, raw) in list.iter().enumerate() {
+        parse_proxy(raw).map_err(|why| format!("{name}[{at}] ({}): {why}", masked(raw)))?;
+    }
+    Ok(())
+}
+
+/// A proxy URL as the clients take it, or why it cannot be one (the reason quotes nothing).
+pub fn parse_proxy(raw: &str) -> Result<Url, &'static str> {
+    let url = Url::parse(raw.trim()).map_err(|_| "not a URL")?;
+    if !matches!(url.scheme(), "http" | "https" | "socks5h") {
+        return Err("the scheme must be http, https or socks5h");
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("it has no host");
+    }
+    if url.port_or_known_default().is_none() {
+        return Err("it has no port (socks5h:// needs one)");
+    }
+    if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
+        return Err("a proxy URL has no path, query or fragment");
+    }
+    Ok(url)
+}
+
+/// `raw` fit for an error message: user name and password masked (a provider's user name
+/// often carries an account id too).
+fn masked(raw: &str) -> String {
+    match Url::parse(raw.trim()) {
+        Ok(mut url) => {
+            if !url.username().is_empty() {
+                let _ = url.set_username("***");
+            }
+            if url.password().is_some() {
+                let _ = url.set_password(Some("***"));
+            }
+            url.to_string()
+        }
+        Err(_) => "<unparsable>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_lists_are_checked_without_showing_a_password() {
+        let ok = [
+            "http://127.0.0.1:3128",
+            "https://user:pass@proxy.example:443/",
+            "socks5h://u:p@10.0.0.1:1080",
+            "http://proxy.example",
+        ];
+        assert!(check_proxies("upstream.proxies", &ok.map(String::from)).is_ok());
+        for (bad, says) in [
+            ("ftp://u:hunter2@h:21", "scheme"),
+            ("socks5://u:hunter2@h:1080", "scheme"),
+            ("socks5h://u:hunter2@h", "port"),
+            ("http://u:hunter2@h:1/path", "path"),
+            ("not a url hunter2", "not a URL"),
+            ("http://u:hunter2@:8080", "not a URL"),
+        ] {
+            let err = check_proxies("short_video.proxies", &[bad.to_owned()]).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+            assert!(err.contains("short_video.proxies[0]"), "{err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+        let many = vec!["http://h:1".to_owned(); MAX_PROXIES + 1];
+        assert!(check_proxies("upstream.proxies", &many).is_err());
+    }
+
+    #[test]
+    fn the_mask_hides_user_and_password() {
+        assert_eq!(
+            masked("http://acct-7:s3cret@proxy.example:8080"),
+            "http://***:***@proxy.example:8080/"
+        );
+        assert_eq!(
+            masked("http://proxy.example:8080"),
+            "http://proxy.example:8080/"
+        );
+    }
+}
