@@ -587,3 +587,55 @@ async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
 }
+
+#[tokio::test]
+async fn the_photo_share_json_request_carries_the_web_clients_headers_and_state() {
+    // The platform hands out a csrftoken cookie and a www-claim; later requests repeat both.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let upstream = spawn_upstream(photo_share_router().layer(axum::middleware::from_fn(
+        move |request: Request, next: axum::middleware::Next| {
+            let log = log.clone();
+            async move {
+                let api = request.uri().path().starts_with("/api/");
+                if api {
+                    log.lock().unwrap().push(request.headers().clone());
+                }
+                let mut response = next.run(request).await;
+                if api {
+                    let h = response.headers_mut();
+                    h.insert(
+                        header::SET_COOKIE,
+                        "csrftoken=Abc123; Path=/".parse().unwrap(),
+                    );
+                    h.insert("x-ig-set-www-claim", "hmac.claim-1".parse().unwrap());
+                }
+                response
+            }
+        },
+    )))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    for user in [&ps::PUBLIC_USER, &ps::PRIVATE_USER] {
+        let path = format!("/photo-share/profile/{}", user.username);
+        assert_eq!(app.get(&path).await.status(), 200);
+    }
+    let seen = seen.lock().unwrap();
+    let (first, second) = (&seen[0], &seen[1]);
+    for h in [first, second] {
+        assert_eq!(h["x-ig-app-id"], "936619743392459");
+        assert_eq!(h["x-requested-with"], "XMLHttpRequest");
+        assert_eq!(h["sec-fetch-mode"], "cors");
+        assert!(h["referer"].to_str().unwrap().ends_with('/'));
+    }
+    assert_eq!(first["x-ig-www-claim"], "0");
+    assert!(!first.contains_key("x-csrftoken"));
+    assert_eq!(second["x-ig-www-claim"], "hmac.claim-1");
+    assert_eq!(second["x-csrftoken"], "Abc123");
+    assert!(
+        second[header::COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("csrftoken=Abc123")
+    );
+}

@@ -124,7 +124,7 @@ impl PhotoShareSource {
             &self.gate,
             Platform::PhotoShare,
             url,
-            self.headers(doc, name),
+            self.headers(doc, name, route),
         )
         .await
         {
@@ -148,9 +148,18 @@ impl PhotoShareSource {
         }
     }
 
-    fn headers(&self, doc: Doc, name: &Username) -> HeaderMap {
+    /// The headers of `doc`; the JSON request carries the `csrftoken` cookie this route was
+    /// given (the route's jar sends the cookie itself) as `X-CSRFToken`, as the web client does.
+    fn headers(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap {
         match doc {
-            Doc::Api => web_headers::api(&self.url(Doc::Page, name), self.claim.current()),
+            Doc::Api => {
+                let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
+                web_headers::api(
+                    &self.url(Doc::Page, name),
+                    self.claim.current(),
+                    csrf.as_deref(),
+                )
+            }
             Doc::Page => web_headers::page(),
         }
     }

@@ -18,6 +18,10 @@ pub const WEB_APP_ID: &str = "936619743392459";
 /// `X-ASBD-ID`: a build id of the web client; yt-dlp sends 359341 since 2026-06 (gallery-dl
 /// still 129477, which the platform also accepts for now).
 pub const ASBD_ID: &str = "359341";
+/// The cookie whose value the web client repeats as `X-CSRFToken`.
+pub const CSRF_COOKIE: &str = "csrftoken";
+/// The longest CSRF token repeated as a header (real ones are 32 characters).
+const MAX_CSRF_LEN: usize = 256;
 /// The `X-IG-WWW-Claim` of a client that has not been given one yet.
 const NO_CLAIM: &str = "0";
 /// The response header in which the platform hands out a new claim.
@@ -56,8 +60,8 @@ impl WwwClaim {
 }
 
 /// Headers of the profile JSON request, as the web client sends it from the profile page
-/// `referer`.
-pub fn api(referer: &Url, claim: HeaderValue) -> HeaderMap {
+/// `referer`, with the route's `csrftoken` cookie value when it has one.
+pub fn api(referer: &Url, claim: HeaderValue, csrf: Option<&str>) -> HeaderMap {
     let mut h = common();
     h.insert(ACCEPT, HeaderValue::from_static("*/*"));
     h.insert(name("x-ig-app-id"), HeaderValue::from_static(WEB_APP_ID));
@@ -75,6 +79,11 @@ pub fn api(referer: &Url, claim: HeaderValue) -> HeaderMap {
     );
     if let Ok(value) = HeaderValue::from_str(referer.as_str()) {
         h.insert(REFERER, value);
+    }
+    let csrf =
+        csrf.filter(|t| t.len() <= MAX_CSRF_LEN && t.bytes().all(|b| b.is_ascii_alphanumeric()));
+    if let Some(value) = csrf.and_then(|t| HeaderValue::from_str(t).ok()) {
+        h.insert(name("x-csrftoken"), value);
     }
     h
 }
@@ -138,7 +147,7 @@ mod tests {
     #[test]
     fn the_json_request_carries_the_web_clients_headers() {
         let referer: Url = "https://photo.test/some.user/".parse().unwrap();
-        let h = api(&referer, HeaderValue::from_static("0"));
+        let h = api(&referer, HeaderValue::from_static("0"), Some("Tok3n"));
         for (key, value) in [
             ("x-ig-app-id", WEB_APP_ID),
             ("x-asbd-id", ASBD_ID),
@@ -148,9 +157,17 @@ mod tests {
             ("sec-fetch-mode", "cors"),
             ("sec-fetch-site", "same-origin"),
             ("referer", "https://photo.test/some.user/"),
+            ("x-csrftoken", "Tok3n"),
         ] {
             assert_eq!(h[key], value, "{key}");
         }
         assert_eq!(page()["sec-fetch-mode"], "navigate");
+        let without = api(&referer, HeaderValue::from_static("0"), None);
+        assert!(!without.contains_key("x-csrftoken"));
+        let odd = api(&referer, HeaderValue::from_static("0"), Some("a b\r\n"));
+        assert!(
+            !odd.contains_key("x-csrftoken"),
+            "only a plausible token is repeated"
+        );
     }
 }
