@@ -21,7 +21,7 @@
 //!   formats). [`scan`] finds `<script>` elements in a page without building a DOM, and
 //!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
-//!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::politeness`]
+//!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
 //!   [`upstream::routes`] (one client and cookie jar per proxy, a sticky route per lookup,
 //!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).

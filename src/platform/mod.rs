@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::upstream::politeness::Verdict;
+use crate::upstream::gate::Verdict;
 use crate::username::Username;
 
 pub use crate::username::Platform;
@@ -249,11 +249,11 @@ impl Sources {
     }
 }
 
-impl From<crate::upstream::politeness::Refusal> for Lookup {
+impl From<crate::upstream::gate::Refusal> for Lookup {
     /// What a lookup the gate refused answers: an open breaker is the platform's refusal
     /// (`upstream_blocked`), a spent outbound budget is ours (`overloaded`).
-    fn from(refusal: crate::upstream::politeness::Refusal) -> Self {
-        use crate::upstream::politeness::Refusal;
+    fn from(refusal: crate::upstream::gate::Refusal) -> Self {
+        use crate::upstream::gate::Refusal;
         match refusal {
             Refusal::BreakerOpen(wait) => Lookup::Blocked {
                 reason: "breaker_open",
@@ -273,7 +273,7 @@ impl From<crate::upstream::politeness::Refusal> for Lookup {
 /// none is left, the answer is 429 `upstream_blocked` until the first proxy is back.
 pub(crate) async fn send(
     route: &crate::upstream::routes::RouteLease<'_>,
-    gate: &crate::upstream::politeness::Gate,
+    gate: &crate::upstream::gate::Gate,
     platform: Platform,
     url: url::Url,
     headers: reqwest::header::HeaderMap,
@@ -319,7 +319,7 @@ fn proxies_resting(wait: Duration) -> Lookup {
 /// another proxy; a lookup rests each proxy at most once, so this ends. When every proxy
 /// rests, the lookup answers 429 `upstream_blocked` with the time until the first is back.
 pub(crate) async fn guarded<F>(
-    gate: &crate::upstream::politeness::Gate,
+    gate: &crate::upstream::gate::Gate,
     routes: &crate::upstream::routes::Routes,
     platform: Platform,
     steps: F,

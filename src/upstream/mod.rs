@@ -5,13 +5,13 @@
 //! *decompressed* bytes while streaming (a gzip bomb is refused at the cap, never inflated), and
 //! no automatic redirects (a platform source decides what a redirect means, and we never follow
 //! one off the configured host). Politeness towards the platform (budget, concurrency, breaker)
-//! lives in [`politeness`].
+//! lives in [`gate`].
 
 #[cfg(feature = "browser")]
 pub mod browser;
 pub mod capture;
 pub mod cookies;
-pub mod politeness;
+pub mod gate;
 pub mod retry;
 pub mod roots;
 pub mod routes;

@@ -63,17 +63,6 @@ impl RetryPolicy {
         }
     }
 
-    /// A policy that never retries transport faults or throttles (used where SPEC asks for none).
-    pub fn once() -> Self {
-        Self {
-            max_attempts: 1,
-            retry_throttles: true,
-            base_delay: Duration::ZERO,
-            max_delay: Duration::ZERO,
-            max_total: Duration::ZERO,
-        }
-    }
-
     /// This policy for a lookup on `route`: through a proxy a throttle is not waited out on
     /// the same address; it ends the step at once, and the lookup moves to another proxy
     /// (`platform::guarded`). Transport faults and 5xx keep their one retry.
@@ -82,11 +71,6 @@ impl RetryPolicy {
             retry_throttles: !route.is_proxied(),
             ..self.clone()
         }
-    }
-
-    /// The longest a caller should be told to wait when retries ran out.
-    pub fn max_delay(&self) -> Duration {
-        self.max_delay
     }
 
     /// Runs `attempt` until it is `Done`, or retries are spent; returns the last value.

@@ -20,7 +20,7 @@ use crate::platform::{
     transport_failure,
 };
 use crate::upstream::capture::Capture;
-use crate::upstream::politeness::Gate;
+use crate::upstream::gate::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
 use crate::upstream::routes::{RouteLease, Routes};
 use crate::upstream::{Response, same_origin, url_with_segments};

@@ -21,7 +21,7 @@ use crate::platform::{
     Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure,
 };
 use crate::upstream::capture::Capture;
-use crate::upstream::politeness::Gate;
+use crate::upstream::gate::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
 use crate::upstream::routes::{RouteLease, Routes};
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
