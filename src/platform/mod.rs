@@ -277,27 +277,51 @@ pub(crate) async fn send(
     platform: Platform,
     url: url::Url,
     headers: reqwest::header::HeaderMap,
-) -> Result<Result<crate::upstream::Response, crate::upstream::UpstreamError>, Lookup> {
+) -> Sent {
     use crate::upstream::routes::{Switch, is_proxy_failure};
     loop {
         if let Some(wait) = route.exhausted() {
-            return Err(proxies_resting(wait));
+            return Sent::Refused(proxies_resting(wait));
         }
-        let _pass = gate.pass().await.map_err(Lookup::from)?;
+        let _pass = match gate.pass().await {
+            Ok(pass) => pass,
+            Err(refused) => return Sent::Refused(Lookup::from(refused)),
+        };
         crate::telemetry::upstream_request(platform.as_str());
         let result = route.get(url.clone(), headers.clone()).await;
         let failure = match &result {
             Err(err) if is_proxy_failure(err) => "proxy_failed",
             Ok(r) if r.status == reqwest::StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",
-            _ => return Ok(result),
+            _ => return Sent::from(result),
         };
         if !route.is_proxied() {
-            return Ok(result);
+            return Sent::from(result);
         }
         match route.rest_and_switch(failure).await {
             Switch::Moved => continue,
-            Switch::AllResting(wait) => return Err(proxies_resting(wait)),
-            Switch::Direct => return Ok(result),
+            Switch::AllResting(wait) => return Sent::Refused(proxies_resting(wait)),
+            Switch::Direct => return Sent::from(result),
+        }
+    }
+}
+
+/// What became of one request [`send`] was asked to make: one flat outcome, so a source
+/// matches three cases instead of unpacking a result inside a result.
+pub(crate) enum Sent {
+    /// The platform answered (any status).
+    Answered(crate::upstream::Response),
+    /// The request went out and no readable answer came back.
+    Failed(crate::upstream::UpstreamError),
+    /// The request was not sent: the gate refused it, or every proxy rests. The lookup's
+    /// answer is this.
+    Refused(Lookup),
+}
+
+impl From<Result<crate::upstream::Response, crate::upstream::UpstreamError>> for Sent {
+    fn from(result: Result<crate::upstream::Response, crate::upstream::UpstreamError>) -> Self {
+        match result {
+            Ok(response) => Sent::Answered(response),
+            Err(err) => Sent::Failed(err),
         }
     }
 }

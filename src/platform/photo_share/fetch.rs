@@ -16,7 +16,7 @@ use super::{extract, web_headers};
 use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::platform::{
-    Lookup, PageVerdict, PhotoShareProfile, Platform, Profile, Report, guarded, send,
+    Lookup, PageVerdict, PhotoShareProfile, Platform, Profile, Report, Sent, guarded, send,
     transport_failure,
 };
 use crate::upstream::capture::Capture;
@@ -128,9 +128,9 @@ impl PhotoShareSource {
         )
         .await
         {
-            Err(refused) => return Attempt::NotSent(Said::Answer(refused)),
-            Ok(Err(err)) => return transport_failure(err),
-            Ok(Ok(response)) => response,
+            Sent::Refused(refused) => return Attempt::NotSent(Said::Answer(refused)),
+            Sent::Failed(err) => return transport_failure(err),
+            Sent::Answered(response) => response,
         };
         self.claim.observe(&response);
         classify(doc, &response, name, self.capture.as_deref())

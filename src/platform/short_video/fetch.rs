@@ -18,7 +18,7 @@ use super::{challenge, extract};
 use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::platform::{
-    Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure,
+    Lookup, PageVerdict, Platform, Profile, Report, Sent, guarded, send, transport_failure,
 };
 use crate::upstream::capture::Capture;
 use crate::upstream::gate::Gate;
@@ -148,9 +148,9 @@ impl ShortVideoSource {
 
     async fn attempt(&self, url: Url, headers: HeaderMap, route: &RouteLease<'_>) -> Attempt<Step> {
         let response = match send(route, &self.gate, Platform::ShortVideo, url, headers).await {
-            Err(refused) => return Attempt::NotSent(Step::Page(Page::Answer(refused))),
-            Ok(Err(err)) => return transport_failure(err),
-            Ok(Ok(response)) => response,
+            Sent::Refused(refused) => return Attempt::NotSent(Step::Page(Page::Answer(refused))),
+            Sent::Failed(err) => return transport_failure(err),
+            Sent::Answered(response) => response,
         };
         if response.headers.contains_key("bdturing-verify") {
             return Attempt::Done(Step::Page(Page::Answer(blocked("bdturing_verify"))));
