@@ -43,6 +43,12 @@ impl Keys {
         self.digests.len()
     }
 
+    /// The name of each key's quota in the fleet's Redis, indexed by [`KeyId`]: a one-way id
+    /// of the key's digest, so that neither the key nor its digest is ever written there.
+    pub fn fleet_ids(&self) -> Vec<String> {
+        self.digests.iter().map(crate::fleet::key_id).collect()
+    }
+
     /// The key id of a request's single `Authorization: Bearer <key>` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<KeyId, ApiError> {
         let mut values = headers.get_all(AUTHORIZATION).iter();

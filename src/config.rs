@@ -45,6 +45,8 @@ pub struct Settings {
     pub breaker: BreakerConfig,
     /// Log output.
     pub log: LogConfig,
+    /// Where a fleet of replicas keeps its shared state (empty `url`: each keeps its own).
+    pub redis: crate::fleet::RedisConfig,
 }
 
 /// `[server]`
@@ -379,6 +381,9 @@ impl Settings {
             crate::upstream::roots::read_pem_roots(path)
                 .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
+        self.redis
+            .target()
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
@@ -442,6 +447,7 @@ impl Default for Settings {
             cache: CacheConfig::default(),
             breaker: BreakerConfig::default(),
             log: LogConfig::default(),
+            redis: crate::fleet::RedisConfig::default(),
         }
     }
 }

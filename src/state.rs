@@ -9,6 +9,7 @@ use tokio::sync::Semaphore;
 use crate::auth::Keys;
 use crate::cache::ProfileCache;
 use crate::config::{Settings, ms};
+use crate::fleet::{Fleet, FleetError};
 use crate::platform::Sources;
 use crate::platform::photo_share::PhotoShareSource;
 use crate::platform::short_video::ShortVideoSource;
@@ -27,6 +28,7 @@ struct Inner {
     sources: Sources,
     in_flight: Semaphore,
     ready: AtomicBool,
+    fleet: Option<Fleet>,
 }
 
 /// The longest one flight may run: a caller's whole deadline plus the retry budget and one
@@ -39,28 +41,43 @@ fn flight_deadline(settings: &Settings) -> Duration {
 
 /// Why the state could not be built.
 #[derive(Debug, thiserror::Error)]
-#[error("the upstream HTTP client could not be built: {0}")]
-pub struct StateError(#[from] crate::upstream::roots::ClientBuildError);
+pub enum StateError {
+    /// The upstream HTTP client could not be built.
+    #[error("the upstream HTTP client could not be built: {0}")]
+    Client(#[from] crate::upstream::roots::ClientBuildError),
+    /// `[redis]` could not be used (never because Redis is down: that is handled at run time).
+    #[error("the fleet's shared state could not be set up: {0}")]
+    Fleet(#[from] FleetError),
+}
 
 impl AppState {
-    /// Builds everything the settings describe; ready at once.
+    /// Builds everything the settings describe; ready at once. With `[redis]` set, quota,
+    /// cache, flights, outbound budget and breaker are shared with the fleet (this never waits
+    /// for Redis, and Redis being down is no error). Must run inside a Tokio runtime.
     pub fn new(settings: Settings) -> Result<Self, StateError> {
         let upstream = Upstream::new(&settings)?;
+        let fleet = Fleet::new(&settings.redis)?;
         let keys = Keys::new(&settings.auth);
         let sources = Sources {
-            short_video: ShortVideoSource::new(&settings, upstream.clone()),
-            photo_share: PhotoShareSource::new(&settings, upstream),
+            short_video: ShortVideoSource::new(&settings, upstream.clone(), fleet.clone()),
+            photo_share: PhotoShareSource::new(&settings, upstream, fleet.clone()),
         };
         Ok(Self(Arc::new(Inner {
-            limiter: KeyLimiter::new(&settings.rate_limit, keys.count()),
+            limiter: KeyLimiter::new(&settings.rate_limit, &keys, fleet.clone()),
             keys,
-            cache: ProfileCache::new(&settings.cache)
+            cache: ProfileCache::new(&settings.cache, fleet.clone())
                 .with_flight_deadline(flight_deadline(&settings)),
             sources,
             in_flight: Semaphore::new(settings.server.max_in_flight),
             ready: AtomicBool::new(true),
+            fleet,
             settings,
         })))
+    }
+
+    /// The fleet's shared state, when `[redis]` is set.
+    pub fn fleet(&self) -> Option<&Fleet> {
+        self.0.fleet.as_ref()
     }
 
     /// The settings the state was built from.

@@ -129,7 +129,7 @@ impl Fleet {
         }
         let keys = self.keys().name(platform, name);
         let value = entry.encode();
-        let stale_ms = if entry.body.is_some() {
+        let stale_ms = if entry.body.is_some() && !max_stale.is_zero() {
             expiry_ms(ttl.saturating_add(max_stale))
         } else {
             0

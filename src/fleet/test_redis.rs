@@ -1,21 +1,22 @@
 //! A real `redis-server` for the fleet tests, on a free loopback port, stopped on drop.
+//!
+//! Self-contained (std and the `redis` crate only) so that the integration tests include this
+//! same file (`#[path]`) instead of keeping a second copy.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Fleet, RedisConfig};
-
 /// One `redis-server` process the test owns.
-pub(crate) struct TestRedis {
+pub struct TestRedis {
     port: u16,
     child: Option<Child>,
     paused: bool,
 }
 
 /// `None` (after saying why) when `redis-server` is not installed; under `CI=true` that fails.
-pub(crate) fn start() -> Option<TestRedis> {
+pub fn start() -> Option<TestRedis> {
     if Command::new("redis-server")
         .arg("--version")
         .output()
@@ -43,7 +44,7 @@ pub(crate) fn start() -> Option<TestRedis> {
 }
 
 /// A port that was free a moment ago (another process may take it: callers retry).
-pub(crate) fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
 }
@@ -52,11 +53,6 @@ impl TestRedis {
     /// The URL of this server.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    /// A fleet handle (a "replica") on this server, with `timeout_ms`.
-    pub fn fleet(&self, timeout_ms: u64) -> Fleet {
-        fleet_at(&self.url(), timeout_ms)
     }
 
     /// A plain connection for the test's own inspection.
@@ -139,17 +135,6 @@ impl Drop for TestRedis {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// A fleet handle on `url`.
-pub(crate) fn fleet_at(url: &str, timeout_ms: u64) -> Fleet {
-    Fleet::new(&RedisConfig {
-        url: url.to_owned(),
-        key_prefix: "t:".to_owned(),
-        timeout_ms,
-    })
-    .expect("valid config")
-    .expect("url set")
 }
 
 fn signal(child: &Child, sig: &str) {

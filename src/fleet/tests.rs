@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
 use super::cache::now_unix_ms;
-use super::test_redis::{self, fleet_at, free_port};
+use super::test_redis::{self, TestRedis, free_port};
 use super::*;
 
 const SV: &str = "short-video";
@@ -27,6 +27,22 @@ fn not_found() -> SharedEntry {
         private: false,
         fetched_at_unix_ms: now_unix_ms(),
     }
+}
+
+/// A fleet handle (a "replica") on `url`.
+fn fleet_at(url: &str, timeout_ms: u64) -> Fleet {
+    Fleet::new(&RedisConfig {
+        url: url.to_owned(),
+        key_prefix: "t:".to_owned(),
+        timeout_ms,
+    })
+    .expect("valid config")
+    .expect("url set")
+}
+
+/// A fleet handle on the test's own Redis.
+fn fleet_on(redis: &TestRedis, timeout_ms: u64) -> Fleet {
+    fleet_at(&redis.url(), timeout_ms)
 }
 
 async fn pttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
@@ -52,7 +68,7 @@ async fn gcra_allows_burst_then_spaces_and_two_replicas_share_it() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let id = key_id(&[7; 32]);
     // 600 a minute: one unit every 100 ms; burst 5.
     for i in 0..5u32 {
@@ -97,7 +113,7 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     assert_eq!(a.cache_get(SV, "alice").await, Some(None));
     let entry = found("{\"name\":\"alice\"}");
     a.cache_put(
@@ -143,7 +159,7 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(60);
     a.cache_put(SV, "bob", &found("{}"), ttl, ttl, None)
         .await
@@ -181,7 +197,7 @@ async fn garbage_at_every_key_is_a_miss_then_overwritten() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let f = redis.fleet(500);
+    let f = fleet_on(&redis, 500);
     let mut raw = redis.raw().await;
     let keys = f.keys().clone();
     let id = key_id(&[1; 32]);
@@ -267,7 +283,7 @@ async fn every_key_has_an_expiry_and_no_secret_reaches_redis() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let f = redis.fleet(500);
+    let f = fleet_on(&redis, 500);
     let api_key = "pl_live_SECRETKEY_0123456789abcdef";
     let digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
     let digest_hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -308,7 +324,7 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(10);
     let Lock::Acquired(token) = a.flight_lock(SV, "carol", ttl).await else {
         panic!("first")
@@ -367,7 +383,7 @@ async fn a_holder_that_dies_delays_waiters_by_at_most_the_lock_ttl() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_millis(300);
     assert!(matches!(
         a.flight_lock(SV, "zed", ttl).await,
@@ -403,7 +419,7 @@ async fn outbound_reservations_space_two_replicas_at_the_fleet_rate() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let start = Instant::now();
     let mut sends = Vec::new();
     // 20 a second (one every 50 ms), burst 2.
@@ -464,7 +480,7 @@ async fn a_breaker_and_proxy_rests_are_shared() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (redis.fleet(500), redis.fleet(500));
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     assert_eq!(b.breaker_open_for(SV).await, Some(None));
     a.breaker_open(SV, Duration::from_millis(800))
         .await
@@ -506,7 +522,7 @@ async fn redis_killed_then_restarted_is_skipped_then_used_again() {
         return;
     };
     let timeout = Duration::from_millis(300);
-    let f = redis.fleet(300);
+    let f = fleet_on(&redis, 300);
     assert!(f.quota_check("k", 60, 5).await.is_some());
     redis.kill();
     let started = Instant::now();
@@ -539,7 +555,7 @@ async fn redis_paused_answers_unavailable_within_the_timeout_then_recovers() {
         return;
     };
     let timeout = Duration::from_millis(250);
-    let f = redis.fleet(250);
+    let f = fleet_on(&redis, 250);
     assert!(f.cache_get(SV, "x").await.is_some());
     redis.pause();
     let started = Instant::now();

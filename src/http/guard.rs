@@ -23,7 +23,7 @@ pub async fn authenticate_and_limit(
         Err(refused) => return refused.into_response(),
     };
     let limiter: &quota::KeyLimiter = state.limiter();
-    let (mut response, quota) = match limiter.check(key) {
+    let (mut response, quota) = match limiter.check(key).await {
         Ok(quota) => (next.run(request).await, quota),
         Err((over, quota)) => (over.into_response(), quota),
     };

@@ -287,18 +287,16 @@ where
     F: AsyncFnOnce(&std::sync::atomic::AtomicU32) -> Lookup,
 {
     let sent = std::sync::atomic::AtomicU32::new(0);
-    let lookup = match gate.admit() {
+    let lookup = match gate.admit().await {
         Err(refusal) => Lookup::from(refusal),
         Ok(ticket) => {
             let lookup = steps(&sent).await;
-            gate.record(
-                ticket,
-                match lookup {
-                    Lookup::Blocked { .. } => Verdict::Blocked,
-                    Lookup::Overloaded { .. } => Verdict::Inconclusive,
-                    _ => Verdict::Answered,
-                },
-            );
+            let verdict = match lookup {
+                Lookup::Blocked { .. } => Verdict::Blocked,
+                Lookup::Overloaded { .. } => Verdict::Inconclusive,
+                _ => Verdict::Answered,
+            };
+            gate.record(ticket, verdict).await;
             lookup
         }
     };

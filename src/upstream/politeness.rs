@@ -4,6 +4,12 @@
 //! `max_concurrency` requests from one replica, and after `failure_threshold` blocked lookups in
 //! a row it sees nothing at all for a cool-down, then one probe. Lookups that cannot get budget
 //! within `max_queue_ms` are shed instead of piling up.
+//!
+//! In a fleet (`[redis]` set) the budget and the breaker are the fleet's: each request reserves
+//! its send time on Redis and waits for it, so replicas space their requests instead of each
+//! bursting, and a breaker that opens on one replica rests the platform for all of them. When
+//! Redis cannot be used the replica's own budget and breaker stand in; the concurrency cap is
+//! always the replica's own.
 
 use std::num::NonZeroU32;
 use std::sync::Mutex;
@@ -13,6 +19,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::{BreakerConfig, PlatformConfig, ms};
+use crate::fleet::{Fleet, Reservation};
 use crate::telemetry;
 
 /// Why the gate did not let a request through.
@@ -32,6 +39,16 @@ pub struct Gate {
     slots: std::sync::Arc<Semaphore>,
     max_queue: Duration,
     breaker: Breaker,
+    fleet: Option<FleetBudget>,
+}
+
+/// The fleet's side of the gate: the shared state and the budget to reserve from it.
+#[derive(Debug)]
+struct FleetBudget {
+    fleet: Fleet,
+    per_second: f64,
+    burst: u32,
+    cooldown: Duration,
 }
 
 /// Holding one of these is permission for one upstream request.
@@ -41,8 +58,14 @@ pub struct Pass {
 }
 
 impl Gate {
-    /// Builds the gate of one platform from its settings and the breaker settings.
-    pub fn new(platform: &'static str, p: &PlatformConfig, b: &BreakerConfig) -> Self {
+    /// Builds the gate of one platform from its settings and the breaker settings; with a
+    /// `fleet`, budget and breaker are shared with the other replicas.
+    pub fn new(
+        platform: &'static str,
+        p: &PlatformConfig,
+        b: &BreakerConfig,
+        fleet: Option<Fleet>,
+    ) -> Self {
         let per_second = NonZeroU32::new(p.requests_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(p.burst).unwrap_or(NonZeroU32::MIN);
         Self {
@@ -51,12 +74,25 @@ impl Gate {
             slots: std::sync::Arc::new(Semaphore::new(p.max_concurrency)),
             max_queue: ms(p.max_queue_ms),
             breaker: Breaker::new(b.failure_threshold, Duration::from_secs(b.cooldown_seconds)),
+            fleet: fleet.map(|fleet| FleetBudget {
+                fleet,
+                per_second: f64::from(p.requests_per_second),
+                burst: p.burst,
+                cooldown: Duration::from_secs(b.cooldown_seconds),
+            }),
         }
     }
 
     /// Asks the breaker whether a lookup may go upstream at all; the ticket goes back to
     /// [`Gate::record`] with the lookup's end.
-    pub fn admit(&self) -> Result<Ticket, Refusal> {
+    pub async fn admit(&self) -> Result<Ticket, Refusal> {
+        if let Some(shared) = &self.fleet
+            && self.breaker.threshold > 0
+            && let Some(Some(rest)) = shared.fleet.breaker_open_for(self.platform).await
+        {
+            // Another replica opened the breaker: this one rests the platform too.
+            return Err(Refusal::BreakerOpen(rest));
+        }
         let result = self.breaker.admit().map_err(Refusal::BreakerOpen);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
         result
@@ -69,21 +105,47 @@ impl Gate {
     /// is only ever taken at the moment the wait for it succeeds).
     pub async fn pass(&self) -> Result<Pass, Refusal> {
         let deadline = tokio::time::Instant::now() + self.max_queue;
-        let wait = async {
-            let slot = self.slots.clone().acquire_owned().await?;
-            self.budget.until_ready().await;
-            Ok::<_, tokio::sync::AcquireError>(slot)
+        let busy = Refusal::Busy(self.max_queue.max(Duration::from_secs(1)));
+        let Ok(Ok(slot)) =
+            tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned()).await
+        else {
+            return Err(busy);
         };
-        match tokio::time::timeout_at(deadline, wait).await {
-            Ok(Ok(slot)) => Ok(Pass { _slot: slot }),
-            _ => Err(Refusal::Busy(self.max_queue.max(Duration::from_secs(1)))),
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if let Some(shared) = &self.fleet {
+            let reserved = shared
+                .fleet
+                .outbound_reserve(self.platform, shared.per_second, shared.burst, left)
+                .await;
+            match reserved {
+                Some(Reservation::Wait(wait)) => {
+                    tokio::time::sleep(wait).await;
+                    return Ok(Pass { _slot: slot });
+                }
+                Some(Reservation::TooLong(wait)) => {
+                    return Err(Refusal::Busy(wait.max(Duration::from_secs(1))));
+                }
+                // Redis cannot be used: the replica's own budget stands in.
+                None => {}
+            }
+        }
+        match tokio::time::timeout_at(deadline, self.budget.until_ready()).await {
+            Ok(()) => Ok(Pass { _slot: slot }),
+            Err(_) => Err(busy),
         }
     }
 
     /// Tells the breaker how a lookup that it admitted (with `ticket`) ended.
-    pub fn record(&self, ticket: Ticket, verdict: Verdict) {
-        self.breaker.record(ticket, verdict);
+    pub async fn record(&self, ticket: Ticket, verdict: Verdict) {
+        let opened = self.breaker.record(ticket, verdict);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
+        if opened && let Some(shared) = &self.fleet {
+            // Rest the platform fleet-wide; with Redis down the other replicas find out alone.
+            let _ = shared
+                .fleet
+                .breaker_open(self.platform, shared.cooldown)
+                .await;
+        }
     }
 }
 
@@ -198,13 +260,15 @@ impl Breaker {
     ///
     /// A ticket of an earlier phase is ignored: its lookup was admitted under other conditions
     /// (closed before the breaker opened, or a probe given up), and it must not move this one.
-    pub fn record(&self, ticket: Ticket, verdict: Verdict) {
+    ///
+    /// Returns whether this record opened the breaker (for a block, not a lost probe).
+    pub fn record(&self, ticket: Ticket, verdict: Verdict) -> bool {
         if self.threshold == 0 {
-            return;
+            return false;
         }
         let mut phase = self.lock();
         if ticket.generation != phase.generation {
-            return;
+            return false;
         }
         let next = match (phase.state, verdict) {
             (State::HalfOpen { .. }, Verdict::Inconclusive) => State::Open {
@@ -225,6 +289,7 @@ impl Breaker {
                 until: Instant::now() + self.cooldown,
             },
         };
+        let opened = verdict == Verdict::Blocked && matches!(next, State::Open { .. });
         if next != phase.state {
             match (phase.state, next) {
                 // Counting blocks while closed is not a new phase.
@@ -232,6 +297,7 @@ impl Breaker {
                 _ => phase.enter(next),
             }
         }
+        opened
     }
 
     /// 0 closed, 1 open, 2 half-open: the value of the breaker gauge.
@@ -342,7 +408,7 @@ mod tests {
         settings.photo_share.burst = 2;
         settings.photo_share.max_concurrency = 1;
         settings.photo_share.max_queue_ms = 100;
-        let gate = Gate::new("test", &settings.photo_share, &settings.breaker);
+        let gate = Gate::new("test", &settings.photo_share, &settings.breaker, None);
         let held = gate.pass().await.expect("the one slot, the first token");
         assert_eq!(
             gate.pass().await.unwrap_err(),

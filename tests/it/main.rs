@@ -7,6 +7,7 @@ mod config;
 mod docs;
 mod edge;
 mod fingerprint;
+mod fleet;
 mod flight_and_retry;
 mod html_script_finder;
 mod log_injection;
@@ -19,4 +20,6 @@ mod short_video_proptest;
 mod short_video_real_captures;
 mod startup;
 mod support;
+#[path = "../../src/fleet/test_redis.rs"]
+mod test_redis;
 mod upstream_faults;

@@ -15,6 +15,7 @@ use url::Url;
 
 use super::extract;
 use crate::config::Settings;
+use crate::fleet::Fleet;
 use crate::platform::{
     Lookup, PageVerdict, PhotoShareProfile, Platform, Profile, Report, guarded, send,
     transport_failure,
@@ -59,8 +60,9 @@ enum Doc {
 }
 
 impl PhotoShareSource {
-    /// Builds the source from the settings and the shared client.
-    pub fn new(settings: &Settings, upstream: Upstream) -> Self {
+    /// Builds the source from the settings and the shared client; with a `fleet`, its
+    /// outbound budget and breaker are the fleet's.
+    pub fn new(settings: &Settings, upstream: Upstream, fleet: Option<Fleet>) -> Self {
         Self {
             upstream,
             base: settings.photo_share.base_url.clone(),
@@ -68,6 +70,7 @@ impl PhotoShareSource {
                 Platform::PhotoShare.as_str(),
                 &settings.photo_share,
                 &settings.breaker,
+                fleet,
             ),
             retry: RetryPolicy::new(&settings.retry),
         }

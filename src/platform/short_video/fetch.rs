@@ -17,6 +17,7 @@ use url::Url;
 
 use super::{challenge, extract};
 use crate::config::Settings;
+use crate::fleet::Fleet;
 use crate::platform::{
     Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure,
 };
@@ -51,8 +52,9 @@ enum Page {
 }
 
 impl ShortVideoSource {
-    /// Builds the source from the settings and the shared client.
-    pub fn new(settings: &Settings, upstream: Upstream) -> Self {
+    /// Builds the source from the settings and the shared client; with a `fleet`, its
+    /// outbound budget and breaker are the fleet's.
+    pub fn new(settings: &Settings, upstream: Upstream, fleet: Option<Fleet>) -> Self {
         Self {
             upstream,
             base: settings.short_video.base_url.clone(),
@@ -60,6 +62,7 @@ impl ShortVideoSource {
                 Platform::ShortVideo.as_str(),
                 &settings.short_video,
                 &settings.breaker,
+                fleet,
             ),
             // Throttles are final on this platform; only a transport fault gets a second try.
             retry: RetryPolicy::new(&settings.retry),

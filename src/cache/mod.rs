@@ -15,6 +15,12 @@
 //!
 //! Entries hold the response body already serialised, so a hit costs a reference-count bump.
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
+//!
+//! In a fleet (`[redis]` set) these stores are the replica's copy in front of the fleet's
+//! ([`shared`]): a flight first reads Redis, then takes the fleet's lock on the name and
+//! fetches, or waits for the replica holding it; what is fetched is written to both levels.
+
+mod shared;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,6 +32,7 @@ use moka::future::Cache;
 use tokio::sync::watch;
 
 use crate::config::CacheConfig;
+use crate::fleet::Fleet;
 use crate::platform::{Lookup, Report};
 use crate::telemetry;
 use crate::username::Username;
@@ -35,7 +42,7 @@ use crate::username::Username;
 pub struct Entry {
     /// The answer.
     pub value: Stored,
-    /// When the upstream gave it.
+    /// When the upstream gave it (to whichever replica fetched it): `Age` counts from here.
     pub stored_at: Instant,
     /// Upstream requests the fetch took (for the access log of the request that fetched).
     pub upstream_requests: u32,
@@ -92,6 +99,8 @@ struct Stores {
     fresh: Cache<Username, Arc<Entry>>,
     stale: Option<Cache<Username, Arc<Entry>>>,
     flights: Arc<Mutex<HashMap<Username, Landing>>>,
+    /// The fleet's level, when `[redis]` is set.
+    shared: Option<Arc<shared::Shared>>,
 }
 
 /// Where the callers of one flight wait for it to land.
@@ -112,16 +121,19 @@ struct TtlByOutcome {
 }
 
 impl Expiry<Username, Arc<Entry>> for TtlByOutcome {
+    /// The lifetime left counts from the original fetch: an entry another replica fetched a
+    /// while ago expires here when it does there.
     fn expire_after_create(
         &self,
         _: &Username,
         entry: &Arc<Entry>,
         _: Instant,
     ) -> Option<Duration> {
-        Some(match entry.value {
+        let lifetime = match entry.value {
             Stored::Found { .. } => self.found,
             Stored::NotFound => self.not_found,
-        })
+        };
+        Some(lifetime.saturating_sub(entry.stored_at.elapsed()))
     }
 }
 
@@ -134,8 +146,8 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 }
 
 impl ProfileCache {
-    /// Builds both stores from `[cache]`.
-    pub fn new(settings: &CacheConfig) -> Self {
+    /// Builds both stores from `[cache]`; with a `fleet`, they sit in front of the fleet's.
+    pub fn new(settings: &CacheConfig, fleet: Option<Fleet>) -> Self {
         let (ttl, negative_ttl) = if settings.enabled {
             (
                 Duration::from_secs(settings.ttl_seconds),
@@ -152,11 +164,19 @@ impl ProfileCache {
                 not_found: negative_ttl,
             })
             .build();
-        let stale = (settings.enabled && settings.max_stale_seconds > 0).then(|| {
+        let max_stale = if settings.enabled {
+            Duration::from_secs(settings.max_stale_seconds)
+        } else {
+            Duration::ZERO
+        };
+        let stale = (!max_stale.is_zero()).then(|| {
             Cache::builder()
                 .max_capacity(settings.max_bytes)
                 .weigher(weight)
-                .time_to_live(ttl + Duration::from_secs(settings.max_stale_seconds))
+                .expire_after(TtlByOutcome {
+                    found: ttl + max_stale,
+                    not_found: Duration::ZERO,
+                })
                 .build()
         });
         Self {
@@ -164,6 +184,9 @@ impl ProfileCache {
                 fresh,
                 stale,
                 flights: Arc::default(),
+                shared: fleet.map(|fleet| {
+                    Arc::new(shared::Shared::new(fleet, ttl, negative_ttl, max_stale))
+                }),
             },
             ttl,
             negative_ttl,
@@ -214,11 +237,17 @@ impl ProfileCache {
             }
             Err(failure) => {
                 let stale = match &self.stores.stale {
-                    Some(stale) => stale.get(name).await,
-                    None => None,
+                    Some(stale) if stale_worthy(&failure.lookup) => match stale.get(name).await {
+                        Some(entry) => Some(entry),
+                        None => match &self.stores.shared {
+                            Some(shared) => shared.stale(&self.stores, name).await,
+                            None => None,
+                        },
+                    },
+                    _ => None,
                 };
                 match stale {
-                    Some(entry) if stale_worthy(&failure.lookup) => {
+                    Some(entry) => {
                         telemetry::cache(platform, "stale");
                         Served::Stale { entry, failure }
                     }
@@ -293,19 +322,31 @@ async fn fly<F>(
         }));
         return;
     }
-    let report = match tokio::time::timeout(deadline, Box::pin(fetch)).await {
+    let landed = match stores.shared.clone() {
+        Some(shared) => shared.fly(&stores, &name, fetch, deadline).await,
+        None => Landed {
+            outcome: stores
+                .store(&name, fetch_within(deadline, fetch).await)
+                .await,
+            fetched: true,
+        },
+    };
+    drop(_leave);
+    let _ = tx.send(Some(landed));
+}
+
+/// Runs one fetch, bounded by the flight deadline.
+async fn fetch_within<F>(deadline: Duration, fetch: F) -> Report
+where
+    F: Future<Output = Report> + Send + 'static,
+{
+    match tokio::time::timeout(deadline, Box::pin(fetch)).await {
         Ok(report) => report,
         Err(_) => Report {
             lookup: Lookup::Unavailable(format!("the fetch did not end within {deadline:?}")),
             upstream_requests: 0,
         },
-    };
-    let outcome = stores.store(&name, report).await;
-    drop(_leave);
-    let _ = tx.send(Some(Landed {
-        outcome,
-        fetched: true,
-    }));
+    }
 }
 
 /// Removes a flight from the map when its task ends.
@@ -342,6 +383,12 @@ impl Stores {
             stored_at: Instant::now(),
             upstream_requests: report.upstream_requests,
         });
+        self.keep(name, entry.clone()).await;
+        Ok(entry)
+    }
+
+    /// Puts an answer (fetched here or by another replica) in this replica's stores.
+    async fn keep(&self, name: &Username, entry: Arc<Entry>) {
         self.fresh.insert(name.clone(), entry.clone()).await;
         if let Some(stale) = &self.stale {
             match &entry.value {
@@ -351,7 +398,6 @@ impl Stores {
                 Stored::NotFound => stale.invalidate(name).await,
             }
         }
-        Ok(entry)
     }
 }
 

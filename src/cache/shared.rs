@@ -1,0 +1,180 @@
+//! The fleet's level of the cache: the answers every replica shares through Redis, and the
+//! fleet's one flight per name.
+//!
+//! A flight of this replica (already one per name here) asks Redis before anyone else: an
+//! entry there is kept in memory and served, with its age. Without one, it takes the name's
+//! fleet lock and fetches, then writes the answer to Redis and drops the lock in one call; or,
+//! when another replica holds the lock, it waits for that replica's answer, bounded by the
+//! flight deadline. A lock whose holder died lapses after its expiry (the flight deadline) and
+//! the next flight takes it. Whenever Redis cannot be used, the flight fetches on its own: the
+//! fleet then costs more upstream requests, never an error.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::fleet::cache::now_unix_ms;
+use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
+use crate::platform::{Lookup, Report};
+use crate::username::Username;
+
+use super::{Entry, Landed, Stored, Stores, fetch_within};
+
+/// The fleet's level and the lifetimes entries get there.
+pub(super) struct Shared {
+    fleet: Fleet,
+    ttl: Duration,
+    negative_ttl: Duration,
+    max_stale: Duration,
+}
+
+impl Shared {
+    pub(super) fn new(
+        fleet: Fleet,
+        ttl: Duration,
+        negative_ttl: Duration,
+        max_stale: Duration,
+    ) -> Self {
+        Self {
+            fleet,
+            ttl,
+            negative_ttl,
+            max_stale,
+        }
+    }
+
+    /// One flight of `name` on the fleet's level; see the module docs.
+    pub(super) async fn fly<F>(
+        &self,
+        stores: &Stores,
+        name: &Username,
+        fetch: F,
+        deadline: Duration,
+    ) -> Landed
+    where
+        F: Future<Output = Report> + Send + 'static,
+    {
+        let (platform, key) = (name.platform().as_str(), name.as_str());
+        let give_up = tokio::time::Instant::now() + deadline;
+        let token = loop {
+            if let Some(Some(found)) = self.fleet.cache_get(platform, key).await {
+                return self.kept(stores, name, found).await;
+            }
+            match self.fleet.flight_lock(platform, key, deadline).await {
+                Lock::Acquired(token) => break Some(token),
+                Lock::Unavailable => break None,
+                Lock::HeldByOther => match self.fleet.flight_wait(platform, key, give_up).await {
+                    Wait::Entry(found) => return self.kept(stores, name, found).await,
+                    // The holder gave up or died: look again, and maybe fetch.
+                    Wait::LockGone if tokio::time::Instant::now() < give_up => {}
+                    Wait::LockGone | Wait::TimedOut => return waited_too_long(),
+                    Wait::Unavailable => break None,
+                },
+            }
+        };
+        let outcome = stores
+            .store(name, fetch_within(deadline, fetch).await)
+            .await;
+        self.publish(platform, key, &outcome, token.as_ref()).await;
+        Landed {
+            outcome,
+            fetched: true,
+        }
+    }
+
+    /// The fleet's stale copy of `name`, for when a fetch failed and memory has none.
+    pub(super) async fn stale(&self, stores: &Stores, name: &Username) -> Option<Arc<Entry>> {
+        let found = self
+            .fleet
+            .stale_get(name.platform().as_str(), name.as_str())
+            .await??;
+        let entry = to_entry(found);
+        if let Some(stale) = &stores.stale {
+            stale.insert(name.clone(), entry.clone()).await;
+        }
+        Some(entry)
+    }
+
+    /// Serves an answer another replica fetched, keeping it in this replica's memory.
+    async fn kept(&self, stores: &Stores, name: &Username, found: SharedEntry) -> Landed {
+        let entry = to_entry(found);
+        stores.keep(name, entry.clone()).await;
+        Landed {
+            outcome: Ok(entry),
+            fetched: false,
+        }
+    }
+
+    /// Writes what this replica fetched to Redis and drops the lock (failures only drop it,
+    /// so a waiting replica fetches for itself instead of waiting out the lock).
+    async fn publish(
+        &self,
+        platform: &str,
+        key: &str,
+        outcome: &Result<Arc<Entry>, Report>,
+        token: Option<&FlightToken>,
+    ) {
+        if let Ok(entry) = outcome {
+            let ttl = match entry.value {
+                Stored::Found { .. } => self.ttl,
+                Stored::NotFound => self.negative_ttl,
+            };
+            if !ttl.is_zero() {
+                let shared = to_shared(entry);
+                let put = self
+                    .fleet
+                    .cache_put(platform, key, &shared, ttl, self.max_stale, token);
+                if put.await.is_some() {
+                    return;
+                }
+            }
+        }
+        if let Some(token) = token {
+            let _ = self.fleet.flight_release(platform, key, token).await;
+        }
+    }
+}
+
+/// The failure of a flight that waited for another replica's fetch until its deadline.
+fn waited_too_long() -> Landed {
+    Landed {
+        outcome: Err(Report {
+            lookup: Lookup::Unavailable(
+                "another replica's fetch of this name did not end in time".into(),
+            ),
+            upstream_requests: 0,
+        }),
+        fetched: false,
+    }
+}
+
+/// An entry of the fleet's as this replica keeps it; its age carries over.
+fn to_entry(shared: SharedEntry) -> Arc<Entry> {
+    let now = Instant::now();
+    let stored_at = now.checked_sub(shared.age()).unwrap_or(now);
+    let value = match shared.body {
+        Some(body) => Stored::Found {
+            body,
+            private: shared.private,
+        },
+        None => Stored::NotFound,
+    };
+    Arc::new(Entry {
+        value,
+        stored_at,
+        upstream_requests: 0,
+    })
+}
+
+/// An entry of this replica's as the fleet keeps it, stamped with its fetch time.
+fn to_shared(entry: &Entry) -> SharedEntry {
+    let age_ms = u64::try_from(entry.stored_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (body, private) = match &entry.value {
+        Stored::Found { body, private } => (Some(body.clone()), *private),
+        Stored::NotFound => (None, false),
+    };
+    SharedEntry {
+        body,
+        private,
+        fetched_at_unix_ms: now_unix_ms().saturating_sub(age_ms),
+    }
+}
