@@ -13,6 +13,7 @@ use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+pub mod ca_file;
 mod limits;
 mod secret_list;
 
@@ -162,12 +163,21 @@ pub struct UpstreamConfig {
     pub client: UpstreamClient,
     /// A PEM file of extra roots to trust (a TLS-inspecting proxy, tests); empty: none.
     pub ca_file: PathBuf,
+    /// Where pages that could not be read are kept for `extract`; empty: nowhere.
+    pub capture_dir: PathBuf,
+    /// The most pages kept in `capture_dir` (the oldest go first).
+    pub capture_max_files: usize,
 }
 
 impl UpstreamConfig {
     /// The configured `ca_file`, if any.
     pub fn ca_file(&self) -> Option<&Path> {
         (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
+
+    /// The configured `capture_dir`, if drift capture is on.
+    pub fn capture_dir(&self) -> Option<&Path> {
+        (!self.capture_dir.as_os_str().is_empty()).then_some(self.capture_dir.as_path())
     }
 }
 
@@ -178,6 +188,8 @@ impl Default for UpstreamConfig {
             max_body_bytes: 5 * 1024 * 1024,
             client: UpstreamClient::Plain,
             ca_file: PathBuf::new(),
+            capture_dir: PathBuf::new(),
+            capture_max_files: 100,
         }
     }
 }
@@ -378,8 +390,9 @@ impl Settings {
             );
         }
         if let Some(path) = self.upstream.ca_file() {
-            crate::upstream::roots::read_pem_roots(path)
-                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+            ca_file::read_pem_roots(path).map_err(|reason| {
+                ConfigError::Invalid(format!("upstream.ca_file {}: {reason}", path.display()))
+            })?;
         }
         self.redis
             .target()
@@ -423,6 +436,14 @@ impl Settings {
                     .into(),
             ));
         }
+        if let Some(dir) = self.upstream.capture_dir() {
+            writable_dir(dir).map_err(|e| {
+                ConfigError::Invalid(format!(
+                    "upstream.capture_dir {} cannot be used: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
         if self.auth.api_keys.is_empty() && self.auth.api_key_sha256.is_empty() {
             return Err(ConfigError::Invalid(
                 "no API key is configured: set auth.api_keys or auth.api_key_sha256 \
@@ -450,6 +471,14 @@ impl Default for Settings {
             redis: crate::fleet::RedisConfig::default(),
         }
     }
+}
+
+/// Creates `dir` if needed and checks that a file can be written in it.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".profile-lookup-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(probe)
 }
 
 /// Milliseconds as a `Duration`: the config speaks in integers, the code in durations.

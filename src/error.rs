@@ -44,6 +44,16 @@ pub enum ApiError {
     /// The platform could not be reached, timed out or sent something we refuse to read.
     #[error("the platform could not be reached or did not answer in time")]
     UpstreamUnavailable,
+    /// The platform withholds the profile from the network region we ask from (every route
+    /// tried).
+    #[error(
+        "the platform withholds this profile from the service's network region; retry after \
+         the time in Retry-After"
+    )]
+    RegionLocked {
+        /// When a route in another region may be free to try again.
+        retry_after: Duration,
+    },
     /// Load shedding: too many requests in flight.
     #[error("the service is at capacity; retry after the time in Retry-After")]
     Overloaded {
@@ -75,6 +85,7 @@ impl ApiError {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
             ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RegionLocked { .. } => StatusCode::UNAVAILABLE_FOR_LEGAL_REASONS,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
     }
@@ -90,6 +101,7 @@ impl ApiError {
             ApiError::ExtractionFailed => "extraction_failed",
             ApiError::UpstreamUnavailable => "upstream_unavailable",
             ApiError::Overloaded { .. } => "overloaded",
+            ApiError::RegionLocked { .. } => "region_locked",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Internal => "internal_error",
@@ -106,6 +118,7 @@ impl ApiError {
             ApiError::ExtractionFailed => "Extraction failed",
             ApiError::UpstreamUnavailable => "Upstream unavailable",
             ApiError::Overloaded { .. } => "Overloaded",
+            ApiError::RegionLocked { .. } => "Region locked",
             ApiError::NotFound => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
             ApiError::Internal => "Internal error",
@@ -116,7 +129,8 @@ impl ApiError {
         match self {
             ApiError::RateLimited { retry_after }
             | ApiError::UpstreamBlocked { retry_after }
-            | ApiError::Overloaded { retry_after } => Some(*retry_after),
+            | ApiError::Overloaded { retry_after }
+            | ApiError::RegionLocked { retry_after } => Some(*retry_after),
             _ => None,
         }
     }

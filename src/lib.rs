@@ -9,22 +9,30 @@
 //!   assembled next to the router from the handlers' annotations.
 //! - [`username`]: the [`username::Username`] newtype and the [`username::Platform`] it was
 //!   checked for (re-exported as `platform::Platform`); a bad name is a 400 before any I/O.
-//! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving.
+//! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving; in a
+//!   fleet, the replica's memory in front of the fleet's entries and one flight per name for
+//!   the whole fleet.
+//! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
+//!   the quota, the cache, flight locks, the outbound budget, the breaker and proxy rests.
+//!   Every call falls back to the replica's own state when Redis cannot be used; with no
+//!   `redis.url` there is no fleet handle at all.
 //! - [`platform`]: the [`platform::Lookup`] outcome and the exact response bodies; one folder
 //!   per platform with its `fetch` (requests, retries, block signals) and its `extract` (page
 //!   formats). [`scan`] finds `<script>` elements in a page without building a DOM, and
 //!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
-//!   redirects), [`upstream::retry`] (backoff with full jitter) and [`upstream::politeness`]
-//!   (outbound budget, concurrency cap, circuit breaker).
+//!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::politeness`]
+//!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one) and
+//!   [`upstream::capture`] (unreadable pages kept for `extract`).
 //! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings
 //!   (`*Config` per section; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`demo`]:
 //!   the built-in sample upstream.
 //!
 //! The module graph has no cycle (checked by parsing every `crate::`/`super::` path per module
-//! and looking for strongly connected groups). Data moves one way: nothing below the handlers knows about HTTP responses to the caller, and
-//! nothing above the platform sources knows about page formats.
+//! and looking for strongly connected groups). Data moves one way: nothing below the handlers
+//! knows about HTTP responses to the caller, and nothing above the platform sources knows
+//! about page formats.
 
 #![warn(missing_docs)]
 

@@ -30,6 +30,7 @@ use bytes::Bytes;
 use moka::Expiry;
 use moka::future::Cache;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
@@ -156,12 +157,22 @@ impl ProfileCache {
         } else {
             (Duration::ZERO, Duration::ZERO)
         };
+        // `max_bytes = 0` keeps nothing in this replica's memory (moka would still hold an
+        // entry until its next eviction pass): every answer then comes from the fleet's level,
+        // or, without one, from a fetch that only concurrent callers share.
+        let in_memory = |lifetime: Duration| {
+            if settings.max_bytes == 0 {
+                Duration::ZERO
+            } else {
+                lifetime
+            }
+        };
         let fresh = Cache::builder()
             .max_capacity(settings.max_bytes)
             .weigher(weight)
             .expire_after(TtlByOutcome {
-                found: ttl,
-                not_found: negative_ttl,
+                found: in_memory(ttl),
+                not_found: in_memory(negative_ttl),
             })
             .build();
         let max_stale = if settings.enabled {
@@ -174,7 +185,7 @@ impl ProfileCache {
                 .max_capacity(settings.max_bytes)
                 .weigher(weight)
                 .expire_after(TtlByOutcome {
-                    found: ttl + max_stale,
+                    found: in_memory(ttl + max_stale),
                     not_found: Duration::ZERO,
                 })
                 .build()
@@ -279,7 +290,8 @@ impl ProfileCache {
             tx,
             self.flight_deadline,
         );
-        tokio::spawn(flight);
+        // The flight's log lines carry the id of the request that started it.
+        tokio::spawn(flight.instrument(tracing::Span::current()));
         (landing, true)
     }
 

@@ -131,6 +131,13 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
             "1 GiB",
         ),
         range(
+            "upstream.capture_max_files",
+            n(s.upstream.capture_max_files),
+            1,
+            100_000,
+            "100000",
+        ),
+        range(
             "retry.base_delay_ms",
             s.retry.base_delay_ms,
             0,

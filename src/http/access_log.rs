@@ -12,6 +12,7 @@ use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
+use tracing::Instrument;
 
 use crate::error::ApiError;
 use crate::http::request_id::RequestId;
@@ -47,7 +48,17 @@ pub async fn access_log(request: Request, next: Next) -> Response {
         done: false,
     };
     telemetry::in_flight(1.0);
-    let response = next.run(request).await;
+    // Everything logged while handling the request (the platform layer's warnings, a flight
+    // it starts) carries its id.
+    let span = tracing::info_span!(
+        "request",
+        request_id = pending
+            .id
+            .as_ref()
+            .and_then(|i| i.0.to_str().ok())
+            .unwrap_or("-")
+    );
+    let response = next.run(request).instrument(span).await;
     pending.finish(
         response.status().as_u16(),
         response.extensions().get::<LookupLog>().copied(),

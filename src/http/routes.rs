@@ -27,6 +27,7 @@ use crate::username::{Username, rule_text};
         (status = 401, description = "unauthorized", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "profile_not_found", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "rate_limited or upstream_blocked", body = Problem, content_type = "application/problem+json"),
+        (status = 451, description = "region_locked: the platform withholds the profile from the service's network region", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "extraction_failed or upstream_unavailable", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "overloaded", body = Problem, content_type = "application/problem+json"),
     ),
@@ -170,6 +171,9 @@ fn failure_error(lookup: &Lookup, default_wait: std::time::Duration) -> ApiError
         },
         Lookup::Overloaded { retry_after } => ApiError::Overloaded {
             retry_after: *retry_after,
+        },
+        Lookup::RegionLocked => ApiError::RegionLocked {
+            retry_after: default_wait,
         },
         Lookup::ExtractionFailed(_) => ApiError::ExtractionFailed,
         Lookup::Unavailable(_) | Lookup::Found(_) => ApiError::UpstreamUnavailable,

@@ -31,6 +31,8 @@ pub enum Lookup {
         /// How long the caller should wait, when we know.
         retry_after: Option<Duration>,
     },
+    /// The platform withholds the profile from the network region we asked from.
+    RegionLocked,
     /// We chose not to send the request: the outbound budget for the platform is spent.
     Overloaded {
         /// When the budget will have room again.
@@ -51,6 +53,7 @@ impl Lookup {
             Lookup::NotFound => "not_found",
             Lookup::Blocked { .. } => "blocked",
             Lookup::Overloaded { .. } => "overloaded",
+            Lookup::RegionLocked => "region_locked",
             Lookup::ExtractionFailed(_) => "extraction_failed",
             Lookup::Unavailable(_) => "unavailable",
         }
@@ -76,6 +79,8 @@ pub enum PageVerdict<P> {
     NotFound,
     /// The document is a refusal (captcha, login wall, app shell without data).
     Blocked(&'static str),
+    /// The document says the profile is withheld from the region the request came from.
+    RegionLocked,
     /// The document holds no profile we can read; the text says why (for the log only).
     Unreadable(String),
 }
@@ -343,6 +348,7 @@ impl<P> PageVerdict<P> {
             PageVerdict::Profile(p) => PageVerdict::Profile(f(p)),
             PageVerdict::NotFound => PageVerdict::NotFound,
             PageVerdict::Blocked(reason) => PageVerdict::Blocked(reason),
+            PageVerdict::RegionLocked => PageVerdict::RegionLocked,
             PageVerdict::Unreadable(why) => PageVerdict::Unreadable(why),
         }
     }

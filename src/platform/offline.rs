@@ -48,6 +48,9 @@ pub fn extract(
         PageVerdict::Blocked(_) => Err(problem(ApiError::UpstreamBlocked {
             retry_after: std::time::Duration::from_secs(60),
         })),
+        PageVerdict::RegionLocked => Err(problem(ApiError::RegionLocked {
+            retry_after: std::time::Duration::from_secs(60),
+        })),
         PageVerdict::Unreadable(_) => Err(problem(ApiError::ExtractionFailed)),
     }
 }

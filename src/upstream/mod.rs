@@ -9,6 +9,7 @@
 
 #[cfg(feature = "browser")]
 pub mod browser;
+pub mod capture;
 pub mod politeness;
 pub mod retry;
 pub mod roots;

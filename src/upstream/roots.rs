@@ -7,11 +7,7 @@
 //! or a file that holds no certificate stops the service with its name instead of failing
 //! every lookup later.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// Largest `ca_file` read: a bundle of every public root is about 250 KiB.
-pub const MAX_CA_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Why an upstream client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -35,24 +31,10 @@ pub enum ClientBuildError {
 /// Reads `path` and returns its PEM text after checking that it holds at least one certificate
 /// that decodes.
 pub fn read_pem_roots(path: &Path) -> Result<Vec<u8>, ClientBuildError> {
-    let fail = |reason: String| ClientBuildError::CaFile {
+    crate::config::ca_file::read_pem_roots(path).map_err(|reason| ClientBuildError::CaFile {
         path: path.to_path_buf(),
         reason,
-    };
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut pem = Vec::new();
-    file.take(MAX_CA_FILE_BYTES + 1)
-        .read_to_end(&mut pem)
-        .map_err(|e| fail(e.to_string()))?;
-    if pem.len() as u64 > MAX_CA_FILE_BYTES {
-        return Err(fail(format!("larger than {MAX_CA_FILE_BYTES} bytes")));
-    }
-    let certs = reqwest::Certificate::from_pem_bundle(&pem)
-        .map_err(|e| fail(format!("not a PEM certificate bundle: {e}")))?;
-    if certs.is_empty() {
-        return Err(fail("holds no PEM certificate".into()));
-    }
-    Ok(pem)
+    })
 }
 
 /// The certificates of `upstream.ca_file` in the plain client's form.

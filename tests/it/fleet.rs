@@ -401,3 +401,32 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
         assert!(ttl > 0, "{key} has no expiry after the garbage round");
     }
 }
+
+#[tokio::test]
+async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let upstream = spawn_upstream(short_video_router()).await;
+    let base = settings(upstream.addr);
+    let apps = replicas(&redis, &base).await;
+    let mut bare = base.clone();
+    bare.redis.url = redis.url();
+    bare.redis.key_prefix = "it:".into();
+    bare.cache.max_bytes = 0;
+    let bare = spawn_app(bare).await;
+    let name = &sample_names()[2];
+    assert_eq!(apps[0].get(&profile(name)).await.status(), 200);
+    for _ in 0..3 {
+        let response = bare.get(&profile(name)).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["x-cache"], "hit");
+    }
+    assert_eq!(upstream.hits(), 1, "served from Redis");
+    // With the fleet's entry gone, the bare replica has nothing of its own to serve.
+    let mut conn = redis.raw().await;
+    let keys: Vec<String> = conn.keys("it:*:e").await.unwrap();
+    let _: () = conn.del(keys).await.unwrap();
+    assert_eq!(bare.get(&profile(name)).await.status(), 200);
+    assert_eq!(upstream.hits(), 2, "fetched again: nothing was kept in memory");
+}

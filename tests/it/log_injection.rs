@@ -78,6 +78,7 @@ async fn captured_log(format: &str) -> String {
     let response = reqwest::Client::new()
         .get(format!("http://{listen}/short-video/profile/someone"))
         .bearer_auth(KEY)
+        .header("x-request-id", "inject-1")
         .send()
         .await
         .unwrap();
@@ -124,4 +125,11 @@ async fn a_forged_status_message_stays_inside_its_json_log_line() {
             serde_json::from_str(line).unwrap_or_else(|_| panic!("not one JSON object: {line:?}"));
         assert!(event.is_object(), "{line}");
     }
+    // The platform layer's warning carries the id of the request it happened in.
+    let warning = log
+        .lines()
+        .find(|l| l.contains("lookup failed"))
+        .expect("the failed lookup's warning");
+    let event: serde_json::Value = serde_json::from_str(warning).unwrap();
+    assert_eq!(event["spans"][0]["request_id"], "inject-1", "{warning}");
 }

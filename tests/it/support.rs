@@ -233,3 +233,23 @@ pub async fn eventually(limit: std::time::Duration, mut f: impl FnMut() -> bool)
     }
     f()
 }
+
+/// Runs the `#[ignore]`d tests of `module` (a `module_path!()`) in a child process of this
+/// test binary, one at a time, and fails unless exactly `expected` of them pass.
+///
+/// For tests that touch process-wide state (environment variables, the global log subscriber,
+/// the metrics gauges): in the shared run they would race the other tests. `cargo test --
+/// --ignored` runs them in the shared process instead, which is only safe on its own.
+pub fn run_alone(module: &str, expected: usize) {
+    let filter = format!("{}::", module.trim_start_matches("it::"));
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([&filter, "--ignored", "--test-threads=1"])
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(&format!("test result: ok. {expected} passed")),
+        "the tests of {module} in their own process:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

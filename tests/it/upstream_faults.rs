@@ -360,6 +360,29 @@ async fn short_video_block_signals_are_final_and_429() {
 }
 
 #[tokio::test]
+async fn a_region_locked_short_video_profile_is_451_and_gone_codes_are_404() {
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        let page = profile_lookup::demo::samples::short_video::status_page(10231);
+        ([(header::CONTENT_TYPE, "text/html")], page)
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let headers = expect_error(app.get(SV).await, 451, "region_locked").await;
+    assert!(headers.contains_key("retry-after"));
+    let again = expect_error(app.get(SV).await, 451, "region_locked").await;
+    assert!(again.contains_key("retry-after"));
+    assert_eq!(upstream.hits(), 2, "a region lock is not cached");
+
+    let upstream = spawn_upstream(Router::new().fallback(|| async {
+        let page = profile_lookup::demo::samples::short_video::status_page(10204);
+        ([(header::CONTENT_TYPE, "text/html")], page)
+    }))
+    .await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    expect_error(app.get(SV).await, 404, "profile_not_found").await;
+}
+
+#[tokio::test]
 async fn concurrent_callers_of_one_uncached_name_cause_one_upstream_request() {
     let upstream = spawn_slow_not_found(Duration::from_millis(300)).await;
     let app = Arc::new(spawn_app(settings(upstream.addr)).await);

@@ -5,28 +5,26 @@
 //! from the JSON endpoint is not trusted as absence (the platform also sends it when throttling):
 //! only the profile page's own 404 confirms it.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 use reqwest::StatusCode;
-use reqwest::header::{
-    ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue, REFERER, USER_AGENT,
-};
+use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::extract;
+use super::web_headers::WwwClaim;
+use super::{extract, web_headers};
 use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::platform::{
     Lookup, PageVerdict, PhotoShareProfile, Platform, Profile, Report, guarded, send,
     transport_failure,
 };
+use crate::upstream::capture::Capture;
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
-use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, same_origin, url_with_segments};
+use crate::upstream::{Response, Upstream, same_origin, url_with_segments};
 use crate::username::Username;
-
-/// The web client's application id, which the profile JSON endpoint requires.
-pub const WEB_APP_ID: &str = "936619743392459";
 
 /// Looks up photo-share profiles; one per service.
 #[derive(Debug)]
@@ -35,6 +33,8 @@ pub struct PhotoShareSource {
     base: Url,
     gate: Gate,
     retry: RetryPolicy,
+    claim: WwwClaim,
+    capture: Option<Arc<Capture>>,
 }
 
 /// What one of the two documents said, once retries are done.
@@ -73,6 +73,8 @@ impl PhotoShareSource {
                 fleet,
             ),
             retry: RetryPolicy::new(&settings.retry),
+            claim: WwwClaim::default(),
+            capture: Capture::new(&settings.upstream),
         }
     }
 
@@ -115,7 +117,7 @@ impl PhotoShareSource {
             &self.gate,
             Platform::PhotoShare,
             url,
-            self.headers(doc),
+            self.headers(doc, name),
             sent,
         )
         .await
@@ -124,7 +126,8 @@ impl PhotoShareSource {
             Ok(Err(err)) => return transport_failure(err),
             Ok(Ok(response)) => response,
         };
-        classify(doc, &response, name)
+        self.claim.observe(&response);
+        classify(doc, &response, name, self.capture.as_deref())
     }
 
     fn url(&self, doc: Doc, name: &Username) -> Url {
@@ -139,36 +142,23 @@ impl PhotoShareSource {
         }
     }
 
-    fn headers(&self, doc: Doc) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(USER_AGENT, HeaderValue::from_static(BROWSER_USER_AGENT));
-        headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("en-US,en;q=0.9"));
+    fn headers(&self, doc: Doc, name: &Username) -> HeaderMap {
         match doc {
-            Doc::Api => {
-                headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
-                headers.insert(
-                    HeaderName::from_static("x-ig-app-id"),
-                    HeaderValue::from_static(WEB_APP_ID),
-                );
-                if let Ok(referer) = HeaderValue::from_str(self.base.as_str()) {
-                    headers.insert(REFERER, referer);
-                }
-            }
-            Doc::Page => {
-                headers.insert(
-                    ACCEPT,
-                    HeaderValue::from_static(
-                        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-                    ),
-                );
-            }
+            Doc::Api => web_headers::api(&self.url(Doc::Page, name), self.claim.current()),
+            Doc::Page => web_headers::page(),
         }
-        headers
     }
 }
 
 /// Reads one response: a block to retry, a fault to retry once, or an answer.
-fn classify(doc: Doc, response: &Response, name: &Username) -> Attempt<Said> {
+///
+/// A profile page that cannot be read is kept by drift `capture`, when it is on.
+fn classify(
+    doc: Doc,
+    response: &Response,
+    name: &Username,
+    capture: Option<&Capture>,
+) -> Attempt<Said> {
     let retry_after = response.retry_after();
     let throttled = |reason| Attempt::Throttled {
         reason,
@@ -214,12 +204,22 @@ fn classify(doc: Doc, response: &Response, name: &Username) -> Attempt<Said> {
         PageVerdict::NotFound if doc == Doc::Api => Attempt::Done(Said::AskThePage("user_null")),
         PageVerdict::NotFound => Attempt::Done(Said::Answer(Lookup::NotFound)),
         PageVerdict::Blocked(reason) => throttled(reason),
+        PageVerdict::RegionLocked => Attempt::Done(Said::Answer(Lookup::RegionLocked)),
         PageVerdict::Unreadable(why) if doc == Doc::Api => {
             tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
             Attempt::Done(Said::AskThePage("unreadable"))
         }
         PageVerdict::Unreadable(why) => {
             tracing::debug!(why = %why, "profile page unreadable");
+            if let Some(capture) = capture {
+                let verdict = format!("unreadable page: {why}");
+                capture.save(
+                    Platform::PhotoShare.as_str(),
+                    name.as_str(),
+                    response,
+                    &verdict,
+                );
+            }
             Attempt::Done(Said::AskThePage("no profile in page"))
         }
     }

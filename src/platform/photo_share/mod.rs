@@ -10,6 +10,7 @@ mod markers;
 mod page;
 mod shared_data;
 mod signals;
+pub mod web_headers;
 mod xig;
 
 pub use fetch::PhotoShareSource;

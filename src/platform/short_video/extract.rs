@@ -149,9 +149,16 @@ mod tests {
             extract(samples::status_page(10221).as_bytes(), &n),
             PageVerdict::NotFound
         );
+        for gone in [10202, 10204] {
+            assert_eq!(
+                extract(samples::status_page(gone).as_bytes(), &n),
+                PageVerdict::NotFound,
+                "{gone}"
+            );
+        }
         assert_eq!(
-            extract(samples::status_page(10202).as_bytes(), &n),
-            PageVerdict::NotFound
+            extract(samples::status_page(10231).as_bytes(), &n),
+            PageVerdict::RegionLocked
         );
         let odd = extract(samples::status_page(10_555).as_bytes(), &n);
         assert!(matches!(&odd, PageVerdict::Unreadable(why) if why.contains("10555")));

@@ -21,9 +21,10 @@ use crate::fleet::Fleet;
 use crate::platform::{
     Lookup, PageVerdict, Platform, Profile, Report, guarded, send, transport_failure,
 };
+use crate::upstream::capture::Capture;
 use crate::upstream::politeness::Gate;
 use crate::upstream::retry::{Attempt, RetryPolicy};
-use crate::upstream::{BROWSER_USER_AGENT, Upstream, same_origin, url_with_segments};
+use crate::upstream::{BROWSER_USER_AGENT, Response, Upstream, same_origin, url_with_segments};
 use crate::username::Username;
 
 /// Most candidate answers tried for one WAF challenge (the platform's own bound).
@@ -41,12 +42,13 @@ pub struct ShortVideoSource {
     gate: Gate,
     retry: RetryPolicy,
     solvers: Arc<Semaphore>,
+    capture: Option<Arc<Capture>>,
 }
 
 /// Where one fetch of the page got to.
 enum Page {
     /// A page to extract from.
-    Body(bytes::Bytes),
+    Body(Response),
     /// A final answer without extraction.
     Answer(Lookup),
 }
@@ -67,6 +69,7 @@ impl ShortVideoSource {
             // Throttles are final on this platform; only a transport fault gets a second try.
             retry: RetryPolicy::new(&settings.retry),
             solvers: Arc::new(Semaphore::new(2)),
+            capture: Capture::new(&settings.upstream),
         }
     }
 
@@ -76,11 +79,11 @@ impl ShortVideoSource {
             let url = url_with_segments(&self.base, &[&format!("@{name}")]);
             let mut cookies = Vec::new();
             for round in 0..2 {
-                let body = match self.fetch_page(url.clone(), &cookies, sent).await {
-                    Page::Body(body) => body,
+                let page = match self.fetch_page(url.clone(), &cookies, sent).await {
+                    Page::Body(page) => page,
                     Page::Answer(lookup) => return lookup,
                 };
-                if let Some(ch) = challenge::detect(&body) {
+                if let Some(ch) = challenge::detect(&page.body) {
                     if round > 0 {
                         return blocked("challenge_repeated");
                     }
@@ -91,11 +94,23 @@ impl ShortVideoSource {
                     }
                     continue;
                 }
-                return match extract::extract(&body, name) {
+                return match extract::extract(&page.body, name) {
                     PageVerdict::Profile(p) => Lookup::Found(Box::new(Profile::ShortVideo(p))),
                     PageVerdict::NotFound => Lookup::NotFound,
                     PageVerdict::Blocked(reason) => blocked(reason),
-                    PageVerdict::Unreadable(why) => Lookup::ExtractionFailed(why),
+                    PageVerdict::RegionLocked => Lookup::RegionLocked,
+                    PageVerdict::Unreadable(why) => {
+                        if let Some(capture) = &self.capture {
+                            let verdict = format!("extraction_failed: {why}");
+                            capture.save(
+                                Platform::ShortVideo.as_str(),
+                                name.as_str(),
+                                &page,
+                                &verdict,
+                            );
+                        }
+                        Lookup::ExtractionFailed(why)
+                    }
                 };
             }
             blocked("challenge_repeated")
@@ -170,7 +185,7 @@ impl ShortVideoSource {
         // The platform answers 200 for missing users too; the page's state decides (and a
         // bare 404 without state is reported by the extractor as unreadable).
         if status.is_success() || status == StatusCode::NOT_FOUND {
-            return Attempt::Done(Step::Page(Page::Body(response.body)));
+            return Attempt::Done(Step::Page(Page::Body(response)));
         }
         Attempt::Done(Step::Page(Page::Answer(Lookup::Unavailable(format!(
             "HTTP {status}"

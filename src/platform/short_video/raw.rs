@@ -238,7 +238,8 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
         None => return PageVerdict::Unreadable("the state has no status code".into()),
         Some(0) => false,
         Some(10222) => true,
-        Some(10221 | 10202) => return PageVerdict::NotFound,
+        Some(10221 | 10202 | 10204) => return PageVerdict::NotFound,
+        Some(10231) => return PageVerdict::RegionLocked,
         Some(10000 | 10113 | 10114) => return PageVerdict::Blocked("captcha"),
         Some(code) => {
             let msg = found.status_msg.map(|m| m.0).unwrap_or_default();

@@ -1,19 +1,16 @@
 //! Clients that go away or stop reading: the connection is reclaimed, and every request that
 //! started still ends in the in-flight gauge and in the access log.
 //!
-//! This binary installs a process-wide log subscriber to read the access log back, and reads
-//! the process-wide metrics, so its tests live apart from the other edge tests.
-
-#[path = "it/support.rs"]
-#[allow(dead_code)]
-mod support;
+//! These tests install a process-wide log subscriber to read the access log back, and read the
+//! process-wide metrics, so they run in a child process of their own, apart from the other
+//! tests: see [`crate::support::run_alone`].
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::support::{KEY, settings, spawn_app, spawn_slow_not_found, spawn_upstream};
 use axum::Router;
-use support::{KEY, settings, spawn_app, spawn_slow_not_found, spawn_upstream};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -69,6 +66,7 @@ fn metric(name: &str, labels: &str) -> f64 {
 const IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 
 #[tokio::test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line() {
     captured_logs();
     let upstream = spawn_slow_not_found(Duration::from_secs(30)).await;
@@ -86,7 +84,7 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
         .await
         .unwrap();
     assert!(
-        support::eventually(Duration::from_secs(10), || upstream.hits() == 1).await,
+        crate::support::eventually(Duration::from_secs(10), || upstream.hits() == 1).await,
         "the lookup reached the upstream"
     );
     drop(caller);
@@ -104,7 +102,7 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
     assert_eq!(line["status"], 499, "{line}");
     assert_eq!(line["route"], "/photo-share/profile/{username}", "{line}");
     assert!(
-        support::eventually(Duration::from_secs(5), || metric(IN_FLIGHT, "") == 0.0).await,
+        crate::support::eventually(Duration::from_secs(5), || metric(IN_FLIGHT, "") == 0.0).await,
         "the in-flight gauge is back to 0, not {}",
         metric(IN_FLIGHT, "")
     );
@@ -112,6 +110,7 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
 }
 
 #[tokio::test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
     captured_logs();
     let upstream = spawn_upstream(Router::new()).await;
@@ -153,4 +152,11 @@ async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
         "{served} answers queued for a client that reads none"
     );
     assert_eq!(app.get("/healthz").await.status(), 200);
+}
+
+/// Runs this module's tests in a child process of their own, one at a time (they touch
+/// process-wide state); they are `#[ignore]`d in the shared run.
+#[test]
+fn in_a_process_of_its_own() {
+    crate::support::run_alone(module_path!(), 2);
 }

@@ -3,6 +3,8 @@
 //! `Instant + Duration` overflow when the breaker opens, a semaphore over its maximum, …).
 //!
 //! Environment variables are process-wide, so every test here holds [`ENV`] while it sets them.
+//!
+//! They run in a child process of their own: see [`crate::support::run_alone`].
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -12,7 +14,7 @@ use profile_lookup::config::Settings;
 static ENV: Mutex<()> = Mutex::new(());
 
 /// Every range-checked key, as `section.key`.
-const KEYS: [&str; 20] = [
+const KEYS: [&str; 21] = [
     "server.header_read_timeout_ms",
     "server.request_timeout_ms",
     "server.max_header_bytes",
@@ -25,6 +27,7 @@ const KEYS: [&str; 20] = [
     "photo_share.max_concurrency",
     "upstream.timeout_ms",
     "upstream.max_body_bytes",
+    "upstream.capture_max_files",
     "retry.base_delay_ms",
     "retry.max_delay_ms",
     "retry.max_total_ms",
@@ -96,6 +99,7 @@ fn assert_clear(err: &str, key: &str, how: &str) {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn huge_values_from_the_environment_are_clear_errors() {
     for key in KEYS {
         for value in [U64_MAX, I64_MAX] {
@@ -106,6 +110,7 @@ fn huge_values_from_the_environment_are_clear_errors() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn huge_values_from_the_file_are_clear_errors() {
     for key in KEYS {
         // The largest integer TOML can hold, and 2^64-1 written as a string.
@@ -121,6 +126,7 @@ fn huge_values_from_the_file_are_clear_errors() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn the_largest_allowed_values_load_and_start() {
     let s = load(
         &[
@@ -138,6 +144,7 @@ fn the_largest_allowed_values_load_and_start() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
     // The child inherits this process's environment: hold the lock the in-process cases take
     // while they set variables, or a child may start with another case's huge value.
@@ -159,4 +166,11 @@ fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
         assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
         assert_clear(&stderr, key, "serve");
     }
+}
+
+/// Runs this module's tests in a child process of their own, one at a time (they touch
+/// process-wide state); they are `#[ignore]`d in the shared run.
+#[test]
+fn in_a_process_of_its_own() {
+    crate::support::run_alone(module_path!(), 4);
 }

@@ -3,6 +3,8 @@
 //! never printed in any error.
 //!
 //! Environment variables are process-wide, so every test here holds [`ENV`] while it sets them.
+//!
+//! They run in a child process of their own: see [`crate::support::run_alone`].
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -51,6 +53,7 @@ fn uuid_like() -> u64 {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn an_all_digit_key_from_the_environment_is_a_string() {
     let s = load_with(&[(KEYS, "8675309")], None).expect("digits are a key");
     assert_eq!(s.auth.api_keys, vec!["8675309".to_string()]);
@@ -72,6 +75,7 @@ fn s_ok_for_serve(vars: &[(&str, &str)]) -> bool {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn environment_list_items_are_trimmed() {
     let s = load_with(&[(KEYS, "key-one, key-two ,\tkey-three")], None).unwrap();
     assert_eq!(s.auth.api_keys, ["key-one", "key-two", "key-three"]);
@@ -85,6 +89,7 @@ fn environment_list_items_are_trimmed() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn an_all_digit_digest_from_the_environment_is_a_string() {
     let digest = "1".repeat(64);
     let s = load_with(&[(DIGESTS, &digest)], None).expect("a digit digest loads");
@@ -92,6 +97,7 @@ fn an_all_digit_digest_from_the_environment_is_a_string() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn a_key_no_bearer_header_can_carry_is_refused_by_position() {
     let long = "k".repeat(4097);
     for (value, position) in [
@@ -116,6 +122,7 @@ fn a_key_no_bearer_header_can_carry_is_refused_by_position() {
 }
 
 #[test]
+#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn no_config_error_ever_prints_a_key() {
     const SECRET: &str = "S3cr3tKeyMaterial";
     const DIGIT_SECRET: &str = "8675309";
@@ -171,4 +178,11 @@ fn assert_no_secret(err: &str, secrets: &[&str]) {
     for secret in secrets {
         assert!(!err.contains(secret), "error prints a key: {err}");
     }
+}
+
+/// Runs this module's tests in a child process of their own, one at a time (they touch
+/// process-wide state); they are `#[ignore]`d in the shared run.
+#[test]
+fn in_a_process_of_its_own() {
+    crate::support::run_alone(module_path!(), 5);
 }

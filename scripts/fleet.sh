@@ -1,0 +1,352 @@
+#!/usr/bin/env bash
+# The fleet of SPEC "A fleet of replicas (shared state)", for real and all on 127.0.0.1: three
+# release-binary replicas and a real redis-server behind nginx round robin, against nginx
+# serving the invented sample pages, measured with wrk and curl. Prints the figures of issue 10
+# and a PASS/MISS table; exits non-zero when a figure misses its target.
+#
+#   bash scripts/fleet.sh        # needs root (or sudo) only to apt-get wrk, nginx, redis
+#
+# Figures:
+#   1. quota accuracy: one key, wrk through the balancer; allowed ÷ what one replica allows
+#      (burst + rate × seconds), target within ±5 % (and without Redis, for contrast: ~3×);
+#   2. upstream requests per name: 30 concurrent callers per name spread over the replicas,
+#      against a slow upstream so that misses overlap; target 1;
+#   3. Redis-hit ÷ memory-hit throughput of one replica (a replica with no memory cache reads
+#      every answer from Redis); target ≥ 0.5;
+#   4. cached throughput through the balancer with and without Redis (reported);
+#   5. Redis killed and restarted in the middle of a wrk run through the balancer over found
+#      and not-found names; target: errors (5xx, socket errors) 0.
+#
+# Honours CARGO_TARGET_DIR. Knobs: FLEET_SECONDS=10 FLEET_THREADS=2 FLEET_CONNECTIONS=32
+# FLEET_KEEP_TMP=1 (keep the temp dir with every log).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+SECS=${FLEET_SECONDS:-10}
+THREADS=${FLEET_THREADS:-2}
+CONNS=${FLEET_CONNECTIONS:-32}
+# Ports the OS picked as free just now, held together so they are distinct: upstream, slow
+# upstream, balancer, Redis, three replicas, two single replicas for figure 3.
+read -r UP_PORT SLOW_PORT LB_PORT REDIS_PORT R1 R2 R3 MEM_PORT NOMEM_PORT < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(9)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))')
+REPLICA_PORTS=("$R1" "$R2" "$R3")
+NAME=sunny.kitchen.lab
+KEY="fleet-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+AUTH="Authorization: Bearer $KEY"
+STARTED=$SECONDS
+
+log() { printf '\n== [%4ds] %s\n' "$((SECONDS - STARTED))" "$*" >&2; }
+die() { printf 'fleet.sh: %s\n' "$*" >&2; exit 1; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+cmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
+
+# --- tools, build ------------------------------------------------------------------------
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
+command -v curl >/dev/null || need+=(curl)
+command -v redis-server >/dev/null || need+=(redis-server)
+if ((${#need[@]})); then
+    log "installing ${need[*]} from Debian"
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+log "building (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+(cd "$REPO" && cargo build --release --quiet && cargo build --release --quiet --example sample_pages)
+BIN=$CARGO_TARGET_DIR/release/profile-lookup
+
+# --- temp dir, cleanup -------------------------------------------------------------------
+T=$(mktemp -d /tmp/profile-lookup-fleet.XXXXXX)
+chmod 755 "$T" # nginx workers run as an unprivileged user when started by root
+declare -A PID=()
+cleanup() {
+    local status=$?
+    for p in "${PID[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+    for p in "${PID[@]}"; do wait "$p" 2>/dev/null || true; done
+    if [[ ${FLEET_KEEP_TMP:-0} == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+
+"$CARGO_TARGET_DIR/release/examples/sample_pages" "$T/pages" >/dev/null
+chmod -R a+rX "$T/pages"
+
+# --- nginx: the upstream, a slow copy of it, and the balancer ----------------------------
+mkdir -p "$T/nginx-tmp"
+cat >"$T/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+    client_body_temp_path $T/nginx-tmp/body;
+    proxy_temp_path $T/nginx-tmp/proxy;
+    fastcgi_temp_path $T/nginx-tmp/fastcgi;
+    uwsgi_temp_path $T/nginx-tmp/uwsgi;
+    scgi_temp_path $T/nginx-tmp/scgi;
+    types { }
+    default_type "text/html; charset=utf-8";
+    keepalive_requests 1000000;
+    log_format names '\$request_uri \$status';
+    server {
+        listen 127.0.0.1:$UP_PORT;
+        root $T/pages;
+        access_log $T/upstream.log names;
+        # Names the samples do not have get the platform's own "no such user" page.
+        location ~ ^/@gone\. { rewrite ^ /@no_such_user_404 break; }
+        location / { try_files \$uri =404; }
+    }
+    server {
+        listen 127.0.0.1:$SLOW_PORT;
+        root $T/pages;
+        limit_rate 1m;
+        access_log $T/slow.log names;
+        location / { try_files \$uri =404; }
+    }
+    upstream fleet {
+        server 127.0.0.1:$R1 max_fails=0;
+        server 127.0.0.1:$R2 max_fails=0;
+        server 127.0.0.1:$R3 max_fails=0;
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$LB_PORT;
+        access_log off;
+        location / {
+            proxy_pass http://fleet;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
+PID[nginx]=$!
+UP="http://127.0.0.1:$UP_PORT"
+SLOW="http://127.0.0.1:$SLOW_PORT"
+LB="http://127.0.0.1:$LB_PORT"
+for _ in $(seq 50); do curl -sf -o /dev/null "$UP/@$NAME" && break; sleep 0.1; done
+curl -sf -o /dev/null "$UP/@$NAME" || die "nginx does not serve the samples: $(cat "$T/nginx-error.log")"
+
+start_redis() {
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        >"$T/redis.log" 2>&1 &
+    PID[redis]=$!
+    for _ in $(seq 100); do
+        [[ $(printf 'PING\r\n' | timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$REDIS_PORT; cat >&3; head -c5 <&3" 2>/dev/null) == +PONG ]] && return 0
+        sleep 0.05
+    done
+    die "redis-server did not start: $(cat "$T/redis.log")"
+}
+stop_pid() { kill "${PID[$1]}" 2>/dev/null || true; wait "${PID[$1]}" 2>/dev/null || true; unset "PID[$1]"; }
+
+# The quota every replica started next gets (figure 1 sets a finite one).
+PER_MIN=1000000000 BURST=1000000
+# replica ID PORT REDIS_URL SHORT_VIDEO_URL EXTRA_TOML
+replica() {
+    local id=$1 port=$2 redis_url=$3 sv_url=$4 extra=$5
+    cat >"$T/$id.toml" <<EOF
+[server]
+listen = "127.0.0.1:$port"
+max_in_flight = 4096
+[auth]
+api_keys = ["$KEY"]
+[rate_limit]
+per_key_per_minute = $PER_MIN
+burst = $BURST
+[short_video]
+base_url = "$sv_url"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[photo_share]
+base_url = "$UP"
+[redis]
+url = "$redis_url"
+key_prefix = "fleet:"
+[log]
+level = "warn"
+$extra
+EOF
+    "$BIN" serve --config "$T/$id.toml" >"$T/$id.log" 2>&1 &
+    PID[$id]=$!
+    for _ in $(seq 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && return 0
+        kill -0 "${PID[$id]}" 2>/dev/null || die "$id exited: $(cat "$T/$id.log")"
+        sleep 0.05
+    done
+    die "$id did not become ready"
+}
+# fleet REDIS_URL SHORT_VIDEO_URL EXTRA_TOML: (re)starts the three replicas
+fleet() {
+    local i
+    for i in 1 2 3; do [[ -n ${PID[r$i]:-} ]] && stop_pid "r$i"; done
+    for i in 1 2 3; do replica "r$i" "${REPLICA_PORTS[$((i - 1))]}" "$1" "$2" "$3"; done
+}
+# wrk_run LABEL URL [wrk args] -> REQS, NON2XX, SECS_RUN, RPS, SOCKET_ERRORS
+wrk_run() {
+    local label=$1 url=$2
+    shift 2
+    wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --timeout 10s "$@" "$url" >"$T/wrk-$label.txt" 2>&1
+    REQS=$(awk '/requests in/ {print $1}' "$T/wrk-$label.txt")
+    SECS_RUN=$(awk '/requests in/ {gsub(/s,/, "", $4); print $4}' "$T/wrk-$label.txt")
+    NON2XX=$(awk '/Non-2xx/ {print $NF}' "$T/wrk-$label.txt")
+    NON2XX=${NON2XX:-0}
+    SOCKET_ERRORS=$(awk '/Socket errors/ {gsub(/,/, ""); print $4 + $6 + $8 + $10}' "$T/wrk-$label.txt")
+    SOCKET_ERRORS=${SOCKET_ERRORS:-0}
+    RPS=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$T/wrk-$label.txt")
+}
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+start_redis
+declare -a TABLE=()
+MISSED=0
+row() { # figure value target pass
+    TABLE+=("$(printf '%-52s %-14s %-12s %s' "$1" "$2" "$3" "$4")")
+    [[ $4 == PASS || $4 == info ]] || MISSED=$((MISSED + 1))
+}
+
+# --- 1: quota accuracy -------------------------------------------------------------------
+QUOTA_PER_MIN=6000 QUOTA_BURST=500
+for mode in redis none; do
+    url=$REDIS_URL
+    [[ $mode == none ]] && url=""
+    log "1. quota through the balancer ($mode): $QUOTA_PER_MIN a minute, burst $QUOTA_BURST"
+    PER_MIN=$QUOTA_PER_MIN BURST=$QUOTA_BURST fleet "$url" "$UP" ""
+    curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$R1/short-video/profile/$NAME" # warm
+    wrk_run "quota-$mode" "$LB/short-video/profile/$NAME" -H "$AUTH"
+    allowed=$((REQS - NON2XX + 1))
+    one=$(awk -v b="$QUOTA_BURST" -v r="$QUOTA_PER_MIN" -v s="$SECS_RUN" 'BEGIN {printf "%.0f", b + r / 60 * s}')
+    ratio=$(div "$allowed" "$one")
+    echo "allowed $allowed of $REQS in ${SECS_RUN}s; one replica allows $one; ratio $ratio" >&2
+    if [[ $mode == redis ]]; then
+        QUOTA_RATIO=$ratio
+        pass=MISS
+        cmp "$ratio" '>=' 0.95 && cmp "$ratio" '<=' 1.05 && pass=PASS
+        row "1. quota: allowed ÷ one replica's (Redis)" "$ratio" "1 ± 0.05" "$pass"
+    else
+        row "1. quota: allowed ÷ one replica's (no Redis)" "$ratio" "(~3)" info
+    fi
+done
+
+# --- 2: upstream requests per name -------------------------------------------------------
+log "2. one flight: 30 concurrent callers per name over the balancer, 20 names, slow upstream"
+fleet "$REDIS_URL" "$SLOW" ""
+: >"$T/slow.log"
+for n in $(seq -w 0 19); do
+    for _ in $(seq 30); do echo "$LB/short-video/profile/bench.user_$n"; done
+done | xargs -P 120 -n 1 curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" >"$T/flight-codes.txt"
+bad=$(grep -vc '^200$' "$T/flight-codes.txt" || true)
+[[ $bad == 0 ]] || die "$bad of 600 one-flight lookups did not answer 200"
+per_name=$(awk '$1 ~ /^\/@bench\.user_/ {n[$1]++} END {max = 0; for (k in n) {t += n[k]; c++; if (n[k] > max) max = n[k]} printf "%.2f %d %d", t / c, max, c}' "$T/slow.log")
+read -r mean_per_name max_per_name names_seen <<<"$per_name"
+echo "upstream requests per name: mean $mean_per_name, max $max_per_name over $names_seen names" >&2
+pass=MISS
+[[ $max_per_name == 1 && $names_seen == 20 ]] && pass=PASS
+row "2. upstream requests per name (600 calls, 20 names)" "$mean_per_name (max $max_per_name)" "1" "$pass"
+
+# --- 3: Redis hit vs memory hit ----------------------------------------------------------
+log "3. one replica: memory hit vs Redis hit (a replica without memory cache)"
+replica mem "$MEM_PORT" "$REDIS_URL" "$UP" ""
+replica nomem "$NOMEM_PORT" "$REDIS_URL" "$UP" $'[cache]\nmax_bytes = 0'
+curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$MEM_PORT/short-video/profile/$NAME"
+before=$(wc -l <"$T/upstream.log")
+wrk_run memhit "http://127.0.0.1:$MEM_PORT/short-video/profile/$NAME" -H "$AUTH"
+MEM_RPS=$RPS
+wrk_run redishit "http://127.0.0.1:$NOMEM_PORT/short-video/profile/$NAME" -H "$AUTH"
+REDIS_RPS=$RPS
+fetched=$(($(wc -l <"$T/upstream.log") - before))
+[[ $NON2XX == 0 ]] || die "Redis-hit run had $NON2XX non-2xx answers"
+[[ $fetched == 0 ]] || die "the Redis-hit run fetched $fetched times from the upstream"
+# Every answer of the replica without a memory cache came from Redis.
+redis_hits=$(curl -s "http://127.0.0.1:$NOMEM_PORT/metrics" |
+    awk '$1 ~ /^profile_lookup_redis_hits_total\{.*kind="fresh"/ {s += $2} END {printf "%d", s}')
+cmp "$redis_hits" '>=' "$(awk -v r="$REQS" 'BEGIN {print 0.9 * r}')" ||
+    die "only $redis_hits of $REQS Redis-hit answers were read from Redis"
+hit_ratio=$(div "$REDIS_RPS" "$MEM_RPS")
+echo "memory hit $MEM_RPS req/s, Redis hit $REDIS_RPS req/s, ratio $hit_ratio" >&2
+pass=MISS
+cmp "$hit_ratio" '>=' 0.5 && pass=PASS
+row "3. Redis-hit ÷ memory-hit throughput" "$hit_ratio" "≥ 0.5" "$pass"
+stop_pid mem
+stop_pid nomem
+
+# --- 4: cached throughput through the balancer -------------------------------------------
+for mode in redis none; do
+    url=$REDIS_URL
+    [[ $mode == none ]] && url=""
+    log "4. cached lookups through the balancer ($mode)"
+    fleet "$url" "$UP" ""
+    for p in "${REPLICA_PORTS[@]}"; do
+        curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$p/short-video/profile/$NAME"
+    done
+    wrk_run "lb-$mode" "$LB/short-video/profile/$NAME" -H "$AUTH"
+    [[ $NON2XX == 0 && $SOCKET_ERRORS == 0 ]] || die "balancer run ($mode): $NON2XX non-2xx, $SOCKET_ERRORS socket errors"
+    row "4. cached req/s through the balancer ($mode)" "$RPS" "-" info
+done
+
+# --- 5: Redis killed in the middle -------------------------------------------------------
+log "5. Redis killed at 1/3 and restarted at 2/3 of a ${SECS}s run over found and not-found names"
+fleet "$REDIS_URL" "$UP" ""
+cat >"$T/mixed.lua" <<'EOF'
+-- Found names (bench.user_NN) and never-seen names (404 from the upstream) in turn; counts
+-- answers that are neither 200 nor 404.
+local threads = {}
+function setup(thread) thread:set("tid", #threads); table.insert(threads, thread) end
+function init(args) i = 0; bad = 0 end
+function request()
+  i = i + 1
+  if i % 2 == 0 then
+    return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", i % 64))
+  end
+  return wrk.format(nil, string.format("/short-video/profile/gone.%d_%d", tid, i))
+end
+function response(status, headers, body)
+  if status ~= 200 and status ~= 404 then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local total = 0
+  for _, t in ipairs(threads) do total = total + t:get("bad") end
+  io.write(string.format("MIXED_BAD %d\n", total))
+end
+EOF
+wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --timeout 10s -s "$T/mixed.lua" -H "$AUTH" "$LB" \
+    >"$T/wrk-kill.txt" 2>&1 &
+WRK=$!
+sleep "$(awk -v s="$SECS" 'BEGIN {print s / 3}')"
+kill -9 "${PID[redis]}"
+wait "${PID[redis]}" 2>/dev/null || true
+unset "PID[redis]"
+for p in "${REPLICA_PORTS[@]}"; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/readyz")
+    [[ $code == 200 ]] || die "replica on $p is not ready without Redis ($code)"
+done
+sleep "$(awk -v s="$SECS" 'BEGIN {print s / 3}')"
+start_redis
+wait "$WRK"
+bad=$(awk '/^MIXED_BAD/ {print $2}' "$T/wrk-kill.txt")
+sock=$(awk '/Socket errors/ {gsub(/,/, ""); print $4 + $6 + $8 + $10}' "$T/wrk-kill.txt")
+total=$(awk '/requests in/ {print $1}' "$T/wrk-kill.txt")
+errors=$((${bad:-0} + ${sock:-0}))
+sleep 5
+up=$(for p in "${REPLICA_PORTS[@]}"; do curl -s "http://127.0.0.1:$p/metrics" | awk '$1 == "profile_lookup_redis_up" {print $2}'; done | paste -sd, -)
+echo "requests $total, errors $errors (5xx or other: ${bad:-?}, socket: ${sock:-0}); redis_up after: $up" >&2
+pass=MISS
+[[ $errors == 0 && $up == 1,1,1 ]] && pass=PASS
+row "5. errors while Redis was killed and restarted" "$errors of $total" "0" "$pass"
+
+# --- summary -----------------------------------------------------------------------------
+printf '\n%-52s %-14s %-12s %s\n' figure value target result
+printf '%s\n' "${TABLE[@]}"
+printf 'total %ds\n' "$((SECONDS - STARTED))"
+((MISSED == 0)) || die "$MISSED figure(s) missed their target"

@@ -1,0 +1,259 @@
+//! Drift capture: pages that were fetched but could not be read, kept for `extract`.
+//!
+//! When a platform changes its pages, the first sign is `extraction_failed`. With
+//! `upstream.capture_dir` set, each such document is saved there as the platform sent it
+//! (already capped at `upstream.max_body_bytes`), beside a JSON sidecar `NAME.meta.json` with
+//! the platform, username, time, URL, HTTP status, response headers without cookies, and the
+//! verdict. `profile-lookup extract PLATFORM FILE` then shows what the extractor makes of it,
+//! and `extract PLATFORM DIR` summarises the whole folder.
+//!
+//! The folder never holds more than `capture_max_files` documents: after each save the oldest
+//! go first (names start with the capture time, so name order is age order). Saving happens
+//! on a blocking thread, one at a time, off the lookup's path; a capture that finds the writer
+//! busy is skipped and counted, never queued.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use reqwest::header::{COOKIE, HeaderMap, SET_COOKIE};
+use tokio::sync::Semaphore;
+
+use super::Response;
+use crate::config::UpstreamConfig;
+
+/// `profile_lookup_captures_total{platform, result}`: documents saved (`saved`) or not
+/// (`skipped`: the writer was busy; `failed`: the disk refused).
+pub const CAPTURES: &str = "profile_lookup_captures_total";
+/// The suffix of a sidecar.
+pub const SIDECAR_SUFFIX: &str = ".meta.json";
+/// How many leading digits name the capture time (microseconds since 1970, zero-padded).
+const TIME_DIGITS: usize = 17;
+
+/// Where unreadable documents go; `None` from [`Capture::new`] when capture is off.
+#[derive(Debug)]
+pub struct Capture {
+    dir: PathBuf,
+    max_files: usize,
+    writer: Arc<Semaphore>,
+    sequence: AtomicU64,
+}
+
+/// What a capture records besides the document itself.
+#[derive(Debug, serde::Serialize)]
+struct Sidecar<'a> {
+    platform: &'a str,
+    username: &'a str,
+    time: String,
+    url: &'a str,
+    status: u16,
+    headers: Vec<(&'a str, String)>,
+    verdict: &'a str,
+}
+
+impl Capture {
+    /// The capture of `[upstream]`, or `None` when `capture_dir` is empty.
+    pub fn new(upstream: &UpstreamConfig) -> Option<Arc<Self>> {
+        let dir = upstream.capture_dir()?;
+        Some(Arc::new(Self {
+            dir: dir.to_owned(),
+            max_files: upstream.capture_max_files.max(1),
+            writer: Arc::new(Semaphore::new(1)),
+            sequence: AtomicU64::new(0),
+        }))
+    }
+
+    /// Saves `response` (fetched for `username` on `platform`, read as `verdict`) in the
+    /// background. Returns at once.
+    pub fn save(&self, platform: &'static str, username: &str, response: &Response, verdict: &str) {
+        let Ok(permit) = self.writer.clone().try_acquire_owned() else {
+            metrics::counter!(CAPTURES, "platform" => platform, "result" => "skipped").increment(1);
+            return;
+        };
+        let now = std::time::SystemTime::now();
+        let micros = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        let n = self.sequence.fetch_add(1, Ordering::Relaxed) % 1000;
+        let ext = if looks_like_json(&response.body) {
+            "json"
+        } else {
+            "html"
+        };
+        let stem = format!(
+            "{micros:0width$}-{n:03}-{platform}-{username}",
+            width = TIME_DIGITS
+        );
+        let sidecar = Sidecar {
+            platform,
+            username,
+            time: httpdate::fmt_http_date(now),
+            url: response.url.as_str(),
+            status: response.status.as_u16(),
+            headers: without_cookies(&response.headers),
+            verdict,
+        };
+        let meta = serde_json::to_vec_pretty(&sidecar).unwrap_or_default();
+        let body = response.body.clone();
+        let (dir, max_files) = (self.dir.clone(), self.max_files);
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let saved = write(&dir, &stem, ext, &body, &meta).and_then(|()| prune(&dir, max_files));
+            let result = match saved {
+                Ok(()) => "saved",
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not save a capture");
+                    "failed"
+                }
+            };
+            metrics::counter!(CAPTURES, "platform" => platform, "result" => result).increment(1);
+        });
+    }
+}
+
+fn looks_like_json(body: &[u8]) -> bool {
+    body.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| matches!(b, b'{' | b'['))
+}
+
+/// The response headers fit to keep: cookies (the platform's or ours) never are.
+fn without_cookies(headers: &HeaderMap) -> Vec<(&str, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| **name != SET_COOKIE && **name != COOKIE)
+        .map(|(name, value)| {
+            (
+                name.as_str(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Writes the document, then its sidecar (so a sidecar always has its document).
+fn write(dir: &Path, stem: &str, ext: &str, body: &[u8], meta: &[u8]) -> std::io::Result<()> {
+    std::fs::write(dir.join(format!("{stem}.{ext}")), body)?;
+    std::fs::write(dir.join(format!("{stem}{SIDECAR_SUFFIX}")), meta)
+}
+
+/// Removes the oldest captures beyond `max_files`, with their sidecars. Only files named as
+/// captures are touched: whatever else an operator keeps in the folder stays.
+fn prune(dir: &Path, max_files: usize) -> std::io::Result<()> {
+    let mut documents: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| is_capture(name) && !name.ends_with(SIDECAR_SUFFIX))
+        .collect();
+    if documents.len() <= max_files {
+        return Ok(());
+    }
+    documents.sort_unstable();
+    let excess = documents.len() - max_files;
+    for name in &documents[..excess] {
+        let _ = std::fs::remove_file(dir.join(name));
+        if let Some((stem, _)) = name.rsplit_once('.') {
+            let _ = std::fs::remove_file(dir.join(format!("{stem}{SIDECAR_SUFFIX}")));
+        }
+    }
+    Ok(())
+}
+
+fn is_capture(name: &str) -> bool {
+    name.len() > TIME_DIGITS
+        && name.as_bytes()[..TIME_DIGITS]
+            .iter()
+            .all(u8::is_ascii_digit)
+        && name.as_bytes()[TIME_DIGITS] == b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(body: &'static str) -> Response {
+        let mut headers = HeaderMap::new();
+        headers.insert(SET_COOKIE, "csrftoken=secret-cookie".parse().unwrap());
+        headers.insert("content-type", "text/html".parse().unwrap());
+        Response {
+            status: reqwest::StatusCode::OK,
+            headers,
+            url: "http://127.0.0.1:1/@someone".parse().unwrap(),
+            body: bytes::Bytes::from_static(body.as_bytes()),
+        }
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn settle(capture: &Capture) {
+        // The writer's one permit is free again once the background save is done.
+        let _ = capture.writer.acquire().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn saves_the_document_and_a_sidecar_without_cookies_and_keeps_the_cap() {
+        let dir = std::env::temp_dir().join(format!("capture-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "the operator's own file").unwrap();
+        let config = UpstreamConfig {
+            capture_dir: dir.clone(),
+            capture_max_files: 2,
+            ..UpstreamConfig::default()
+        };
+        let capture = Capture::new(&config).expect("on");
+        for i in 0..4 {
+            let body = if i == 3 {
+                "{\"odd\":true}"
+            } else {
+                "<html>odd</html>"
+            };
+            capture.save(
+                "short-video",
+                "someone",
+                &response(body),
+                "extraction_failed: x",
+            );
+            settle(&capture).await;
+        }
+        let names = files(&dir);
+        assert_eq!(
+            names.len(),
+            5,
+            "two documents, two sidecars, notes: {names:?}"
+        );
+        assert!(names.contains(&"notes.txt".to_owned()));
+        assert!(
+            names
+                .iter()
+                .any(|n| n.ends_with("-short-video-someone.json"))
+        );
+        let sidecar = names.iter().find(|n| n.ends_with(SIDECAR_SUFFIX)).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(sidecar)).unwrap()).unwrap();
+        assert_eq!(meta["platform"], "short-video");
+        assert_eq!(meta["username"], "someone");
+        assert_eq!(meta["status"], 200);
+        assert_eq!(meta["verdict"], "extraction_failed: x");
+        let text = meta.to_string();
+        assert!(
+            !text.contains("secret-cookie") && !text.contains("set-cookie"),
+            "{text}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn capture_names_sort_by_age() {
+        assert!(is_capture("00001700000000000-000-short-video-a.html"));
+        assert!(!is_capture("notes.txt"));
+        assert!(looks_like_json(b"  {\"a\":1}"));
+        assert!(!looks_like_json(b"<!doctype html>"));
+    }
+}
