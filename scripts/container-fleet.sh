@@ -414,6 +414,8 @@ for svc in replica-1 replica-2 replica-3; do
     healthy+=("$svc=$(docker inspect -f '{{.State.Health.Status}}' "$(container "$svc")")")
 done
 figure "docker HEALTHCHECK: ${healthy[*]}"
+uids=$(docker top "$(container replica-1)" -o pid,uid,comm | awk 'NR > 1 {print $2 "(" $3 ")"}' | paste -sd ' ' -)
+check "replica process runs as uid 10001" "$([[ $uids == "10001(profile-lookup)" ]]; echo $?)" "$uids"
 
 phase "check: one quota"
 # QUOTA_REQUESTS lookups with one key, evenly spread over QUOTA_SECONDS (so the refill counts,
@@ -530,7 +532,7 @@ ngx_bad=0 ngx_n=0 ngx_codes=()
 while kill -0 "$stopper" 2>/dev/null; do
     s=$(status_of "http://127.0.0.1:$R2_PORT/readyz")
     if [[ -z $first_not_ready && $s != 200 ]]; then
-        first_not_ready="$s after $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.2f') s"
+        first_not_ready="$s$([[ $s == 000 ]] && echo " (connection refused)") after $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.2f') s"
     fi
     for path in healthz "photo-share/profile/drain.check$ngx_n"; do
         s=$(status_of "http://127.0.0.1:$HTTP_PORT/$path" -H "Authorization: Bearer $DRAIN_KEY")
