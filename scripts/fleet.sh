@@ -256,28 +256,45 @@ pass=MISS
 row "2. upstream requests per name (600 calls, 20 names)" "$mean_per_name (max $max_per_name)" "1" "$pass"
 
 # --- 3: Redis hit vs memory hit ----------------------------------------------------------
-log "3. one replica: memory hit vs Redis hit (a replica without memory cache)"
+log "3. one replica: memory hit vs Redis hit (a replica without memory cache), 64 names"
 replica mem "$MEM_PORT" "$REDIS_URL" "$UP" ""
 replica nomem "$NOMEM_PORT" "$REDIS_URL" "$UP" $'[cache]\nmax_bytes = 0'
-curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$MEM_PORT/short-video/profile/$NAME"
+for n in $(seq -w 0 63); do
+    curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$MEM_PORT/short-video/profile/bench.user_$n"
+done
+# Each wrk connection cycles over the 64 names from its own offset, so few requests for one
+# name are in the air at once (concurrent callers of one name would share one Redis read).
+cat >"$T/rotate.lua" <<'EOF'
+local n = 0
+function setup(thread) thread:set("offset", n * 7); n = n + 1 end
+function init(args) i = offset end
+function request()
+  i = i + 1
+  return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", i % 64))
+end
+EOF
 before=$(wc -l <"$T/upstream.log")
-wrk_run memhit "http://127.0.0.1:$MEM_PORT/short-video/profile/$NAME" -H "$AUTH"
+wrk_run memhit "http://127.0.0.1:$MEM_PORT" -s "$T/rotate.lua" -H "$AUTH"
 MEM_RPS=$RPS
-wrk_run redishit "http://127.0.0.1:$NOMEM_PORT/short-video/profile/$NAME" -H "$AUTH"
+wrk_run redishit "http://127.0.0.1:$NOMEM_PORT" -s "$T/rotate.lua" -H "$AUTH"
 REDIS_RPS=$RPS
 fetched=$(($(wc -l <"$T/upstream.log") - before))
 [[ $NON2XX == 0 ]] || die "Redis-hit run had $NON2XX non-2xx answers"
 [[ $fetched == 0 ]] || die "the Redis-hit run fetched $fetched times from the upstream"
-# Every answer of the replica without a memory cache came from Redis.
-redis_hits=$(curl -s "http://127.0.0.1:$NOMEM_PORT/metrics" |
+# The replica without a memory cache answered from Redis reads (one per flight: callers of
+# one name at the same moment share it).
+redis_reads=$(curl -s "http://127.0.0.1:$NOMEM_PORT/metrics" |
     awk '$1 ~ /^profile_lookup_redis_hits_total\{.*kind="fresh"/ {s += $2} END {printf "%d", s}')
-cmp "$redis_hits" '>=' "$(awk -v r="$REQS" 'BEGIN {print 0.9 * r}')" ||
-    die "only $redis_hits of $REQS Redis-hit answers were read from Redis"
+per_answer=$(div "$redis_reads" "$REQS")
+echo "Redis reads: $redis_reads for $REQS answers ($per_answer a request)" >&2
+cmp "$per_answer" '>=' 0.3 ||
+    die "the replica without memory cache read Redis for only $per_answer of its answers"
 hit_ratio=$(div "$REDIS_RPS" "$MEM_RPS")
 echo "memory hit $MEM_RPS req/s, Redis hit $REDIS_RPS req/s, ratio $hit_ratio" >&2
 pass=MISS
 cmp "$hit_ratio" '>=' 0.5 && pass=PASS
 row "3. Redis-hit ÷ memory-hit throughput" "$hit_ratio" "≥ 0.5" "$pass"
+row "3. Redis reads per answer of the Redis-hit replica" "$per_answer" "-" info
 stop_pid mem
 stop_pid nomem
 

@@ -1,9 +1,10 @@
 //! The fleet's level of the cache: the answers every replica shares through Redis, and the
 //! fleet's one flight per name.
 //!
-//! A flight of this replica (already one per name here) asks Redis before anyone else: an
-//! entry there is kept in memory and served, with its age. Without one, it takes the name's
-//! fleet lock and fetches, then writes the answer to Redis and drops the lock in one call; or,
+//! A flight of this replica (already one per name here) asks Redis before anyone else, in one
+//! call that reads the name's entry or, when there is none, takes the name's fleet lock: an
+//! entry is kept in memory and served, with its age; with the lock, the flight fetches, then
+//! writes the answer to Redis and drops the lock in one call; or,
 //! when another replica holds the lock, it waits for that replica's answer, bounded by the
 //! flight deadline. A lock whose holder died lapses after its expiry (the flight deadline) and
 //! the next flight takes it. Whenever Redis cannot be used, the flight fetches on its own: the
@@ -56,10 +57,9 @@ impl Shared {
         let (platform, key) = (name.platform().as_str(), name.as_str());
         let give_up = tokio::time::Instant::now() + deadline;
         let token = loop {
-            if let Some(Some(found)) = self.fleet.cache_get(platform, key).await {
-                return self.kept(stores, name, found).await;
-            }
+            // One call: the fleet's answer, or the lock to fetch it.
             match self.fleet.flight_lock(platform, key, deadline).await {
+                Lock::Ready(found) => return self.kept(stores, name, found).await,
                 Lock::Acquired(token) => break Some(token),
                 Lock::Unavailable => break None,
                 Lock::HeldByOther => match self.fleet.flight_wait(platform, key, give_up).await {

@@ -17,6 +17,7 @@ use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 /// The largest body stored or read back: far above any profile, far below harm.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const HEADER_LEN: usize = 11;
+// scripts/lock.lua checks these two bytes too: change both together.
 const MAGIC: u8 = b'P';
 const VERSION: u8 = 1;
 const FOUND: u8 = 1;

@@ -8,7 +8,7 @@ use redis::Script;
 use tokio::time::Instant;
 
 use super::cache::{MAX_BODY_BYTES, SharedEntry};
-use super::{Fleet, expiry_ms};
+use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 /// How often a waiter looks for the holder's answer (one Redis call each time).
 pub const POLL_EVERY: Duration = Duration::from_millis(25);
@@ -25,6 +25,9 @@ pub struct FlightToken(pub(crate) String);
 /// The answer to [`Fleet::flight_lock`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lock {
+    /// The fleet already has the answer (stored by a flight that ended before this one
+    /// asked): serve it, nothing to fetch.
+    Ready(SharedEntry),
     /// This caller makes the upstream request, then stores the answer with
     /// [`Fleet::cache_put`] (passing the token releases the lock) or calls
     /// [`Fleet::flight_release`].
@@ -50,25 +53,44 @@ pub enum Wait {
 }
 
 impl Fleet {
-    /// Tries to take `name`'s flight lock for `ttl` (`SET NX PX` with a random token). A
+    /// Reads `name`'s entry or, when the fleet has none, tries to take its flight lock for
+    /// `ttl` (`SET NX PX` with a random token), in one call: a flight that read "no entry" and
+    /// then locked could otherwise miss an answer stored in between, and fetch it again. A
     /// holder that dies delays the others by at most `ttl`.
     pub async fn flight_lock(&self, platform: &str, name: &str, ttl: Duration) -> Lock {
-        let key = self.keys().name(platform, name).lock;
+        let keys = self.keys().name(platform, name);
         let token = uuid::Uuid::new_v4().simple().to_string();
         let sent = token.clone();
-        let taken: Option<i64> = self
+        let reply: Option<(Option<Vec<u8>>, i64)> = self
             .run("flight_lock", |mut conn| async move {
-                LOCK.key(key)
+                LOCK.key(keys.entry)
+                    .key(keys.lock)
                     .arg(sent)
                     .arg(expiry_ms(ttl))
+                    .arg(MAX_BODY_BYTES + 64)
                     .invoke_async(&mut conn)
                     .await
             })
             .await;
-        match taken {
-            Some(1) => Lock::Acquired(FlightToken(token)),
-            Some(_) => Lock::HeldByOther,
-            None => Lock::Unavailable,
+        let Some((raw, taken)) = reply else {
+            return Lock::Unavailable;
+        };
+        if let Some(raw) = raw {
+            return match SharedEntry::decode(&raw) {
+                Some(entry) => {
+                    metrics::counter!(REDIS_HITS, "kind" => "fresh").increment(1);
+                    Lock::Ready(entry)
+                }
+                // Looked like ours but is not: this flight fetches without the fleet's lock,
+                // and its answer overwrites the junk.
+                None => Lock::Unavailable,
+            };
+        }
+        metrics::counter!(REDIS_MISSES, "kind" => "fresh").increment(1);
+        if taken == 1 {
+            Lock::Acquired(FlightToken(token))
+        } else {
+            Lock::HeldByOther
         }
     }
 

@@ -25,8 +25,8 @@
 //! # What one request costs
 //!
 //! A lookup costs one [`Fleet::quota_check`]; a miss in the replica's memory one
-//! [`Fleet::cache_get`]. A miss in Redis too adds [`Fleet::flight_lock`], then either the
-//! fetch ([`Fleet::outbound_reserve`], [`Fleet::breaker_open_for`], and a [`Fleet::cache_put`]
+//! [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its lock.
+//! A miss in Redis too then adds either the fetch ([`Fleet::outbound_reserve`], [`Fleet::breaker_open_for`], and a [`Fleet::cache_put`]
 //! that also releases the lock) or [`Fleet::flight_wait`], which polls the entry and the lock
 //! every [`flight::POLL_EVERY`] (one call per poll) until the entry appears, the lock vanishes
 //! without one (the holder died or gave up: the waiter may take the lock), or its deadline.

@@ -351,13 +351,17 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
         .await
         .unwrap();
     let (got, waited) = waiter.await.unwrap();
-    assert_eq!(got, Wait::Entry(entry));
+    assert_eq!(got, Wait::Entry(entry.clone()));
     assert!(waited < Duration::from_millis(400), "{waited:?}");
-    // The put released the lock.
-    assert!(matches!(
+    // The put released the lock, and a flight that asks now gets the answer instead of the
+    // lock (read and lock are one call: no window to fetch the name a second time).
+    let lock_key = keys::Keys::new("t:").name(SV, "carol").lock;
+    let mut raw = redis.raw().await;
+    assert!(!raw.exists::<_, bool>(&lock_key).await.unwrap());
+    assert_eq!(
         b.flight_lock(SV, "carol", ttl).await,
-        Lock::Acquired(_)
-    ));
+        Lock::Ready(entry.clone())
+    );
     // A waiter with nothing coming and the lock held times out at its deadline.
     let started = Instant::now();
     let got = a

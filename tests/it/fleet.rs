@@ -428,5 +428,9 @@ async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
     let keys: Vec<String> = conn.keys("it:*:e").await.unwrap();
     let _: () = conn.del(keys).await.unwrap();
     assert_eq!(bare.get(&profile(name)).await.status(), 200);
-    assert_eq!(upstream.hits(), 2, "fetched again: nothing was kept in memory");
+    assert_eq!(
+        upstream.hits(),
+        2,
+        "fetched again: nothing was kept in memory"
+    );
 }

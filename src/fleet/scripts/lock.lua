@@ -1,8 +1,24 @@
--- Take one name's flight lock. KEYS[1] the lock. ARGV: token, expiry (ms). Returns 1 if taken.
--- A value that is not a lock of ours (wrong type, no expiry) would block every flight: removed.
+-- Read one name's entry, or take its flight lock when there is none: one call, so that a
+-- flight cannot miss an answer stored between its read and its lock. KEYS: entry, lock (one
+-- slot). ARGV: token, lock expiry (ms), the largest entry accepted (bytes).
+-- Returns {entry, 0} when there is an answer, {false, 1} when the lock is taken, {false, 0}
+-- when another flight holds it.
+-- An entry of the wrong type, size or format is not ours: removed and read as none. A lock that is not
+-- one of ours (wrong type, no expiry) would block every flight: removed too.
 local ty = redis.call('TYPE', KEYS[1]).ok
-if ty ~= 'none' and (ty ~= 'string' or redis.call('PTTL', KEYS[1]) < 0) then
+if ty == 'string' and redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[3]) then
+  local v = redis.call('GET', KEYS[1])
+  -- An entry of ours starts with 'P' and format version 1 (see SharedEntry::encode).
+  if string.len(v) >= 11 and string.byte(v, 1) == 80 and string.byte(v, 2) == 1 then
+    return {v, 0}
+  end
+  redis.call('DEL', KEYS[1])
+elseif ty ~= 'none' then
   redis.call('DEL', KEYS[1])
 end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-return 0
+ty = redis.call('TYPE', KEYS[2]).ok
+if ty ~= 'none' and (ty ~= 'string' or redis.call('PTTL', KEYS[2]) < 0) then
+  redis.call('DEL', KEYS[2])
+end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {false, 1} end
+return {false, 0}
