@@ -38,7 +38,9 @@
 //! Every call is bounded by `redis.timeout_ms`. A failure or time-out marks Redis down: for
 //! [`health::BACKOFF`] every call answers "unavailable" at once, then one call probes Redis
 //! again, and a success puts the replica back on the shared state (within seconds of Redis's
-//! return). `profile_lookup_redis_up` shows the mode, `profile_lookup_redis_errors_total{op}`
+//! return). A background task also pings Redis once per back-off period, so a replica without
+//! traffic notices Redis leaving and coming back too. `profile_lookup_redis_up` shows the mode,
+//! `profile_lookup_redis_errors_total{op}`
 //! counts failures, and a warning is logged at most every [`health::WARN_EVERY`]. A value of
 //! the wrong type, size or format at any key is read as absent and overwritten, never an error.
 //!
@@ -120,14 +122,16 @@ impl Fleet {
             return Err(FleetError::NoRuntime);
         }
         let conn = Conn::lazy(&target, config.timeout())?;
-        Ok(Some(Self {
+        let fleet = Self {
             inner: Arc::new(Inner {
                 conn,
                 keys: Keys::new(&config.key_prefix),
                 timeout: config.timeout(),
                 health: Health::new(),
             }),
-        }))
+        };
+        tokio::spawn(watch(Arc::downgrade(&fleet.inner)));
+        Ok(Some(fleet))
     }
 
     /// Whether the last Redis call succeeded (the replica is on the fleet's shared state).
@@ -169,6 +173,26 @@ impl Fleet {
                 None
             }
         }
+    }
+}
+
+/// Pings Redis once per [`health::BACKOFF`] (one cheap command a second per replica), so that
+/// `profile_lookup_redis_up` tells the truth on a replica without traffic (an idle replica
+/// would otherwise report its last call's result forever), and the replica is back on Redis
+/// within seconds of its return whether or not requests come. Ends with the last handle.
+async fn watch(inner: std::sync::Weak<Inner>) {
+    loop {
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let fleet = Fleet { inner };
+        let _: Option<String> = fleet
+            .run("ping", |mut conn| async move {
+                redis::cmd("PING").query_async(&mut conn).await
+            })
+            .await;
+        drop(fleet);
+        tokio::time::sleep(health::BACKOFF).await;
     }
 }
 

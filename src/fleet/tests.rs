@@ -517,6 +517,33 @@ async fn time_until_back(f: &Fleet) -> Duration {
     started.elapsed()
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_replica_notices_redis_leave_and_return() {
+    let Some(mut redis) = test_redis::start() else {
+        return;
+    };
+    let f = fleet_on(&redis, 200);
+    let settle = |want: bool| {
+        let f = f.clone();
+        async move {
+            let started = Instant::now();
+            while f.is_up() != want {
+                assert!(
+                    started.elapsed() < Duration::from_secs(5),
+                    "is_up stayed {} for 5 s without a single request",
+                    !want
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    settle(true).await;
+    redis.kill();
+    settle(false).await;
+    redis.restart();
+    settle(true).await;
+}
+
 #[tokio::test]
 async fn redis_killed_then_restarted_is_skipped_then_used_again() {
     let Some(mut redis) = test_redis::start() else {
