@@ -72,20 +72,8 @@ impl TestRedis {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
-        self.child = Some(child);
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Some(Ok(Some(_))) = self.child.as_mut().map(Child::try_wait) {
-                self.child = None;
-                return false; // the port was taken after all
-            }
-            if ping(self.port) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.kill();
-        false
+        self.child = answering(child, self.port);
+        self.child.is_some()
     }
 
     /// Kills the process (SIGKILL), as a crash would.
@@ -143,6 +131,24 @@ fn signal(child: &Child, sig: &str) {
         .status()
         .expect("kill(1)");
     assert!(status.success(), "kill {sig} failed");
+}
+
+/// `child` once it answers PING on `port` (within 5 s), or `None` when it exited first (a
+/// port was taken after all: the caller tries others) or never answered (then it is killed).
+fn answering(mut child: Child, port: u16) -> Option<Child> {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        if ping(port) {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 fn ping(port: u16) -> bool {
@@ -385,20 +391,8 @@ impl ClusterNode {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
-        self.child = Some(child);
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Some(Ok(Some(_))) = self.child.as_mut().map(Child::try_wait) {
-                self.child = None;
-                return false; // a port was taken after all
-            }
-            if ping(self.port) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.kill();
-        false
+        self.child = answering(child, self.port);
+        self.child.is_some()
     }
 
     fn kill(&mut self) {
