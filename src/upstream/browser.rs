@@ -18,8 +18,9 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, USER_AGENT};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
 use url::Url;
+use wreq::header::OrigHeaderMap;
 use wreq_util::{Emulation, Platform, Profile};
 
 use super::roots::{ClientBuildError, read_pem_roots};
@@ -41,6 +42,46 @@ const IDENTITY_HEADERS: [&str; 4] = [
     "sec-ch-ua-mobile",
     "sec-ch-ua-platform",
 ];
+
+/// A desktop Chrome's header order on a navigation (a profile page opened in a tab), after the
+/// pseudo-headers. The profile's own order puts `sec-fetch-*` before `accept` and sends neither
+/// `upgrade-insecure-requests` nor `sec-fetch-user`, which Chrome sends on every navigation;
+/// bot checks compare exactly this. Headers not listed keep their place after these.
+const NAVIGATION_ORDER: [&str; 15] = [
+    "sec-ch-ua",
+    "sec-ch-ua-mobile",
+    "sec-ch-ua-platform",
+    "upgrade-insecure-requests",
+    "user-agent",
+    "accept",
+    "sec-fetch-site",
+    "sec-fetch-mode",
+    "sec-fetch-user",
+    "sec-fetch-dest",
+    "referer",
+    "accept-encoding",
+    "accept-language",
+    "cookie",
+    "priority",
+];
+
+/// [`NAVIGATION_ORDER`] in wreq's form, built once.
+static NAVIGATION: std::sync::LazyLock<OrigHeaderMap> = std::sync::LazyLock::new(|| {
+    let mut order = OrigHeaderMap::with_capacity(NAVIGATION_ORDER.len());
+    for name in NAVIGATION_ORDER {
+        order.insert(name);
+    }
+    order
+});
+
+/// Whether `headers` ask for a page as a browser tab does (`Accept` leads with HTML), as
+/// opposed to a script's request for JSON.
+fn is_navigation(headers: &HeaderMap) -> bool {
+    headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.starts_with("text/html"))
+}
 
 /// The browser-grade client: cheap to clone, one connection pool.
 #[derive(Clone)]
@@ -120,7 +161,21 @@ impl BrowserClient {
         for name in IDENTITY_HEADERS {
             headers.remove(HeaderName::from_static(name));
         }
-        let request = self.http.get(url.as_str()).headers(headers);
+        let navigation = is_navigation(&headers);
+        if navigation {
+            headers.insert(
+                HeaderName::from_static("upgrade-insecure-requests"),
+                HeaderValue::from_static("1"),
+            );
+            headers.insert(
+                HeaderName::from_static("sec-fetch-user"),
+                HeaderValue::from_static("?1"),
+            );
+        }
+        let mut request = self.http.get(url.as_str()).headers(headers);
+        if navigation {
+            request = request.orig_headers(NAVIGATION.clone());
+        }
         let read = async {
             let mut response = request
                 .send()

@@ -130,6 +130,13 @@ mod browser {
             "accept-language",
             HeaderValue::from_static("en-US,en;q=0.9"),
         );
+        // A page, as the sources ask for profile pages: a navigation.
+        headers.insert(
+            "accept",
+            HeaderValue::from_static(
+                "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+            ),
+        );
         headers
     }
 
@@ -207,22 +214,26 @@ mod browser {
             );
             let names = h2.header_names();
             let position = |n: &str| names.iter().position(|x| *x == n).unwrap();
-            // The order of the pinned wreq-util Chrome profile. (A real Chrome navigation
-            // also sends upgrade-insecure-requests and sec-fetch-user, and orders the
-            // sec-fetch-* headers site, mode, user, dest after accept: see the report.)
+            // A desktop Chrome navigation: the client hints, upgrade-insecure-requests, the
+            // user agent, accept, then sec-fetch-* as site, mode, user, dest.
             let expected = [
                 "sec-ch-ua",
                 "sec-ch-ua-mobile",
                 "sec-ch-ua-platform",
+                "upgrade-insecure-requests",
                 "user-agent",
-                "sec-fetch-dest",
-                "sec-fetch-mode",
-                "sec-fetch-site",
                 "accept",
+                "sec-fetch-site",
+                "sec-fetch-mode",
+                "sec-fetch-user",
+                "sec-fetch-dest",
                 "accept-encoding",
                 "accept-language",
                 "priority",
             ];
+            assert_eq!(h2.header("upgrade-insecure-requests"), Some("1"));
+            assert_eq!(h2.header("sec-fetch-user"), Some("?1"));
+            assert_eq!(h2.header("sec-fetch-mode"), Some("navigate"));
             let positions: Vec<usize> = expected.iter().map(|n| position(n)).collect();
             assert!(positions.is_sorted(), "header order {names:?}");
             assert_eq!(
