@@ -23,8 +23,10 @@ pub const HTTP_LATENCY: &str = "profile_lookup_http_request_duration_seconds";
 /// Gauge: requests being handled now.
 pub const HTTP_IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 /// Counter: upstream lookups by `platform` and `outcome` (ok, not_found, private, blocked,
-/// challenge, extraction_failed, unavailable, overloaded).
+/// region_locked, extraction_failed, unavailable, overloaded): one count per lookup, at its end.
 pub const UPSTREAM_LOOKUPS: &str = "profile_lookup_upstream_lookups_total";
+/// Counter: WAF challenges met on the way, by `platform` (the lookup's end is counted apart).
+pub const UPSTREAM_CHALLENGES: &str = "profile_lookup_upstream_challenges_total";
 /// Counter: upstream HTTP requests sent, by `platform`.
 pub const UPSTREAM_REQUESTS: &str = "profile_lookup_upstream_requests_total";
 /// Counter: retries of upstream requests, by `platform` and `reason`.
@@ -102,6 +104,10 @@ fn describe() {
     metrics::describe_gauge!(RESIDENT_MEMORY, "Resident memory of the process, in bytes");
     metrics::describe_counter!(UPSTREAM_LOOKUPS, "Upstream lookups by platform and outcome");
     metrics::describe_counter!(
+        UPSTREAM_CHALLENGES,
+        "WAF challenges met on the way to an answer, by platform"
+    );
+    metrics::describe_counter!(
         UPSTREAM_REQUESTS,
         "HTTP requests sent upstream, by platform"
     );
@@ -174,6 +180,11 @@ pub fn in_flight(delta: f64) {
 /// Records how one upstream lookup ended.
 pub fn lookup_outcome(platform: &'static str, outcome: &'static str) {
     counter!(UPSTREAM_LOOKUPS, "platform" => platform, "outcome" => outcome).increment(1);
+}
+
+/// Records a WAF challenge met during a lookup (the lookup's outcome is recorded at its end).
+pub fn challenge(platform: &'static str) {
+    counter!(UPSTREAM_CHALLENGES, "platform" => platform).increment(1);
 }
 
 /// Records one HTTP request sent upstream.

@@ -345,6 +345,13 @@ async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
         2,
         "the challenge, then the page with the cookie"
     );
+    // The challenge has a counter of its own; the lookup is counted once, as ok.
+    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("profile_lookup_upstream_challenges_total{platform=\"short-video\"}"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("outcome=\"challenge\""), "{metrics}");
 }
 
 #[tokio::test]

@@ -92,10 +92,7 @@ impl ShortVideoSource {
                         if round > 0 {
                             return blocked("challenge_repeated");
                         }
-                        crate::telemetry::lookup_outcome(
-                            Platform::ShortVideo.as_str(),
-                            "challenge",
-                        );
+                        crate::telemetry::challenge(Platform::ShortVideo.as_str());
                         match self.solve(ch).await {
                             Some(solved) => route.remember_cookies(&url, &solved),
                             None => return blocked("challenge_unsolved"),
