@@ -47,11 +47,11 @@ fn layering_and_validation() {
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
         .env(
             "PROFILE_LOOKUP__UPSTREAM__PROXIES",
-            "http://u:8675309@127.0.0.1:3128, socks5h://127.0.0.1:1080",
+            "http://u:8675309@proxy-a.invalid:3128, socks5h://proxy-b.invalid:1080",
         )
         .env(
             "PROFILE_LOOKUP__SHORT_VIDEO__PROXIES",
-            "https://127.0.0.1:8443",
+            "https://proxy-c.invalid:8443",
         )
         .env("PROFILE_LOOKUP__UPSTREAM__PROXY_COOLDOWN_SECONDS", "42")
         .output()
@@ -119,11 +119,11 @@ fn environment_overrides_the_file() {
     assert_eq!(
         s.upstream.proxies,
         [
-            "http://u:8675309@127.0.0.1:3128",
-            "socks5h://127.0.0.1:1080"
+            "http://u:8675309@proxy-a.invalid:3128",
+            "socks5h://proxy-b.invalid:1080"
         ]
     );
-    assert_eq!(s.short_video.proxies, ["https://127.0.0.1:8443"]);
+    assert_eq!(s.short_video.proxies, ["https://proxy-c.invalid:8443"]);
     assert!(s.photo_share.proxies.is_empty());
     assert_eq!(s.upstream.proxy_cooldown_seconds, 42);
     assert!(s.validate_for_serve().is_ok());
