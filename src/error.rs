@@ -11,6 +11,8 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::platform::Failure;
+
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
@@ -69,6 +71,20 @@ pub enum ApiError {
     /// A bug: a handler panicked. Never expected; the panic guard answers with this.
     #[error("the service failed unexpectedly")]
     Internal,
+}
+
+impl From<Failure> for ApiError {
+    /// The caller-facing error of a failed lookup: the one mapping, for the edge and for
+    /// `profile-lookup extract`.
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Blocked { retry_after, .. } => ApiError::UpstreamBlocked { retry_after },
+            Failure::RegionLocked { retry_after } => ApiError::RegionLocked { retry_after },
+            Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
+            Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,
+            Failure::Unavailable(_) => ApiError::UpstreamUnavailable,
+        }
+    }
 }
 
 impl ApiError {

@@ -47,6 +47,7 @@ pub mod http;
 pub mod json_skim;
 pub mod platform;
 pub mod quota;
+pub mod saved;
 pub mod scan;
 pub mod server;
 pub mod state;

@@ -177,7 +177,7 @@ fn extract(platform: PlatformArg, file: &std::path::Path, username: Option<&str>
             return ExitCode::from(2);
         }
     };
-    match platform::offline::extract(platform.into(), &bytes, username) {
+    match profile_lookup::saved::extract(platform.into(), &bytes, username) {
         // Written with `writeln!` so a closed pipe (`| head`) is an exit, not a panic.
         Ok(body) => {
             use std::io::Write;
@@ -278,7 +278,7 @@ fn extract_folder(platform: platform::Platform, dir: &std::path::Path) -> ExitCo
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let line = match std::fs::read(path) {
             Ok(bytes) => {
-                let (ok, text) = platform::offline::summary(platform, &bytes);
+                let (ok, text) = profile_lookup::saved::summary(platform, &bytes);
                 if ok {
                     readable += 1;
                 } else {

@@ -11,10 +11,7 @@ use crate::cache::ProfileCache;
 use crate::config::{Settings, ms};
 use crate::fleet::{Fleet, FleetError};
 use crate::platform::Sources;
-use crate::platform::photo_share::PhotoShareSource;
-use crate::platform::short_video::ShortVideoSource;
 use crate::quota::KeyLimiter;
-use crate::upstream::routes::Routes;
 
 /// Cheap-to-clone handle on the shared state.
 #[derive(Clone)]
@@ -57,22 +54,7 @@ impl AppState {
     pub fn new(settings: Settings) -> Result<Self, StateError> {
         let fleet = Fleet::new(&settings.redis)?;
         let keys = Keys::new(&settings.auth);
-        // Each platform has its own routes (its proxies, cookie jars and rests).
-        let routes = |platform: crate::platform::Platform, config| {
-            Routes::new(platform.as_str(), &settings, config, fleet.clone())
-        };
-        let sources = Sources {
-            short_video: ShortVideoSource::new(
-                &settings,
-                routes(crate::platform::Platform::ShortVideo, &settings.short_video)?,
-                fleet.clone(),
-            ),
-            photo_share: PhotoShareSource::new(
-                &settings,
-                routes(crate::platform::Platform::PhotoShare, &settings.photo_share)?,
-                fleet.clone(),
-            ),
-        };
+        let sources = Sources::new(&settings, fleet.as_ref())?;
         Ok(Self(Arc::new(Inner {
             limiter: KeyLimiter::new(&settings.rate_limit, &keys, fleet.clone()),
             keys,
@@ -124,13 +106,6 @@ impl AppState {
     /// The total deadline of one request.
     pub fn request_deadline(&self) -> Duration {
         ms(self.0.settings.server.request_timeout_ms)
-    }
-
-    /// The `Retry-After` for a block when the platform named none.
-    pub fn default_retry_after(&self) -> Duration {
-        ms(self.0.settings.retry.max_delay_ms).max(Duration::from_secs(
-            self.0.settings.breaker.cooldown_seconds.min(60),
-        ))
     }
 
     /// Whether `/readyz` says ready.

@@ -34,7 +34,7 @@ use tracing::Instrument;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
-use crate::platform::{Lookup, Report};
+use crate::platform::{Failure, FailureReport, Lookup, Report};
 use crate::telemetry;
 use crate::username::Username;
 
@@ -80,10 +80,10 @@ pub enum Served {
         /// The old answer.
         entry: Arc<Entry>,
         /// What the failed fetch reported.
-        failure: Report,
+        failure: FailureReport,
     },
     /// The fetch failed and nothing could stand in for it.
-    Failed(Report),
+    Failed(FailureReport),
 }
 
 /// The cache; see the module docs.
@@ -111,7 +111,7 @@ type Landing = watch::Receiver<Option<Landed>>;
 #[derive(Clone)]
 struct Landed {
     /// The stored entry, or the failure (never stored).
-    outcome: Result<Arc<Entry>, Report>,
+    outcome: Result<Arc<Entry>, FailureReport>,
     /// False when the flight found a just-stored entry instead of fetching.
     fetched: bool,
 }
@@ -235,10 +235,9 @@ impl ProfileCache {
         let Some(landed) = landed else {
             // The flight's task ended without a result (it panicked): a failure like any other.
             telemetry::cache(platform, "miss");
-            return Served::Failed(Report {
-                lookup: Lookup::Unavailable("the fetch ended without a result".into()),
-                upstream_requests: 0,
-            });
+            return Served::Failed(FailureReport::unsent(Failure::Unavailable(
+                "the fetch ended without a result".into(),
+            )));
         };
         let fetched = started && landed.fetched;
         match landed.outcome {
@@ -248,7 +247,8 @@ impl ProfileCache {
             }
             Err(failure) => {
                 let stale = match &self.stores.stale {
-                    Some(stale) if stale_worthy(&failure.lookup) => match stale.get(name).await {
+                    Some(stale) if failure.failure.may_serve_stale() => match stale.get(name).await
+                    {
                         Some(entry) => Some(entry),
                         None => match &self.stores.shared {
                             Some(shared) => shared.stale(&self.stores, name).await,
@@ -355,7 +355,7 @@ where
     match tokio::time::timeout(deadline, Box::pin(fetch)).await {
         Ok(report) => report,
         Err(_) => Report {
-            lookup: Lookup::Unavailable(format!("the fetch did not end within {deadline:?}")),
+            lookup: Lookup::unavailable(format!("the fetch did not end within {deadline:?}")),
             upstream_requests: 0,
         },
     }
@@ -381,14 +381,19 @@ impl Stores {
     }
 
     /// Stores what a fetch found; failures are never stored.
-    async fn store(&self, name: &Username, report: Report) -> Result<Arc<Entry>, Report> {
-        let value = match &report.lookup {
+    async fn store(&self, name: &Username, report: Report) -> Result<Arc<Entry>, FailureReport> {
+        let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
                 body: Bytes::from(profile.to_json()),
                 private: profile.is_private(),
             },
             Lookup::NotFound => Stored::NotFound,
-            _ => return Err(report),
+            Lookup::Failed(failure) => {
+                return Err(FailureReport {
+                    failure,
+                    upstream_requests: report.upstream_requests,
+                });
+            }
         };
         let entry = Arc::new(Entry {
             value,
@@ -411,15 +416,4 @@ impl Stores {
             }
         }
     }
-}
-
-/// Failures that an older answer may stand in for: the platform's trouble, not ours.
-fn stale_worthy(lookup: &Lookup) -> bool {
-    matches!(
-        lookup,
-        Lookup::Blocked { .. }
-            | Lookup::Unavailable(_)
-            | Lookup::ExtractionFailed(_)
-            | Lookup::Overloaded { .. }
-    )
 }

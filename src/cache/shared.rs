@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::cache::now_unix_ms;
 use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
-use crate::platform::{Lookup, Report};
+use crate::platform::{Failure, FailureReport, Report};
 use crate::username::Username;
 
 use super::{Entry, Landed, Stored, Stores, fetch_within};
@@ -110,7 +110,7 @@ impl Shared {
         &self,
         platform: &str,
         key: &str,
-        outcome: &Result<Arc<Entry>, Report>,
+        outcome: &Result<Arc<Entry>, FailureReport>,
         token: Option<&FlightToken>,
     ) {
         if let Ok(entry) = outcome {
@@ -137,12 +137,9 @@ impl Shared {
 /// The failure of a flight that waited for another replica's fetch until its deadline.
 fn waited_too_long() -> Landed {
     Landed {
-        outcome: Err(Report {
-            lookup: Lookup::Unavailable(
-                "another replica's fetch of this name did not end in time".into(),
-            ),
-            upstream_requests: 0,
-        }),
+        outcome: Err(FailureReport::unsent(Failure::Unavailable(
+            "another replica's fetch of this name did not end in time".into(),
+        ))),
         fetched: false,
     }
 }

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use crate::cache::{Entry, Served, Stored};
 use crate::error::{ApiError, Problem};
 use crate::http::access_log::LookupLog;
-use crate::platform::{Lookup, PhotoShareProfile, Platform, ShortVideoProfile};
+use crate::platform::{PhotoShareProfile, Platform, ShortVideoProfile};
 use crate::state::AppState;
 use crate::username::{Username, rule_text};
 
@@ -111,7 +111,7 @@ async fn lookup(
         Served::Stale { entry, failure } => {
             let log = LookupLog {
                 cache: "stale",
-                upstream: failure.lookup.label(),
+                upstream: failure.failure.label(),
                 upstream_requests: failure.upstream_requests,
             };
             (stored_response(&entry, 0, "stale"), log)
@@ -119,13 +119,10 @@ async fn lookup(
         Served::Failed(report) => {
             let log = LookupLog {
                 cache: "miss",
-                upstream: report.lookup.label(),
+                upstream: report.failure.label(),
                 upstream_requests: report.upstream_requests,
             };
-            (
-                failure_error(&report.lookup, state.default_retry_after()).into_response(),
-                log,
-            )
+            (ApiError::from(report.failure).into_response(), log)
         }
     };
     response.extensions_mut().insert(log);
@@ -160,24 +157,6 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
     );
     headers.insert("x-cache", HeaderValue::from_static(cache));
     response
-}
-
-/// The caller-facing error of a failed lookup.
-fn failure_error(lookup: &Lookup, default_wait: std::time::Duration) -> ApiError {
-    match lookup {
-        Lookup::NotFound => ApiError::ProfileNotFound,
-        Lookup::Blocked { retry_after, .. } => ApiError::UpstreamBlocked {
-            retry_after: retry_after.unwrap_or(default_wait),
-        },
-        Lookup::Overloaded { retry_after } => ApiError::Overloaded {
-            retry_after: *retry_after,
-        },
-        Lookup::RegionLocked => ApiError::RegionLocked {
-            retry_after: default_wait,
-        },
-        Lookup::ExtractionFailed(_) => ApiError::ExtractionFailed,
-        Lookup::Unavailable(_) | Lookup::Found(_) => ApiError::UpstreamUnavailable,
-    }
 }
 
 /// The body of `/healthz` and `/readyz`.

@@ -63,12 +63,17 @@ impl RetryPolicy {
         }
     }
 
-    /// This policy for a lookup on `route`: through a proxy a throttle is not waited out on
-    /// the same address; it ends the step at once, and the lookup moves to another proxy
-    /// (`platform::guarded`). Transport faults and 5xx keep their one retry.
-    pub fn on(&self, route: &crate::upstream::routes::RouteLease<'_>) -> Self {
+    /// This policy for a lookup on `route` of a platform that does (`retries_blocks`) or does
+    /// not wait its blocks out. Through a proxy a block is not waited out on the same address
+    /// either: it ends the step at once, and the lookup moves to another proxy (the fetch
+    /// ladder). Transport faults and 5xx keep their one retry.
+    pub fn on(
+        &self,
+        route: &crate::upstream::routes::RouteLease<'_>,
+        retries_blocks: bool,
+    ) -> Self {
         Self {
-            retry_throttles: !route.is_proxied(),
+            retry_throttles: retries_blocks && !route.is_proxied(),
             ..self.clone()
         }
     }

@@ -100,7 +100,7 @@ fn counts_are_declared_wide_enough_for_what_is_served() {
         u64::MAX,
         &capture[digits_start + digits_len..]
     );
-    let body = profile_lookup::platform::offline::extract(
+    let body = profile_lookup::saved::extract(
         profile_lookup::platform::Platform::PhotoShare,
         huge.as_bytes(),
         None,

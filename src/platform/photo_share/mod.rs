@@ -1,16 +1,16 @@
 //! The photo-share platform: its profile JSON, its page shapes, and how we fetch them.
 //!
-//! `fetch` decides which documents to ask for and what an HTTP answer means; `extract` (and the
-//! small readers behind it) turn one document into a verdict.
+//! `site` is the platform's contract (which documents to ask for, their headers, what an HTTP
+//! answer means); `extract` (and the small readers behind it) turn one document into a verdict.
 mod api;
 pub mod extract;
-pub mod fetch;
 mod fields;
 mod markers;
 mod page;
 mod shared_data;
 mod signals;
+pub mod site;
 pub mod web_headers;
 mod xig;
 
-pub use fetch::PhotoShareSource;
+pub use site::PhotoShare;

@@ -1,14 +1,14 @@
-//! The short-video platform: its page eras, its WAF challenge, and how we fetch the page.
+//! The short-video platform: its page eras, its WAF challenge, and how the ladder asks it.
 //!
-//! `fetch` asks for the profile page and reads HTTP-level signals; `extract` runs the chain of
-//! era readers (`universal`, `sigi`, `next_data`, sharing `raw`); `challenge` solves the WAF's
-//! proof-of-work page.
+//! `site` is the platform's contract (the profile page, its block signals, the challenge as a
+//! hurdle); `extract` runs the chain of era readers (`universal`, `sigi`, `next_data`, sharing
+//! `raw`); `challenge` solves the WAF's proof-of-work page.
 pub mod challenge;
 pub mod extract;
-pub mod fetch;
 mod next_data;
 mod raw;
 mod sigi;
+pub mod site;
 mod universal;
 
-pub use fetch::ShortVideoSource;
+pub use site::ShortVideo;

@@ -1,0 +1,173 @@
+//! The photo-share platform as the fetch ladder drives it: the profile JSON first, the profile
+//! page second.
+//!
+//! The platform throttles hard, so every blocking signal on either request is waited out with
+//! backoff before the caller hears `upstream_blocked`. A `"user": null` answer from the JSON
+//! endpoint is not trusted as absence (the platform also sends it when throttling): only the
+//! profile page's own 404 confirms it.
+
+use std::convert::Infallible;
+
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use url::Url;
+
+use super::extract;
+use super::web_headers::{self, WwwClaim};
+use crate::config::{PlatformConfig, Settings};
+use crate::platform::site::{Miss, Reading, Site};
+use crate::platform::{PageVerdict, Platform, Profile};
+use crate::upstream::routes::RouteLease;
+use crate::upstream::{Response, same_origin, url_with_segments};
+use crate::username::Username;
+
+/// What the JSON endpoint's `"user": null` is, until the page confirms it.
+const USER_NULL: &str = "user_null";
+
+/// The photo-share platform: its base URL and the web client's `X-IG-WWW-Claim`.
+#[derive(Debug)]
+pub struct PhotoShare {
+    base: Url,
+    claim: WwwClaim,
+}
+
+/// The documents a photo-share lookup asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Doc {
+    /// `/api/v1/users/web_profile_info/?username=`: small, and the web client's own source.
+    ProfileJson,
+    /// `/{username}/`: asked when the JSON had nothing usable; its 404 confirms absence.
+    ProfilePage,
+}
+
+impl Site for PhotoShare {
+    const PLATFORM: Platform = Platform::PhotoShare;
+    const RETRIES_BLOCKS: bool = true;
+    type Doc = Doc;
+    type Hurdle = Infallible;
+    const PLAN: &'static [Doc] = &[Doc::ProfileJson, Doc::ProfilePage];
+
+    fn new(settings: &Settings) -> Self {
+        Self {
+            base: settings.photo_share.base_url.clone(),
+            claim: WwwClaim::default(),
+        }
+    }
+
+    fn config(settings: &Settings) -> &PlatformConfig {
+        &settings.photo_share
+    }
+
+    fn url(&self, doc: Doc, name: &Username) -> Url {
+        match doc {
+            Doc::ProfileJson => {
+                let mut url =
+                    url_with_segments(&self.base, &["api", "v1", "users", "web_profile_info", ""]);
+                url.query_pairs_mut().append_pair("username", name.as_str());
+                url
+            }
+            Doc::ProfilePage => url_with_segments(&self.base, &[name.as_str(), ""]),
+        }
+    }
+
+    /// The JSON request carries the `csrftoken` cookie this route was given (the route's jar
+    /// sends the cookie itself) as `X-CSRFToken`, as the web client does.
+    fn headers(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap {
+        match doc {
+            Doc::ProfileJson => {
+                let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
+                web_headers::api(
+                    &self.url(Doc::ProfilePage, name),
+                    self.claim.current(),
+                    csrf.as_deref(),
+                )
+            }
+            Doc::ProfilePage => web_headers::page(),
+        }
+    }
+
+    fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading<Infallible> {
+        self.claim.observe(response);
+        let retry_after = response.retry_after();
+        let blocked = |reason| Reading::Blocked {
+            reason,
+            retry_after,
+        };
+        if let Some(target) = response.redirect_target() {
+            // A redirect is never followed here. On the platform's own host, a login, challenge
+            // or home-page target is its way of refusing us; anything else is not a profile.
+            if same_origin(&response.url, &target) && extract::redirect_is_block(target.path()) {
+                return blocked("login_redirect");
+            }
+            return Reading::Unavailable("unexpected redirect".into());
+        }
+        let status = response.status;
+        if let Some(reason) = extract::block_signal(status.as_u16(), &response.body) {
+            return blocked(reason);
+        }
+        if status.is_server_error() {
+            return Reading::ServerError(format!("HTTP {status}"));
+        }
+        let verdict = match (doc, status) {
+            (Doc::ProfileJson, StatusCode::NOT_FOUND) => return Reading::NotFound,
+            (Doc::ProfileJson, s) if s.is_success() => extract::from_api(&response.body, name),
+            (Doc::ProfilePage, s) if s.is_success() || s == StatusCode::NOT_FOUND => {
+                extract::from_page(&response.body, name)
+            }
+            (Doc::ProfileJson, _) => return Reading::Inconclusive("unexpected status"),
+            (Doc::ProfilePage, _) => return Reading::Unavailable(format!("HTTP {status}")),
+        };
+        match (doc, verdict) {
+            (_, PageVerdict::Blocked(reason)) => blocked(reason),
+            (Doc::ProfileJson, PageVerdict::NotFound) => Reading::Inconclusive(USER_NULL),
+            (Doc::ProfileJson, PageVerdict::Unreadable(why)) => {
+                tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
+                Reading::Inconclusive("unreadable")
+            }
+            (_, verdict) => Reading::from(verdict.map(Profile::PhotoShare)),
+        }
+    }
+
+    async fn clear(&self, hurdle: Infallible, _: &Url, _: &RouteLease<'_>) -> bool {
+        match hurdle {}
+    }
+
+    /// The JSON said "no user" and the page shows no profile and no 404: that is what
+    /// throttling looks like, so it is reported as a block, not as absence.
+    fn conclude(&self, misses: &[Miss]) -> Reading<Infallible> {
+        match misses {
+            [Miss::Inconclusive(USER_NULL), ..] => Reading::Blocked {
+                reason: "unconfirmed_absence",
+                retry_after: None,
+            },
+            [json, page] => Reading::Unreadable(format!(
+                "profile JSON: {}; profile page: {}",
+                json.why(),
+                page.why()
+            )),
+            _ => Reading::Unreadable("no document answered".into()),
+        }
+    }
+
+    /// A JSON document is read as the profile JSON, anything else as the profile page.
+    fn extract(document: &[u8], requested: Option<&Username>) -> PageVerdict<Profile> {
+        let anyone;
+        let requested = match requested {
+            Some(name) => name,
+            None => {
+                anyone = Username::any(Platform::PhotoShare);
+                &anyone
+            }
+        };
+        let is_json = document
+            .trim_ascii_start()
+            .first()
+            .is_some_and(|b| matches!(b, b'{' | b'['));
+        let verdict = if is_json {
+            extract::from_api(document, requested)
+        } else {
+            extract::from_page(document, requested)
+        };
+        verdict.map(Profile::PhotoShare)
+    }
+}

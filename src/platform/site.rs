@@ -1,0 +1,136 @@
+//! The platform contract: what one platform supplies, so that the shared fetch ladder
+//! ([`ladder`](super::ladder)) can look a name up there.
+//!
+//! A platform says which documents to ask for and in what order, how to request each, and
+//! what an answer means ([`Reading`]); it never sends, retries, rests a proxy or captures a
+//! page itself. Both platforms implement it in the same shape, each in its folder's `site.rs`.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use url::Url;
+
+use super::{PageVerdict, Platform, Profile};
+use crate::config::{PlatformConfig, Settings};
+use crate::upstream::Response;
+use crate::upstream::routes::RouteLease;
+use crate::username::Username;
+
+/// One platform, as the fetch ladder drives it.
+pub trait Site: Send + Sync + Sized + 'static {
+    /// Which platform this is: the metrics label, the username rule, the settings section.
+    const PLATFORM: Platform;
+    /// Whether a block is waited out with backoff and asked again (on a direct route), or is
+    /// final at once and left to the breaker (a captcha only gets worse when repeated).
+    const RETRIES_BLOCKS: bool;
+    /// One kind of document the platform serves a profile in (a page, a JSON endpoint).
+    type Doc: Copy + Send + Sync + 'static;
+    /// A hurdle an answer can put before the real page (a proof-of-work challenge); use
+    /// [`std::convert::Infallible`] when the platform has none.
+    type Hurdle: Send + 'static;
+    /// The documents a lookup asks for, in order: the next only when one had nothing usable.
+    const PLAN: &'static [Self::Doc];
+
+    /// Builds the platform's own state from the settings.
+    fn new(settings: &Settings) -> Self;
+
+    /// The platform's settings section (base URL, proxies, outbound budget).
+    fn config(settings: &Settings) -> &PlatformConfig;
+
+    /// The URL of `doc` for `name`.
+    fn url(&self, doc: Self::Doc, name: &Username) -> Url;
+
+    /// The request headers of `doc`; `route` holds the cookies this route was given.
+    fn headers(&self, doc: Self::Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap;
+
+    /// What one answer to a request for `doc` means: the platform's block signals and its
+    /// extractor, applied to a response whatever its status.
+    fn read(&self, doc: Self::Doc, response: &Response, name: &Username) -> Reading<Self::Hurdle>;
+
+    /// Clears a hurdle so that `url` can be asked again on `route` (e.g. by solving the
+    /// challenge and putting its cookie in the route's jar); false when it could not be.
+    fn clear(
+        &self,
+        hurdle: Self::Hurdle,
+        url: &Url,
+        route: &RouteLease<'_>,
+    ) -> impl Future<Output = bool> + Send;
+
+    /// What the lookup comes to when no document of the plan answered; `misses` holds why,
+    /// one per document of [`Site::PLAN`], in order.
+    fn conclude(&self, misses: &[Miss]) -> Reading<Self::Hurdle> {
+        let why = misses.iter().map(Miss::why).collect::<Vec<_>>().join("; ");
+        Reading::Unreadable(why)
+    }
+
+    /// The platform's extractor on one saved document of any of its kinds: what the document
+    /// says about `requested`, or about whoever it is about when `None`.
+    fn extract(document: &[u8], requested: Option<&Username>) -> PageVerdict<Profile>;
+}
+
+/// What one answer from the platform means, in the platform's own terms; the ladder decides
+/// what to do with it (answer, retry, follow, try the next document).
+#[derive(Debug)]
+pub enum Reading<H> {
+    /// The requested user's profile.
+    Found(Box<Profile>),
+    /// The platform says the user does not exist.
+    NotFound,
+    /// The platform withholds the profile from the region we asked from.
+    RegionLocked,
+    /// The platform refused us; `retry_after` is its own `Retry-After`, when it sent one.
+    Blocked {
+        /// The signal seen, for logs and metrics.
+        reason: &'static str,
+        /// The platform's `Retry-After`.
+        retry_after: Option<Duration>,
+    },
+    /// A server error: worth one more try, then the platform is unavailable.
+    ServerError(String),
+    /// Nothing we will read (an unexpected status, a redirect off the platform): final.
+    Unavailable(String),
+    /// A redirect to follow on the platform's own host.
+    Follow(Url),
+    /// A hurdle to clear before asking again.
+    Hurdle(H),
+    /// Nothing usable in this document, without it being wrong: ask the next one.
+    Inconclusive(&'static str),
+    /// The document should have held a profile and we could not read it: it is kept by drift
+    /// capture, then the next document is asked.
+    Unreadable(String),
+}
+
+/// Why one document of the plan had no answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Miss {
+    /// It said nothing usable (see [`Reading::Inconclusive`]).
+    Inconclusive(&'static str),
+    /// It could not be read (see [`Reading::Unreadable`]).
+    Unreadable(String),
+}
+
+impl Miss {
+    /// The reason, for the log.
+    pub fn why(&self) -> &str {
+        match self {
+            Miss::Inconclusive(why) => why,
+            Miss::Unreadable(why) => why,
+        }
+    }
+}
+
+impl<H> From<PageVerdict<Profile>> for Reading<H> {
+    /// An extractor's verdict as a reading: a verdict maps one to one.
+    fn from(verdict: PageVerdict<Profile>) -> Self {
+        match verdict {
+            PageVerdict::Profile(profile) => Reading::Found(Box::new(profile)),
+            PageVerdict::NotFound => Reading::NotFound,
+            PageVerdict::Blocked(reason) => Reading::Blocked {
+                reason,
+                retry_after: None,
+            },
+            PageVerdict::RegionLocked => Reading::RegionLocked,
+            PageVerdict::Unreadable(why) => Reading::Unreadable(why),
+        }
+    }
+}
