@@ -131,16 +131,22 @@ fn describe() {
     );
 }
 
-/// Route templates the router knows, so their labels need no allocation per request.
-const ROUTES: [&str; 7] = [
-    "/short-video/profile/{username}",
-    "/photo-share/profile/{username}",
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-    "unmatched",
-];
+/// Route templates the router knows (named once by [`name_routes`]), so their labels need no
+/// allocation per request.
+static ROUTES: std::sync::OnceLock<Box<[SharedString]>> = std::sync::OnceLock::new();
+/// The label of a request no route matched.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Names the route templates the router serves, once per process (every router of a process
+/// serves the same routes): their metric labels are built here, not per request.
+pub fn name_routes<'a>(templates: impl Iterator<Item = &'a str>) {
+    ROUTES.get_or_init(|| {
+        templates
+            .map(|t| SharedString::from(std::sync::Arc::<str>::from(t)))
+            .chain([SharedString::const_str(UNMATCHED_ROUTE)])
+            .collect()
+    });
+}
 
 /// Statuses the service answers with, as label text.
 const STATUSES: [(u16, &str); 12] = [
@@ -160,8 +166,11 @@ const STATUSES: [(u16, &str); 12] = [
 
 /// Records one answered request.
 pub fn request_done(route: &str, status: u16, elapsed: Duration) {
-    let route: SharedString = match ROUTES.iter().find(|r| **r == route) {
-        Some(known) => SharedString::const_str(known),
+    let known = ROUTES
+        .get()
+        .and_then(|routes| routes.iter().find(|r| r.as_ref() == route));
+    let route: SharedString = match known {
+        Some(known) => known.clone(),
         None => SharedString::from(route.to_owned()),
     };
     let status: SharedString = match STATUSES.iter().find(|(code, _)| *code == status) {

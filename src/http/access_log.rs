@@ -38,7 +38,7 @@ pub async fn access_log(request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
+        .map_or(crate::telemetry::UNMATCHED_ROUTE, |p| p.as_str())
         .to_owned();
     let mut pending = Pending {
         started: Instant::now(),

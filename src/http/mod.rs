@@ -18,41 +18,57 @@ use axum::Router;
 use axum::http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
-use axum::routing::get;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::{
     SetSensitiveRequestHeadersLayer, SetSensitiveResponseHeadersLayer,
 };
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// The documented routes, each registered with its OpenAPI operation in one call: the one
+/// list of what the API serves. The router, the document and the metrics' route labels all
+/// come from it. Lookups first, operator endpoints second (they get different layers).
+fn documented() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
+    let lookups = OpenApiRouter::new()
+        .routes(routes!(routes::short_video_profile))
+        .routes(routes!(routes::photo_share_profile));
+    let operations = OpenApiRouter::new()
+        .routes(routes!(routes::healthz))
+        .routes(routes!(routes::readyz))
+        .routes(routes!(routes::metrics))
+        .routes(routes!(openapi::serve));
+    (lookups, operations)
+}
+
+/// The OpenAPI document: the root ([`openapi::ApiDoc`]: info, schemas, security, tags) and
+/// every documented route.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let (lookups, operations) = documented();
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(lookups)
+        .merge(operations)
+        .into_openapi()
+}
+
 /// The whole HTTP application for `state`.
 pub fn router(state: AppState) -> Router {
-    let lookups = Router::new()
-        .route(
-            "/short-video/profile/{username}",
-            get(routes::short_video_profile),
-        )
-        .route(
-            "/photo-share/profile/{username}",
-            get(routes::photo_share_profile),
-        )
+    let (lookups, operations) = documented();
+    let lookups = lookups
         .route_layer(from_fn_with_state(
             state.clone(),
             guard::authenticate_and_limit,
         ))
         // Only lookups are shed: a busy replica must still answer its probes, scrapes and docs.
         .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
-    let open = Router::new()
-        .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz))
-        .route("/metrics", get(routes::metrics))
-        .route("/openapi.json", get(openapi::serve))
-        .merge(docs::router());
-    lookups
-        .merge(open)
+    let (routes, document) = lookups.merge(operations).split_for_parts();
+    crate::telemetry::name_routes(document.paths.paths.keys().map(String::as_str));
+    routes
+        .merge(docs::router())
         .method_not_allowed_fallback(routes::method_not_allowed)
         .fallback(routes::not_found)
         .layer(

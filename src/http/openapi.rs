@@ -16,20 +16,13 @@ use crate::platform::{
     ShortVideoUserInfo,
 };
 
-/// The document's root: paths, schemas and the bearer scheme.
+/// The document's root: info, schemas, the bearer scheme and tags; the paths come with the
+/// routes ([`super::document`]).
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "profile-lookup",
         description = "Public profiles of one user per request from a short-video platform and a photo-share platform. Errors are RFC 9457 problem documents with a stable `code`.",
-    ),
-    paths(
-        routes::short_video_profile,
-        routes::photo_share_profile,
-        routes::healthz,
-        routes::readyz,
-        routes::metrics,
-        serve,
     ),
     components(schemas(
         ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
@@ -68,7 +61,7 @@ pub fn document_bytes() -> Bytes {
 
 /// The document as pretty JSON.
 pub fn document_json() -> String {
-    ApiDoc::openapi()
+    super::document()
         .to_pretty_json()
         .unwrap_or_else(|_| "{}".into())
 }
