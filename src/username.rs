@@ -20,6 +20,9 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// Every platform, in the order the API lists them.
+    pub const ALL: [Platform; 2] = [Platform::ShortVideo, Platform::PhotoShare];
+
     /// Inclusive length bounds of a username on this platform.
     pub fn username_len(self) -> (usize, usize) {
         match self {
@@ -130,7 +133,19 @@ impl fmt::Display for Username {
     }
 }
 
-/// The rule as a caller reads it in the error's `detail` (and the OpenAPI description).
+/// The rule as a regular expression (ECMA-262, as OpenAPI's `pattern` takes it), for the
+/// OpenAPI document; [`Username::parse`] is the rule itself and a test holds them equal.
+pub const PATTERN: &str = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$";
+
+/// The rule as the OpenAPI document's parameter description states it.
+pub fn rule_summary(min: usize, max: usize) -> String {
+    format!(
+        "{min} to {max} ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', \
+         does not end with '.', no '..'. Case-insensitive."
+    )
+}
+
+/// The rule as a caller reads it in the error's `detail`.
 pub fn rule_text(min: usize, max: usize) -> String {
     format!(
         "A username is {min} to {max} characters of ASCII letters, digits, '.' and '_'; \

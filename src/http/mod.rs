@@ -10,6 +10,7 @@ pub mod access_log;
 pub mod docs;
 pub mod guard;
 pub mod openapi;
+pub mod path_name;
 pub mod request_id;
 pub mod routes;
 pub mod shed;
@@ -49,10 +50,12 @@ fn documented() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
 /// every documented route.
 pub fn document() -> utoipa::openapi::OpenApi {
     let (lookups, operations) = documented();
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+    let mut document = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(lookups)
         .merge(operations)
-        .into_openapi()
+        .into_openapi();
+    openapi::state_username_rules(&mut document);
+    document
 }
 
 /// The whole HTTP application for `state`.

@@ -15,6 +15,7 @@ use crate::platform::{
     Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
     ShortVideoUserInfo,
 };
+use crate::username::{self, Platform};
 
 /// The document's root: info, schemas, the bearer scheme and tags; the paths come with the
 /// routes ([`super::document`]).
@@ -50,6 +51,42 @@ impl Modify for BearerScheme {
                     .build(),
             ),
         );
+    }
+}
+
+/// States each lookup route's username rule (lengths, pattern, description) from
+/// [`crate::username`], where the rule lives, instead of repeating it in the handlers'
+/// annotations.
+pub fn state_username_rules(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    for platform in Platform::ALL {
+        let path = format!("/{}/profile/{{username}}", platform.as_str());
+        let Some(get) = document
+            .paths
+            .paths
+            .get_mut(&path)
+            .and_then(|p| p.get.as_mut())
+        else {
+            continue;
+        };
+        let (min, max) = platform.username_len();
+        for param in get.parameters.iter_mut().flatten() {
+            let utoipa::openapi::RefOr::T(param) = param else {
+                continue;
+            };
+            if param.name != "username" {
+                continue;
+            }
+            param.description = Some(username::rule_summary(min, max));
+            param.schema = Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(min))
+                    .max_length(Some(max))
+                    .pattern(Some(username::PATTERN))
+                    .into(),
+            );
+        }
     }
 }
 

@@ -1,26 +1,26 @@
 //! The handlers: the two lookups and the operator endpoints.
 
 use axum::body::Body;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::cache::{Entry, Served, Stored};
 use crate::error::{ApiError, Problem};
 use crate::http::access_log::LookupLog;
-use crate::platform::{PhotoShareProfile, Platform, ShortVideoProfile};
+use crate::http::path_name::Name;
+use crate::platform::photo_share::PhotoShare;
+use crate::platform::short_video::ShortVideo;
+use crate::platform::{PhotoShareProfile, ShortVideoProfile};
 use crate::state::AppState;
-use crate::username::{Username, rule_text};
+use crate::username::Username;
 
 /// The short-video profile of one user.
 #[utoipa::path(
     get,
     path = "/short-video/profile/{username}",
     tag = "profiles",
-    params(("username" = String, Path, min_length = 2, max_length = 24,
-        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$", example = "sunny.kitchen.lab",
-        description = "2 to 24 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
+    params(("username" = String, Path, example = "sunny.kitchen.lab")),
     responses(
         (status = 200, description = "The profile (private accounts have `privateAccount: true` and may lack counts)", body = ShortVideoProfile),
         (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
@@ -35,9 +35,9 @@ use crate::username::{Username, rule_text};
 )]
 pub async fn short_video_profile(
     State(state): State<AppState>,
-    raw: Result<Path<String>, PathRejection>,
+    Name { name, .. }: Name<ShortVideo>,
 ) -> Response {
-    lookup(state, Platform::ShortVideo, raw).await
+    lookup(state, name).await
 }
 
 /// The photo-share profile of one user.
@@ -45,9 +45,7 @@ pub async fn short_video_profile(
     get,
     path = "/photo-share/profile/{username}",
     tag = "profiles",
-    params(("username" = String, Path, min_length = 1, max_length = 30,
-        pattern = r"^[A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?!\.))*(?<!\.)$", example = "lumen.trails",
-        description = "1 to 30 ASCII letters, digits, '.' and '_'; starts with a letter, digit or '_', does not end with '.', no '..'. Case-insensitive.")),
+    params(("username" = String, Path, example = "lumen.trails")),
     responses(
         (status = 200, description = "The profile (private accounts have `is_private: true`)", body = PhotoShareProfile),
         (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
@@ -61,28 +59,13 @@ pub async fn short_video_profile(
 )]
 pub async fn photo_share_profile(
     State(state): State<AppState>,
-    raw: Result<Path<String>, PathRejection>,
+    Name { name, .. }: Name<PhotoShare>,
 ) -> Response {
-    lookup(state, Platform::PhotoShare, raw).await
+    lookup(state, name).await
 }
 
-async fn lookup(
-    state: AppState,
-    platform: Platform,
-    raw: Result<Path<String>, PathRejection>,
-) -> Response {
-    let (min, max) = platform.username_len();
-    let parsed = match raw {
-        Ok(Path(raw)) => Username::parse(platform, &raw).map_err(|e| e.to_string()),
-        Err(_) => Err(format!(
-            "the username is not valid text. {}",
-            rule_text(min, max)
-        )),
-    };
-    let name = match parsed {
-        Ok(name) => name,
-        Err(detail) => return ApiError::InvalidUsername(detail).into_response(),
-    };
+/// One lookup of a checked name: from the cache, or through the one flight that fetches it.
+async fn lookup(state: AppState, name: Username) -> Response {
     let flight = (state.clone(), name.clone());
     let served = state
         .cache()
