@@ -5,10 +5,12 @@
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
 //!   [`http::guard`]: [`auth`] (bearer key → [`auth::KeyId`]) and [`quota`] (GCRA per key),
-//!   then the handlers in [`http::routes`]; [`http::openapi`] is the contract document,
-//!   assembled next to the router from the handlers' annotations.
-//! - [`username`]: the [`username::Username`] newtype and the [`username::Platform`] it was
-//!   checked for (re-exported as `platform::Platform`); a bad name is a 400 before any I/O.
+//!   then the handlers in [`http::routes`], which take a checked name from
+//!   [`http::path_name::Name`]. Each route is registered with its OpenAPI operation in one
+//!   call ([`http::router`]); [`http::openapi`] holds the document's root.
+//! - [`username`]: the [`username::Username`] newtype, its rule, and the
+//!   [`username::Platform`] it was checked for (re-exported as `platform::Platform`); a bad
+//!   name is a 400 before any I/O.
 //! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving; in a
 //!   fleet, the replica's memory in front of the fleet's entries and one flight per name for
 //!   the whole fleet.
@@ -16,17 +18,22 @@
 //!   the quota, the cache, flight locks, the outbound budget, the breaker and proxy rests.
 //!   Every call falls back to the replica's own state when Redis cannot be used; with no
 //!   `redis.url` there is no fleet handle at all.
-//! - [`platform`]: the [`platform::Lookup`] outcome and the exact response bodies; one folder
-//!   per platform with its `fetch` (requests, retries, block signals) and its `extract` (page
-//!   formats). [`scan`] finds `<script>` elements in a page without building a DOM, and
+//! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the exact
+//!   response bodies ([`platform::bodies`]), and the platform contract: each platform is a
+//!   folder implementing [`platform::site::Site`] (its documents, their requests, what an
+//!   answer means, its extractor), and [`platform::ladder::Source`] runs any site (gate,
+//!   routes, retries, redirects, hurdles, drift capture). [`platform::Sources`] is the
+//!   registry. [`scan`] finds `<script>` elements in a page without building a DOM, and
 //!   [`json_skim`] finds one member of a large JSON object without parsing the others.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
 //!   [`upstream::routes`] (one client and cookie jar per proxy, a sticky route per lookup,
 //!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).
-//! - [`error`]: the API errors as RFC 9457 problem documents; [`config`]: the layered settings
-//!   (`*Config` per section; it knows nothing of HTTP); [`state`]: built from the settings by
+//! - [`error`]: the API errors as RFC 9457 problem documents, and the one mapping of a
+//!   lookup's failure to them; [`saved`]: what `profile-lookup extract` makes of a saved
+//!   document (the same extractor and mapping); [`config`]: the layered settings (`*Config`
+//!   per section; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`demo`]:
 //!   the built-in sample upstream.
 //!

@@ -118,6 +118,7 @@ impl RouteCookies {
     }
 
     /// Whether the jar holds no unexpired cookie.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
