@@ -113,6 +113,7 @@ impl RouteCookies {
     }
 
     /// How many unexpired cookies the jar holds.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().iter_unexpired().count()
     }
