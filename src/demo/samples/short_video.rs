@@ -768,12 +768,12 @@ mod tests {
                 profile_page(era, &PRIVATE_USER, 60_000),
                 not_found_page(era, NOT_FOUND_USER),
             ] {
-                let text = crate::scan::script_by_id(page.as_bytes(), state_id(era)).unwrap();
+                let text = crate::html::script_by_id(page.as_bytes(), state_id(era)).unwrap();
                 serde_json::from_slice::<serde_json::Value>(text).unwrap();
             }
         }
         for page in [status_page(10000), shell_page()] {
-            let text = crate::scan::script_by_id(page.as_bytes(), state_id(Era::Universal));
+            let text = crate::html::script_by_id(page.as_bytes(), state_id(Era::Universal));
             serde_json::from_slice::<serde_json::Value>(text.unwrap()).unwrap();
         }
     }

@@ -21,7 +21,7 @@
 use memchr::memmem;
 
 use super::signals::has_require_login;
-use crate::scan::{self, Token};
+use crate::html::{self, Token};
 
 /// Text that only the "page not found" page carries in its markup.
 const NOT_FOUND_TEXT: &[u8] = b"Sorry, this page isn";
@@ -43,10 +43,10 @@ struct Marks<'a> {
 }
 
 impl<'a> Marks<'a> {
-    fn read(html: &'a [u8]) -> Self {
+    fn read(page: &'a [u8]) -> Self {
         let text = memmem::Finder::new(NOT_FOUND_TEXT);
         let mut marks = Marks::default();
-        for token in scan::tokens(html) {
+        for token in html::tokens(page) {
             match token {
                 Token::Text(part) => marks.not_found_text |= text.find(part).is_some(),
                 Token::Start(tag) => {
