@@ -70,11 +70,11 @@ fn walk<'a>(
     json: &'a [u8],
     mut visit: impl FnMut(&'a [u8], usize) -> Result<Walk, SkimError>,
 ) -> Result<(), SkimError> {
-    let mut at = skip_ws(json, 0);
+    let mut at = ws_end(json, 0);
     if json.get(at) != Some(&b'{') {
         return Err(SkimError("not an object"));
     }
-    at = skip_ws(json, at + 1);
+    at = ws_end(json, at + 1);
     if json.get(at) == Some(&b'}') {
         return Ok(());
     }
@@ -84,17 +84,17 @@ fn walk<'a>(
         }
         let key_end = string_end(json, at)?;
         let key = &json[at + 1..key_end - 1];
-        at = skip_ws(json, key_end);
+        at = ws_end(json, key_end);
         if json.get(at) != Some(&b':') {
             return Err(SkimError("':' was expected after a member name"));
         }
-        let value_end = match visit(key, skip_ws(json, at + 1))? {
+        let value_end = match visit(key, ws_end(json, at + 1))? {
             Walk::Stop => return Ok(()),
             Walk::Next(end) => end,
         };
-        at = skip_ws(json, value_end);
+        at = ws_end(json, value_end);
         match json.get(at) {
-            Some(b',') => at = skip_ws(json, at + 1),
+            Some(b',') => at = ws_end(json, at + 1),
             Some(b'}') => return Ok(()),
             _ => return Err(SkimError("',' or '}' was expected after a member")),
         }
@@ -106,11 +106,19 @@ fn walk<'a>(
 #[error("the JSON breaks off or is malformed: {0}")]
 pub struct SkimError(&'static str);
 
-fn skip_ws(json: &[u8], mut at: usize) -> usize {
-    while at < json.len() && matches!(json[at], b' ' | b'\t' | b'\n' | b'\r') {
-        at += 1;
-    }
-    at
+/// `s` without its leading JSON whitespace (space, tab, LF, CR): the one definition, for the
+/// skimmer and for the readers that look at the bytes around a key themselves.
+pub fn skip_ws(s: &[u8]) -> &[u8] {
+    let start = s
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .unwrap_or(s.len());
+    &s[start..]
+}
+
+/// The offset of the first byte at or after `at` that is not JSON whitespace.
+fn ws_end(json: &[u8], at: usize) -> usize {
+    json.len() - skip_ws(&json[at..]).len()
 }
 
 /// One past the closing quote of the string that opens at `start`.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::fields::{EdgeUser, describe};
-use super::signals::skip_ws;
+use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
 
 #[derive(Deserialize)]

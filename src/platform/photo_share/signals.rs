@@ -6,6 +6,8 @@
 
 use memchr::memmem;
 
+use crate::json_skim::skip_ws;
+
 /// The challenge names the platform puts in a JSON `message` (and in 400 bodies).
 const CHALLENGES: [&str; 3] = [
     "checkpoint_required",
@@ -102,15 +104,6 @@ pub(super) fn message_block(message: &str) -> Option<&'static str> {
     message
         .starts_with("Please wait a few minutes")
         .then_some("please_wait")
-}
-
-/// `s` without its leading JSON whitespace.
-pub(super) fn skip_ws(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .unwrap_or(s.len());
-    &s[start..]
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::fields::{Flag, Num, Text, describe, is_requested};
-use super::signals::skip_ws;
+use crate::json_skim::skip_ws;
 use crate::platform::{Count, PhotoShareProfile};
 use crate::username::Username;
 
