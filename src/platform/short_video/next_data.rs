@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::raw::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -42,7 +42,7 @@ struct PageProps<'a> {
 ///
 /// `statusCode` decides; only when it is absent does `serverCode` 404 mean not found.
 pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
-    let doc: Doc = match raw::parse(text) {
+    let doc: Doc = match user_json::parse(text) {
         Ok(doc) => doc,
         Err(why) => return PageVerdict::Unreadable(why),
     };
@@ -62,7 +62,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
         return PageVerdict::NotFound;
     }
     let found = Found::from_user_info(props.status_code, props.status_msg, props.user_info);
-    raw::verdict(found, requested)
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::raw::{self, Found, RawStats, RawUser, Text};
+use super::user_json::{self, Found, RawStats, RawUser, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -105,8 +105,8 @@ pub(super) fn read(
     requested: &Username,
 ) -> PageVerdict<ShortVideoProfile> {
     let parsed = match embedding {
-        Embedding::Json => raw::parse::<Doc>(text),
-        Embedding::Assignment => raw::parse_prefix::<Doc>(text),
+        Embedding::Json => user_json::parse::<Doc>(text),
+        Embedding::Assignment => user_json::parse_prefix::<Doc>(text),
     };
     let doc = match parsed {
         Ok(doc) => doc,
@@ -168,7 +168,7 @@ pub(super) fn read(
         stats: stats_at.map(|at| stats.swap_remove(at).1),
         stats_v2: None,
     };
-    raw::verdict(found, requested)
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::raw::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo, Text};
 use crate::json_skim;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
@@ -43,7 +43,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
                 return PageVerdict::Unreadable(format!("__DEFAULT_SCOPE__ is not readable: {e}"));
             }
         };
-    let detail: Option<UserDetail> = match detail.map(raw::parse).transpose() {
+    let detail: Option<UserDetail> = match detail.map(user_json::parse).transpose() {
         Ok(detail) => detail.flatten(),
         Err(why) => return PageVerdict::Unreadable(why),
     };
@@ -55,7 +55,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
         };
     };
     let found = Found::from_user_info(detail.status_code, detail.status_msg, detail.user_info);
-    raw::verdict(found, requested)
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]
