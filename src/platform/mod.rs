@@ -3,6 +3,7 @@
 //! Everything below this module knows page formats; nothing above it does. A platform source
 //! turns a [`Username`] into a [`Lookup`], and the HTTP edge maps that outcome to a status code.
 
+pub(crate) mod fields;
 pub mod offline;
 pub mod photo_share;
 pub mod short_video;

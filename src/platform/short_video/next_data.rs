@@ -6,7 +6,8 @@
 
 use serde::Deserialize;
 
-use super::user_json::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo};
+use crate::platform::fields::Text;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -30,8 +31,6 @@ struct Props<'a> {
 struct PageProps<'a> {
     server_code: Option<i64>,
     status_code: Option<i64>,
-    #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     #[serde(borrow)]
@@ -61,7 +60,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
     if props.status_code.is_none() && props.server_code == Some(404) {
         return PageVerdict::NotFound;
     }
-    let found = Found::from_user_info(props.status_code, props.status_msg, props.user_info);
+    let found = Found::from_user_info(props.status_code, props.user_info);
     user_json::verdict(found, requested)
 }
 

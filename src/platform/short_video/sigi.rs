@@ -14,7 +14,8 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::user_json::{self, Found, RawStats, RawUser, Text};
+use super::user_json::{self, Found, RawStats, RawUser};
+use crate::platform::fields::{Object, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -45,7 +46,7 @@ struct UserModule<'a> {
     #[serde(borrow)]
     users: Option<Entries<'a, RawUser<'a>>>,
     #[serde(borrow)]
-    stats: Option<Entries<'a, RawStats>>,
+    stats: Option<Entries<'a, Object<RawStats>>>,
 }
 
 #[derive(Deserialize)]
@@ -54,8 +55,6 @@ struct UserPage<'a> {
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     status_code: Option<i64>,
-    #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
 }
 
 /// A JSON object kept as its entries in order (keys borrowed where possible).
@@ -163,9 +162,8 @@ pub(super) fn read(
     });
     let found = Found {
         status: page.status_code,
-        status_msg: page.status_msg,
         user,
-        stats: stats_at.map(|at| stats.swap_remove(at).1),
+        stats: stats_at.and_then(|at| stats.swap_remove(at).1.0),
         stats_v2: None,
     };
     user_json::verdict(found, requested)

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::user_json::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo};
 use crate::json_skim;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
@@ -16,8 +16,6 @@ pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
 #[serde(rename_all = "camelCase")]
 struct UserDetail<'a> {
     status_code: Option<i64>,
-    #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
     #[serde(borrow)]
     user_info: Option<RawUserInfo<'a>>,
 }
@@ -54,7 +52,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
             None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
         };
     };
-    let found = Found::from_user_info(detail.status_code, detail.status_msg, detail.user_info);
+    let found = Found::from_user_info(detail.status_code, detail.user_info);
     user_json::verdict(found, requested)
 }
 

@@ -6,139 +6,15 @@
 //! (`universal`, `sigi`, `next_data`) find those pieces with typed, borrowing serde structs and
 //! hand them to [`verdict`]. Fields the body does not need are never materialised: serde skips
 //! them with `IgnoredAny`, which walks nesting iteratively (no stack growth on deep input).
-
-use std::borrow::Cow;
-use std::fmt;
+//! The fields it does need are read with the lenient types both platforms share
+//! ([`crate::platform::fields`]), so a wrongly typed one never costs the profile.
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::platform::ShortVideoUserInfo;
+use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
 use crate::platform::{PageVerdict, ShortVideoProfile, ShortVideoStats, ShortVideoUser};
 use crate::username::Username;
-
-/// A JSON string borrowed from the page when it has no escapes, owned otherwise.
-///
-/// Numbers are accepted too and kept as their decimal text, because the platform has spelled
-/// ids both ways. `Option<Cow<str>>` alone would always allocate (serde only borrows a bare
-/// `Cow` field), hence this wrapper.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Text<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_string())))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_string())))
-            }
-        }
-        deserializer.deserialize_any(TextVisitor)
-    }
-}
-
-impl Text<'_> {
-    fn into_string(self) -> String {
-        self.0.into_owned()
-    }
-}
-
-/// One count as the page spells it: absent (or `null`), unusable, or a value.
-///
-/// The platform writes counts as JSON numbers in `stats` and as decimal strings in `statsV2`;
-/// `stats.heartCount` overflows int32 and goes negative on big accounts. Anything that is not a
-/// non-negative integer is `Invalid` rather than an error, so one odd count never costs the
-/// whole profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) enum Count {
-    /// The page does not give this count.
-    #[default]
-    Missing,
-    /// The page gives something that is not a count (negative, fractional, text, …).
-    Invalid,
-    /// An exact non-negative count.
-    Value(u64),
-}
-
-impl Count {
-    /// This count, or `other` when this one is not a value: the first usable spelling wins.
-    fn or(self, other: Count) -> Count {
-        match (self, other) {
-            (Count::Value(_), _) => self,
-            (_, Count::Value(_)) => other,
-            (Count::Invalid, _) | (_, Count::Invalid) => Count::Invalid,
-            _ => Count::Missing,
-        }
-    }
-
-    fn value(self) -> Option<u64> {
-        match self {
-            Count::Value(n) => Some(n),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct CountVisitor;
-        impl<'de> Visitor<'de> for CountVisitor {
-            type Value = Count;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a count")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
-                Ok(Count::Value(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
-                Ok(u64::try_from(v).map_or(Count::Invalid, Count::Value))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Count, E> {
-                // 2^53: above it a float no longer holds every integer exactly.
-                let exact = v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9.0e15;
-                Ok(if exact {
-                    Count::Value(v as u64)
-                } else {
-                    Count::Invalid
-                })
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Count, E> {
-                Ok(v.parse::<u64>().map_or(Count::Invalid, Count::Value))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Count, E> {
-                Ok(Count::Invalid)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Count, E> {
-                Ok(Count::Missing)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Count::Invalid)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Count::Invalid)
-            }
-        }
-        deserializer.deserialize_any(CountVisitor)
-    }
-}
 
 /// The `user` object: only the fields the body returns.
 #[derive(Debug, Default, Deserialize)]
@@ -152,8 +28,10 @@ pub(super) struct RawUser<'a> {
     pub nickname: Option<Text<'a>>,
     #[serde(borrow)]
     pub signature: Option<Text<'a>>,
-    pub verified: Option<bool>,
-    pub private_account: Option<bool>,
+    #[serde(default)]
+    pub verified: Flag,
+    #[serde(default)]
+    pub private_account: Flag,
     #[serde(borrow)]
     pub avatar_thumb: Option<Text<'a>>,
     #[serde(borrow)]
@@ -162,8 +40,10 @@ pub(super) struct RawUser<'a> {
     pub avatar_larger: Option<Text<'a>>,
     #[serde(borrow)]
     pub sec_uid: Option<Text<'a>>,
-    pub relation: Option<i64>,
-    pub open_favorite: Option<bool>,
+    #[serde(default)]
+    pub relation: Int,
+    #[serde(default)]
+    pub open_favorite: Flag,
 }
 
 /// The `stats` object (numbers, rounded on big accounts) or `statsV2` (exact decimal strings).
@@ -171,17 +51,17 @@ pub(super) struct RawUser<'a> {
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawStats {
     #[serde(default)]
-    pub follower_count: Count,
+    pub follower_count: Num,
     #[serde(default)]
-    pub following_count: Count,
+    pub following_count: Num,
     #[serde(default)]
-    pub heart: Count,
+    pub heart: Num,
     #[serde(default)]
-    pub heart_count: Count,
+    pub heart_count: Num,
     #[serde(default)]
-    pub video_count: Count,
+    pub video_count: Num,
     #[serde(default)]
-    pub digg_count: Count,
+    pub digg_count: Num,
 }
 
 /// `userInfo` as the Universal and `__NEXT_DATA__` eras nest it.
@@ -189,9 +69,10 @@ pub(super) struct RawStats {
 pub(super) struct RawUserInfo<'a> {
     #[serde(borrow)]
     pub user: Option<RawUser<'a>>,
-    pub stats: Option<RawStats>,
-    #[serde(rename = "statsV2")]
-    pub stats_v2: Option<RawStats>,
+    #[serde(default)]
+    pub stats: Object<RawStats>,
+    #[serde(rename = "statsV2", default)]
+    pub stats_v2: Object<RawStats>,
 }
 
 /// What an era parser found about the page's subject, before any decision.
@@ -199,8 +80,6 @@ pub(super) struct RawUserInfo<'a> {
 pub(super) struct Found<'a> {
     /// The platform's status code for the profile request (`None`: the page gives none).
     pub status: Option<i64>,
-    /// The platform's status message, for the log when the code is unexpected.
-    pub status_msg: Option<Text<'a>>,
     /// The profile user, when the page carries one at the era's profile path.
     pub user: Option<RawUser<'a>>,
     /// Rounded counts.
@@ -212,18 +91,13 @@ pub(super) struct Found<'a> {
 impl<'a> Found<'a> {
     /// What an era that nests `{user, stats, statsV2}` under one `userInfo` object found,
     /// beside its status fields (the `__UNIVERSAL_DATA…` and `__NEXT_DATA__` eras).
-    pub fn from_user_info(
-        status: Option<i64>,
-        status_msg: Option<Text<'a>>,
-        info: Option<RawUserInfo<'a>>,
-    ) -> Self {
+    pub fn from_user_info(status: Option<i64>, info: Option<RawUserInfo<'a>>) -> Self {
         let info = info.unwrap_or_default();
         Found {
             status,
-            status_msg,
             user: info.user,
-            stats: info.stats,
-            stats_v2: info.stats_v2,
+            stats: info.stats.0,
+            stats_v2: info.stats_v2.0,
         }
     }
 }
@@ -241,13 +115,7 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
         Some(10221 | 10202 | 10204) => return PageVerdict::NotFound,
         Some(10231) => return PageVerdict::RegionLocked,
         Some(10000 | 10113 | 10114) => return PageVerdict::Blocked("captcha"),
-        Some(code) => {
-            let msg = found.status_msg.map(|m| m.0).unwrap_or_default();
-            return PageVerdict::Unreadable(format!(
-                "unexpected status code {code} ({})",
-                clip(&msg)
-            ));
-        }
+        Some(code) => return PageVerdict::Unreadable(format!("unexpected status code {code}")),
     };
     let Some(user) = found.user else {
         return PageVerdict::Unreadable("the state has no user for the profile".into());
@@ -255,8 +123,7 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
     let unique_id = user.unique_id.map(Text::into_string).unwrap_or_default();
     if !requested.matches(&unique_id) {
         return PageVerdict::Unreadable(format!(
-            "the state is about {:?}, not the requested {:?}",
-            clip(&unique_id),
+            "the state is about another user than the requested {:?}",
             requested.as_str()
         ));
     }
@@ -266,14 +133,14 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
         unique_id,
         nickname: text(user.nickname),
         signature: text(user.signature),
-        verified: user.verified.unwrap_or(false),
-        private_account: private || user.private_account.unwrap_or(false),
+        verified: user.verified.0,
+        private_account: private || user.private_account.0,
         avatar_thumb: text(user.avatar_thumb),
         avatar_medium: text(user.avatar_medium),
         avatar_larger: text(user.avatar_larger),
         sec_uid: text(user.sec_uid),
-        relation: user.relation.unwrap_or(0),
-        open_favorite: user.open_favorite.unwrap_or(false),
+        relation: user.relation.0,
+        open_favorite: user.open_favorite.0,
     };
     let stats = merge_stats(found.stats.unwrap_or_default(), found.stats_v2);
     PageVerdict::Profile(ShortVideoProfile {
@@ -287,8 +154,8 @@ fn merge_stats(rounded: RawStats, exact: Option<RawStats>) -> ShortVideoStats {
     let exact = exact.unwrap_or_default();
     let heart = exact.heart.or(rounded.heart);
     let heart_count = exact.heart_count.or(rounded.heart_count);
-    let stand_in = |own: Count, other: Count| match own {
-        Count::Invalid => other.value(),
+    let stand_in = |own: Num, other: Num| match own {
+        Num::Invalid => other.value(),
         _ => own.value(),
     };
     ShortVideoStats {
@@ -301,13 +168,9 @@ fn merge_stats(rounded: RawStats, exact: Option<RawStats>) -> ShortVideoStats {
     }
 }
 
-/// At most 64 characters of page text for a log line (a hostile page can hold megabytes).
-fn clip(s: &str) -> &str {
-    match s.char_indices().nth(64) {
-        Some((at, _)) => &s[..at],
-        None => s,
-    }
-}
+/// What a state that does not parse is, in the log (followed by what and where, never by its
+/// text).
+const NOT_JSON: &str = "the state is not readable JSON";
 
 /// Parses `text` (a state script's raw bytes) as JSON into `T`, or says why not.
 ///
@@ -316,7 +179,7 @@ fn clip(s: &str) -> &str {
 /// serde_json's recursion limit stays on.
 pub(super) fn parse<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String> {
     let text = std::str::from_utf8(text).map_err(|e| format!("the state is not UTF-8: {e}"))?;
-    serde_json::from_str(text).map_err(|e| format!("the state is not readable JSON: {e}"))
+    serde_json::from_str(text).map_err(|e| describe(NOT_JSON, &e))
 }
 
 /// Like [`parse`] for a JSON value followed by more script text (`…;window[…]=…`): reads one
@@ -324,38 +187,12 @@ pub(super) fn parse<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String>
 pub(super) fn parse_prefix<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String> {
     let text = std::str::from_utf8(text).map_err(|e| format!("the state is not UTF-8: {e}"))?;
     let mut de = serde_json::Deserializer::from_str(text);
-    T::deserialize(&mut de).map_err(|e| format!("the state is not readable JSON: {e}"))
+    T::deserialize(&mut de).map_err(|e| describe(NOT_JSON, &e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn count(json: &str) -> Count {
-        serde_json::from_str(json).unwrap()
-    }
-
-    #[test]
-    fn counts_accept_numbers_and_decimal_strings_only() {
-        assert_eq!(count("12"), Count::Value(12));
-        assert_eq!(count("\"4001943\""), Count::Value(4_001_943));
-        assert_eq!(count("18446744073709551615"), Count::Value(u64::MAX));
-        assert_eq!(count("4.0e6"), Count::Value(4_000_000));
-        assert_eq!(count("null"), Count::Missing);
-        for bad in [
-            "-1",
-            "1.5",
-            "\"-3\"",
-            "\"12k\"",
-            "\"\"",
-            "true",
-            "[1]",
-            "{\"a\":1}",
-            "1e300",
-        ] {
-            assert_eq!(count(bad), Count::Invalid, "{bad}");
-        }
-    }
 
     #[test]
     fn exact_counts_win_and_heart_spellings_stand_in_for_each_other() {
@@ -379,22 +216,5 @@ mod tests {
         let rounded: RawStats = serde_json::from_str(r#"{"heart":7}"#).unwrap();
         let stats = merge_stats(rounded, None);
         assert_eq!((stats.heart, stats.heart_count), (Some(7), None));
-    }
-
-    #[test]
-    fn text_borrows_when_it_can_and_decodes_escapes() {
-        let t: Text = serde_json::from_str(r#""plain""#).unwrap();
-        assert!(matches!(t.0, Cow::Borrowed("plain")));
-        let t: Text = serde_json::from_str(r#""a\u002Fb &amp;""#).unwrap();
-        assert_eq!(t.0, "a/b &amp;");
-        let t: Text = serde_json::from_str("107955").unwrap();
-        assert_eq!(t.0, "107955");
-    }
-
-    #[test]
-    fn clip_cuts_on_a_char_boundary() {
-        let long = "é".repeat(100);
-        assert_eq!(clip(&long).chars().count(), 64);
-        assert_eq!(clip("short"), "short");
     }
 }
