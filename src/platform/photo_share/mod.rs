@@ -3,9 +3,9 @@
 //! `fetch` decides which documents to ask for and what an HTTP answer means; `extract` (and the
 //! small readers behind it) turn one document into a verdict.
 mod api;
+mod edge_user;
 pub mod extract;
 pub mod fetch;
-mod fields;
 mod markers;
 mod page;
 mod shared_data;

@@ -8,20 +8,21 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::fields::{EdgeUser, describe};
+use super::edge_user::EdgeUser;
 use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
+use crate::platform::fields::describe;
 
 #[derive(Deserialize)]
-struct SharedData {
-    #[serde(default)]
-    entry_data: Option<EntryData>,
+struct SharedData<'a> {
+    #[serde(default, borrow)]
+    entry_data: Option<EntryData<'a>>,
 }
 
 #[derive(Deserialize)]
-struct EntryData {
-    #[serde(rename = "ProfilePage", default)]
-    profile_page: Option<Vec<ProfileEntry>>,
+struct EntryData<'a> {
+    #[serde(rename = "ProfilePage", default, borrow)]
+    profile_page: Option<Vec<ProfileEntry<'a>>>,
     #[serde(rename = "LoginAndSignupPage", default)]
     login: Option<IgnoredAny>,
     #[serde(rename = "HttpErrorPage", default)]
@@ -29,15 +30,15 @@ struct EntryData {
 }
 
 #[derive(Deserialize)]
-struct ProfileEntry {
-    #[serde(default)]
-    graphql: Option<Graphql>,
+struct ProfileEntry<'a> {
+    #[serde(default, borrow)]
+    graphql: Option<Graphql<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Graphql {
-    #[serde(default)]
-    user: Option<EdgeUser>,
+struct Graphql<'a> {
+    #[serde(default, borrow)]
+    user: Option<EdgeUser<'a>>,
 }
 
 /// What one legacy state script says.

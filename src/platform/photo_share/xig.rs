@@ -13,8 +13,9 @@
 use memchr::memmem::Finder;
 use serde::Deserialize;
 
-use super::fields::{Flag, Num, Text, describe, is_requested};
+use super::edge_user::is_requested;
 use crate::json_skim::skip_ws;
+use crate::platform::fields::{Flag, Num, Object, Text, describe};
 use crate::platform::{Count, PhotoShareProfile};
 use crate::username::Username;
 
@@ -23,21 +24,21 @@ use crate::username::Username;
 pub(super) const KEY: &[u8] = b"\"xig_user_by_username\"";
 
 #[derive(Deserialize)]
-struct XigUser {
-    #[serde(default)]
-    pk: Text,
-    #[serde(default)]
-    pk_id: Text,
-    #[serde(default)]
-    username: Text,
-    #[serde(default)]
-    full_name: Text,
-    #[serde(default)]
-    biography: Text,
-    #[serde(default)]
-    profile_pic_url: Text,
-    #[serde(default)]
-    hd_profile_pic_url_info: Option<HdInfo>,
+struct XigUser<'a> {
+    #[serde(default, borrow)]
+    pk: Text<'a>,
+    #[serde(default, borrow)]
+    pk_id: Text<'a>,
+    #[serde(default, borrow)]
+    username: Text<'a>,
+    #[serde(default, borrow)]
+    full_name: Text<'a>,
+    #[serde(default, borrow)]
+    biography: Text<'a>,
+    #[serde(default, borrow)]
+    profile_pic_url: Text<'a>,
+    #[serde(default, borrow)]
+    hd_profile_pic_url_info: Object<HdInfo<'a>>,
     #[serde(default)]
     is_verified: Flag,
     #[serde(default)]
@@ -51,40 +52,41 @@ struct XigUser {
 }
 
 #[derive(Deserialize)]
-struct HdInfo {
-    #[serde(default)]
-    url: Text,
+struct HdInfo<'a> {
+    #[serde(default, borrow)]
+    url: Text<'a>,
 }
 
-impl XigUser {
+impl XigUser<'_> {
     fn into_profile(self) -> PhotoShareProfile {
-        let hd = self.hd_profile_pic_url_info.map(|info| info.url.0);
+        let profile_pic_url = self.profile_pic_url.into_string();
+        let hd = self.hd_profile_pic_url_info.0.map(|info| info.url);
         let profile_pic_url_hd = match hd {
-            Some(url) if !url.is_empty() => url,
-            _ => self.profile_pic_url.0.clone(),
+            Some(url) if !url.0.is_empty() => url.into_string(),
+            _ => profile_pic_url.clone(),
         };
         let id = if self.pk.0.is_empty() {
-            self.pk_id.0
+            self.pk_id
         } else {
-            self.pk.0
+            self.pk
         };
         PhotoShareProfile {
-            id,
-            username: self.username.0,
-            full_name: self.full_name.0,
-            biography: self.biography.0,
-            profile_pic_url: self.profile_pic_url.0,
+            id: id.into_string(),
+            username: self.username.into_string(),
+            full_name: self.full_name.into_string(),
+            biography: self.biography.into_string(),
+            profile_pic_url,
             profile_pic_url_hd,
             is_verified: self.is_verified.0,
             is_private: self.is_private.0,
             edge_followed_by: Count {
-                count: self.follower_count.0,
+                count: self.follower_count.value(),
             },
             edge_follow: Count {
-                count: self.following_count.0,
+                count: self.following_count.value(),
             },
             edge_owner_to_timeline_media: Count {
-                count: self.media_count.0,
+                count: self.media_count.value(),
             },
         }
     }
