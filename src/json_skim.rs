@@ -8,7 +8,7 @@
 //!
 //! The text of a key is compared as written, so a key spelled with escapes never matches.
 
-use memchr::memchr2;
+use crate::cost;
 
 /// The raw text of the value of each of `keys` in the JSON object that `json` holds (leading
 /// and trailing whitespace allowed), in one pass; `None` for keys that are absent.
@@ -113,6 +113,7 @@ pub fn skip_ws(s: &[u8]) -> &[u8] {
         .iter()
         .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
         .unwrap_or(s.len());
+    cost::examined(start);
     &s[start..]
 }
 
@@ -125,7 +126,7 @@ fn ws_end(json: &[u8], at: usize) -> usize {
 fn string_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
     let mut at = start + 1;
     loop {
-        let hit = memchr2(b'"', b'\\', &json[at.min(json.len())..])
+        let hit = cost::memchr2(b'"', b'\\', &json[at.min(json.len())..])
             .ok_or(SkimError("a string is not closed"))?;
         at += hit;
         if json[at] == b'"' {
@@ -149,6 +150,7 @@ fn value_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
             {
                 at += 1;
             }
+            cost::examined(at - start);
             if at == start {
                 return Err(SkimError("a value was expected"));
             }
@@ -162,24 +164,34 @@ fn value_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
 fn container_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
     let mut depth = 0usize;
     let mut at = start;
-    while at < json.len() {
-        match json[at] {
-            b'"' => {
-                at = string_end(json, at)?;
-                continue;
-            }
+    // Bytes this loop looks at itself (strings count their own).
+    let mut steps = 0;
+    let end = loop {
+        let Some(&byte) = json.get(at) else {
+            break Err(SkimError("an object or array is not closed"));
+        };
+        steps += 1;
+        match byte {
+            b'"' => match string_end(json, at) {
+                Ok(next) => {
+                    at = next;
+                    continue;
+                }
+                Err(e) => break Err(e),
+            },
             b'{' | b'[' => depth += 1,
             b'}' | b']' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Ok(at + 1);
+                    break Ok(at + 1);
                 }
             }
             _ => {}
         }
         at += 1;
-    }
-    Err(SkimError("an object or array is not closed"))
+    };
+    cost::examined(steps);
+    end
 }
 
 #[cfg(test)]
@@ -255,6 +267,29 @@ mod tests {
             Some(200_000)
         );
         assert!(members(format!("{{\"a\":{}", "[".repeat(100_000)).as_bytes(), ["a"]).is_err());
+    }
+
+    #[test]
+    fn the_work_is_linear_in_the_input() {
+        let shapes: [fn(usize) -> String; 4] = [
+            |n| format!(r#"{{"a":{}"#, "[".repeat(n)),
+            |n| format!(r#"{{"a":"{}"}}"#, r#"\"\\"#.repeat(n / 4)),
+            |n| {
+                let members: String = (0..n / 12).map(|i| format!(r#""k{i}":[1],"#)).collect();
+                format!(r#"{{{members}"z":0}}"#)
+            },
+            |n| format!(r#"{{"a":[{}]}}"#, r#"{"b":"]"},"#.repeat(n / 10)),
+        ];
+        for shape in shapes {
+            let work = |n: usize| {
+                let json = shape(n);
+                cost::measure(|| members(json.as_bytes(), ["z", "none"])).1
+            };
+            let n = 64 * 1024;
+            let (once, _) = cost::linear(n, work).unwrap_or_else(|e| panic!("{}: {e}", &shape(40)));
+            // The count covers the path: an escaped byte is skipped uncounted.
+            assert!(once >= n as u64 / 2, "{}: {once} of {n}", &shape(40));
+        }
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //!   per platform with its `fetch` (requests, retries, block signals) and its `extract` (page
 //!   formats). [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
 //!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
-//!   one member of a large JSON object without parsing the others.
+//!   one member of a large JSON object without parsing the others; both (and every other
+//!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
+//!   tests show that no page costs more than linear work.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
@@ -41,6 +43,7 @@
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod cost;
 pub mod demo;
 pub mod error;
 pub mod fleet;

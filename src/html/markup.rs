@@ -1,7 +1,7 @@
 //! What a `<` opens, and how far a tag, a comment or a bogus comment reaches: the
 //! tokenizer's tag, attribute and comment states, each a function from a position to the next.
 
-use memchr::{memchr, memmem};
+use crate::cost::{self, find};
 
 use super::Tag;
 
@@ -55,7 +55,7 @@ fn comment_end(html: &[u8], start: usize) -> usize {
         return start + 2;
     }
     let mut from = 0;
-    while let Some(at) = memmem::find(&body[from..], b"--") {
+    while let Some(at) = find(&body[from..], b"--") {
         let dashes = from + at;
         match &body[dashes + 2..] {
             [b'>', ..] => return start + dashes + 3,
@@ -69,7 +69,7 @@ fn comment_end(html: &[u8], start: usize) -> usize {
 /// The position just after the first `>` at or after `from` (the page's end when none).
 fn bogus_comment_end(html: &[u8], from: usize) -> usize {
     html.get(from..)
-        .and_then(|rest| memchr(b'>', rest))
+        .and_then(|rest| cost::memchr(b'>', rest))
         .map_or(html.len(), |at| from + at + 1)
 }
 
@@ -80,6 +80,7 @@ fn tag_extent(s: &[u8]) -> (usize, Option<usize>) {
         .iter()
         .position(|&b| is_space(b) || b == b'/' || b == b'>')
         .unwrap_or(s.len());
+    cost::examined(name_len);
     let mut at = name_len;
     loop {
         match next_attr(s, at) {
@@ -107,7 +108,19 @@ pub(super) enum Lexed {
 /// Reads the next attribute of a tag from `at`, following the tokenizer's attribute states:
 /// a name runs to whitespace, `/`, `>` or `=` (a leading `=` and any quote belong to it); a
 /// value is quoted with `"` or `'` (and may then hold `>`) or runs to whitespace or `>`.
-pub(super) fn next_attr(s: &[u8], mut at: usize) -> Lexed {
+pub(super) fn next_attr(s: &[u8], at: usize) -> Lexed {
+    let lexed = lex_attr(s, at);
+    let end = match lexed {
+        Lexed::Attr { next, .. } => next,
+        Lexed::End(end) => end + 1,
+        Lexed::Eof => s.len(),
+    };
+    cost::examined(end - at);
+    lexed
+}
+
+/// [`next_attr`] without the count of the bytes it examined.
+fn lex_attr(s: &[u8], mut at: usize) -> Lexed {
     while at < s.len() && (is_space(s[at]) || s[at] == b'/') {
         at += 1;
     }
@@ -139,7 +152,7 @@ pub(super) fn next_attr(s: &[u8], mut at: usize) -> Lexed {
     match s.get(at) {
         Some(&quote @ (b'"' | b'\'')) => {
             let start = at + 1;
-            let end = memchr(quote, &s[start..]).map_or(s.len(), |len| start + len);
+            let end = memchr::memchr(quote, &s[start..]).map_or(s.len(), |len| start + len);
             Lexed::Attr {
                 name,
                 value: (start, end),

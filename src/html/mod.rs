@@ -26,8 +26,9 @@
 //! What this does not follow: SVG and MathML content (where `<style>` and `<title>` hold markup
 //! and `<![CDATA[` is text) and the tree builder's special cases inside `<select>`.
 //!
-//! Every step moves forward, so a page costs time linear in its size. Text is returned as raw
-//! bytes: nothing is entity-decoded.
+//! Every step moves forward, so a page costs time linear in its size; every search counts the
+//! bytes it examined in [`crate::cost`], which is how the tests check that. Text is returned as
+//! raw bytes: nothing is entity-decoded.
 //!
 //! The tag and comment states live in `markup`, the states of elements without markup in
 //! `raw_text`, and the script finder built on the tokens in `scripts`.
@@ -36,10 +37,10 @@ mod markup;
 mod raw_text;
 mod scripts;
 
-use memchr::memchr;
-
 use markup::{Lexed, Markup, markup_at, next_attr};
 use raw_text::{Content, content_of, script_len, text_len};
+
+use crate::cost;
 
 pub use scripts::{Script, Scripts, script_by_id, scripts};
 
@@ -124,7 +125,7 @@ impl<'a> Iterator for Tokens<'a> {
         }
         let mut search = self.pos;
         loop {
-            let Some(found) = html.get(search..).and_then(|rest| memchr(b'<', rest)) else {
+            let Some(found) = html.get(search..).and_then(|rest| cost::memchr(b'<', rest)) else {
                 // No more markup: the rest is text.
                 let text = html.get(self.pos..).filter(|t| !t.is_empty())?;
                 self.pos = html.len();
@@ -188,6 +189,44 @@ impl<'a> Tokens<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_work_is_linear_in_the_input() {
+        let units: [&[u8]; 14] = [
+            b"<",
+            b"<a",
+            b"<a x='",
+            b"<a b=c d ",
+            b"</",
+            b"</a x",
+            b"<!--",
+            b"<!-- --!",
+            b"<?",
+            b"<script>",
+            b"<script><!--<script>",
+            b"<script></scrip",
+            b"<title></titl",
+            b"<p>x</p>",
+        ];
+        for unit in units {
+            let work = |n: usize| {
+                let page: Vec<u8> = unit.iter().copied().cycle().take(n).collect();
+                let ((), examined) = cost::measure(|| {
+                    for token in tokens(&page) {
+                        if let Token::Start(tag) | Token::Element(tag, _) = token {
+                            let _ = tag.attrs().count();
+                        }
+                    }
+                });
+                examined
+            };
+            let n = 64 * 1024;
+            let unit = String::from_utf8_lossy(unit);
+            let (once, _) = cost::linear(n, work).unwrap_or_else(|e| panic!("{unit}: {e}"));
+            // The count covers the path: a skipped byte (a name, an escape) may go uncounted.
+            assert!(once >= n as u64 / 2, "{unit}: {once} bytes examined of {n}");
+        }
+    }
 
     #[test]
     fn reads_tokens_like_the_tokenizer() {

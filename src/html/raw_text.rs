@@ -1,7 +1,7 @@
 //! The elements whose content holds no markup, and where that content ends: the tokenizer's
 //! raw-text, RCDATA and script-data states.
 
-use memchr::{memchr, memchr2, memmem};
+use crate::cost::{find, memchr, memchr2};
 
 use super::markup::is_space;
 
@@ -50,9 +50,15 @@ fn names(s: &[u8], name: &[u8]) -> bool {
 
 /// Length of raw text or RCDATA: up to the element's own end tag (`</name` then a delimiter).
 pub(super) fn text_len(s: &[u8], name: &[u8]) -> usize {
-    memmem::find_iter(s, b"</")
-        .find(|&lt| names(&s[lt + 2..], name))
-        .unwrap_or(s.len())
+    let mut from = 0;
+    while let Some(at) = find(&s[from..], b"</") {
+        let lt = from + at;
+        if names(&s[lt + 2..], name) {
+            return lt;
+        }
+        from = lt + 2;
+    }
+    s.len()
 }
 
 /// Length of script data, following the tokenizer's script states: `<!--` escapes, a

@@ -4,6 +4,7 @@ use serde::Deserialize;
 
 use super::edge_user::{EdgeUser, is_requested, present};
 use super::signals::message_block;
+use crate::cost;
 use crate::platform::fields::{Flag, Text, describe};
 use crate::platform::{PageVerdict, PhotoShareProfile};
 use crate::username::Username;
@@ -47,6 +48,7 @@ struct ApiData<'a> {
 /// Only the body's fields are deserialized; the timeline edges and every other field are
 /// skipped without being built.
 pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
+    cost::examined(body.len());
     let doc: ApiDoc = match serde_json::from_slice(body) {
         Ok(doc) => doc,
         Err(err) => return PageVerdict::Unreadable(describe("api body", &err)),

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::edge_user::EdgeUser;
+use crate::cost;
 use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
 use crate::platform::fields::describe;
@@ -62,15 +63,18 @@ pub(super) fn read(script: &[u8]) -> Option<Legacy> {
         return Some(shared_data(value));
     }
     let rest = text.strip_prefix(b"window.__additionalDataLoaded(")?;
-    let comma = memchr::memchr(b',', rest)?;
+    let comma = cost::memchr(b',', rest)?;
     Some(graphql_entry(skip_ws(&rest[comma + 1..])))
 }
 
 fn first_json<'a, T: Deserialize<'a>>(value: &'a [u8]) -> Result<T, String> {
-    match serde_json::Deserializer::from_slice(value)
-        .into_iter::<T>()
-        .next()
-    {
+    let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<T>();
+    let next = stream.next();
+    cost::examined(match next {
+        Some(Ok(_)) => stream.byte_offset(),
+        _ => value.len(),
+    });
+    match next {
         Some(Ok(doc)) => Ok(doc),
         Some(Err(err)) => Err(describe("legacy page state", &err)),
         None => Err("legacy page state is empty".to_owned()),

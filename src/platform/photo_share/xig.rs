@@ -14,6 +14,7 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::edge_user::is_requested;
+use crate::cost;
 use crate::json_skim::skip_ws;
 use crate::platform::fields::{Flag, Num, Object, Text, describe};
 use crate::platform::{Count, PhotoShareProfile};
@@ -112,7 +113,7 @@ pub(super) struct Scan {
 pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    while let Some(found) = blob.get(from..).and_then(|rest| finder.find(rest)) {
+    while let Some(found) = blob.get(from..).and_then(|rest| find_key(finder, rest)) {
         let after_key = from + found + KEY.len();
         from = after_key;
         let rest = skip_ws(&blob[after_key..]);
@@ -124,7 +125,13 @@ pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Sc
         }
         let value_at = blob.len() - value.len();
         let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<XigUser>();
-        match stream.next() {
+        let next = stream.next();
+        // What serde read: the object, or (once per blob) at most the rest of it.
+        cost::examined(match next {
+            Some(Ok(_)) => stream.byte_offset(),
+            _ => value.len(),
+        });
+        match next {
             Some(Ok(user)) => {
                 let profile = user.into_profile();
                 if is_requested(&profile, requested) {
@@ -142,6 +149,13 @@ pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Sc
         }
     }
     out
+}
+
+/// [`KEY`] in `rest` with a prebuilt finder, counting the bytes looked at.
+fn find_key(finder: &Finder<'_>, rest: &[u8]) -> Option<usize> {
+    let found = finder.find(rest);
+    cost::examined(found.map_or(rest.len(), |at| at + KEY.len()));
+    found
 }
 
 #[cfg(test)]

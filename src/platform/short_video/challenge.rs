@@ -19,13 +19,13 @@ use base64::Engine;
 use base64::alphabet;
 use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
-use memchr::memmem;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::cost;
 use crate::html::{self, Tag, Token};
 
 /// Standard-alphabet base64 that accepts its input with or without `=` padding, as the WAF
@@ -68,7 +68,7 @@ impl WafChallenge {
 /// `class`. Whether that class decodes is left to [`solve`], so a malformed challenge is still
 /// recognised as a block rather than taken for a broken profile page.
 pub fn detect(page: &[u8]) -> Option<WafChallenge> {
-    if page.len() > MAX_CHALLENGE_PAGE || memmem::find(page, b"cs").is_none() {
+    if page.len() > MAX_CHALLENGE_PAGE || cost::find(page, b"cs").is_none() {
         return None;
     }
     let (mut cs, mut wci, mut rci, mut rs) = (None, None, None, None);

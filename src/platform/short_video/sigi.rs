@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::user_json::{self, Found, RawStats, RawUser};
+use crate::cost;
 use crate::platform::fields::{Object, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
@@ -82,7 +83,9 @@ impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
 
 /// The state's text when `text` is a `window['SIGI_STATE']=…` assignment, else `None`.
 pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
-    let text = text.trim_ascii_start();
+    let trimmed = text.trim_ascii_start();
+    cost::examined(text.len() - trimmed.len());
+    let text = trimmed;
     let rest = [
         &b"window['SIGI_STATE']"[..],
         b"window[\"SIGI_STATE\"]",

@@ -11,6 +11,7 @@
 
 use serde::Deserialize;
 
+use crate::cost;
 use crate::platform::ShortVideoUserInfo;
 use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
 use crate::platform::{PageVerdict, ShortVideoProfile, ShortVideoStats, ShortVideoUser};
@@ -178,6 +179,7 @@ const NOT_JSON: &str = "the state is not readable JSON";
 /// the state, even in parts we skip, make the page unreadable instead of being half-trusted.
 /// serde_json's recursion limit stays on.
 pub(super) fn parse<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String> {
+    cost::examined(text.len());
     let text = std::str::from_utf8(text).map_err(|e| format!("the state is not UTF-8: {e}"))?;
     serde_json::from_str(text).map_err(|e| describe(NOT_JSON, &e))
 }
@@ -185,6 +187,7 @@ pub(super) fn parse<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String>
 /// Like [`parse`] for a JSON value followed by more script text (`…;window[…]=…`): reads one
 /// value and ignores the rest.
 pub(super) fn parse_prefix<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, String> {
+    cost::examined(text.len());
     let text = std::str::from_utf8(text).map_err(|e| format!("the state is not UTF-8: {e}"))?;
     let mut de = serde_json::Deserializer::from_str(text);
     T::deserialize(&mut de).map_err(|e| describe(NOT_JSON, &e))
