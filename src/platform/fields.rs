@@ -28,6 +28,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::error::Category;
 
+use crate::cost;
+
 /// A string field, borrowed from the input when it holds no escapes (pages are large and most
 /// of their strings are plain: copying is the cost this avoids). A bare `Cow<str>` field would
 /// borrow too, but serde copies one inside an `Option` every time, hence this wrapper.
@@ -297,6 +299,22 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ObjectVisitor(PhantomData))
     }
+}
+
+/// The first JSON value of `text` and the offset just after it: for a value followed by more
+/// script or more JSON, which is never read. `None` when `text` holds no value.
+///
+/// Adds what serde read to [`crate::cost`] (all of `text` when the value does not parse).
+pub fn first_value<'a, T: Deserialize<'a>>(
+    text: &'a [u8],
+) -> Option<Result<(T, usize), serde_json::Error>> {
+    let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<T>();
+    let next = stream.next();
+    cost::examined(match next {
+        Some(Ok(_)) => stream.byte_offset(),
+        _ => text.len(),
+    });
+    next.map(|value| value.map(|value| (value, stream.byte_offset())))
 }
 
 /// A JSON error as a log line that says what was wrong and where, never quoting the input.

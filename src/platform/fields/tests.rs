@@ -154,3 +154,11 @@ fn errors_do_not_quote_the_input() {
         "state: a value of an unexpected shape at line 1 column 14"
     );
 }
+
+#[test]
+fn the_first_value_is_read_and_what_follows_is_not() {
+    let (text, end) = first_value::<Text>(br#" "a" ;window.x = {"#).unwrap().unwrap();
+    assert_eq!((text.0.as_ref(), end), ("a", 4));
+    assert!(first_value::<Text>(b" \n").is_none());
+    assert!(first_value::<Probe>(br#"{"t":"#).unwrap().is_err());
+}

@@ -12,7 +12,7 @@ use super::edge_user::EdgeUser;
 use crate::cost;
 use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
-use crate::platform::fields::describe;
+use crate::platform::fields::{describe, first_value};
 
 #[derive(Deserialize)]
 struct SharedData<'a> {
@@ -68,14 +68,8 @@ pub(super) fn read(script: &[u8]) -> Option<Legacy> {
 }
 
 fn first_json<'a, T: Deserialize<'a>>(value: &'a [u8]) -> Result<T, String> {
-    let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<T>();
-    let next = stream.next();
-    cost::examined(match next {
-        Some(Ok(_)) => stream.byte_offset(),
-        _ => value.len(),
-    });
-    match next {
-        Some(Ok(doc)) => Ok(doc),
+    match first_value(value) {
+        Some(Ok((doc, _))) => Ok(doc),
         Some(Err(err)) => Err(describe("legacy page state", &err)),
         None => Err("legacy page state is empty".to_owned()),
     }

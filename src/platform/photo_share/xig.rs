@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::edge_user::is_requested;
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::fields::{Flag, Num, Object, Text, describe};
+use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
 use crate::platform::{Count, PhotoShareProfile};
 use crate::username::Username;
 
@@ -124,22 +124,15 @@ pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Sc
             continue; // `null` or another shape: no profile here
         }
         let value_at = blob.len() - value.len();
-        let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<XigUser>();
-        let next = stream.next();
-        // What serde read: the object, or (once per blob) at most the rest of it.
-        cost::examined(match next {
-            Some(Ok(_)) => stream.byte_offset(),
-            _ => value.len(),
-        });
-        match next {
-            Some(Ok(user)) => {
+        match first_value::<XigUser>(value) {
+            Some(Ok((user, len))) => {
                 let profile = user.into_profile();
                 if is_requested(&profile, requested) {
                     out.profile = Some(profile);
                     return out;
                 }
                 out.other_user = true;
-                from = value_at + stream.byte_offset();
+                from = value_at + len;
             }
             Some(Err(err)) => {
                 out.broken = Some(describe("xig user object", &err));
