@@ -3,8 +3,8 @@
 //!
 //! Linear cost matters (a hostile page must not make a reader quadratic), but timing it flakes
 //! on a loaded machine. So every search over upstream bytes goes through the counted searches
-//! here ([`memchr`], [`memchr2`], [`find`]), and every loop that steps through bytes itself
-//! adds its steps with [`examined`]: the HTML tokenizer, the JSON skimmer, the key and marker
+//! here (`memchr`, `memchr2`, `find`), and every loop that steps through bytes itself adds its
+//! steps with `examined`: the HTML tokenizer, the JSON skimmer, the key and marker
 //! searches, and the bytes handed to serde_json (a single-pass parser, so linear in what it is
 //! given). Tests wrap a call in [`measure`] and compare an input of `n` bytes with one of `2n`
 //! ([`linear`]).

@@ -157,7 +157,9 @@ fn errors_do_not_quote_the_input() {
 
 #[test]
 fn the_first_value_is_read_and_what_follows_is_not() {
-    let (text, end) = first_value::<Text>(br#" "a" ;window.x = {"#).unwrap().unwrap();
+    let (text, end) = first_value::<Text>(br#" "a" ;window.x = {"#)
+        .unwrap()
+        .unwrap();
     assert_eq!((text.0.as_ref(), end), ("a", 4));
     assert!(first_value::<Text>(b" \n").is_none());
     assert!(first_value::<Probe>(br#"{"t":"#).unwrap().is_err());

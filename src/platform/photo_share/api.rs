@@ -44,7 +44,7 @@ struct ApiData<'a> {
 ///   nesting deeper than serde_json's recursion limit) → [`PageVerdict::Unreadable`].
 ///
 /// Missing or wrongly typed strings become `""`, booleans `false` and counts `None`
-/// ([`crate::platform::fields`] has the one rule set of both platforms).
+/// (`platform::fields` has the one rule set of both platforms).
 /// Only the body's fields are deserialized; the timeline edges and every other field are
 /// skipped without being built.
 pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
