@@ -2,7 +2,8 @@
 
 use serde::Deserialize;
 
-use super::edge_user::{EdgeUser, is_requested, present};
+use super::body::is_requested;
+use super::edge_user::{EdgeUser, present};
 use super::signals::message_block;
 use crate::cost;
 use crate::platform::fields::{Flag, Text, describe};

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Deserializer};
 
+use super::body::Parts;
+use crate::platform::PhotoShareProfile;
 use crate::platform::fields::{Flag, Num, Object, Text};
-use crate::platform::{Count, PhotoShareProfile};
-use crate::username::Username;
 
 /// Deserializes a field so that a present `null` (`Some(None)`) differs from a missing key
 /// (`None`, through `#[serde(default)]`).
@@ -55,38 +55,26 @@ pub(super) struct EdgeUser<'a> {
     edge_owner_to_timeline_media: Object<EdgeCount>,
 }
 
-fn count(edge: Object<EdgeCount>) -> Count {
-    Count {
-        count: edge.0.and_then(|e| e.count.value()),
-    }
+fn count(edge: Object<EdgeCount>) -> Num {
+    edge.0.map_or(Num::Missing, |e| e.count)
 }
 
 impl EdgeUser<'_> {
-    /// The body, with the HD picture falling back to the plain one.
+    /// The body's parts in this shape.
     pub(super) fn into_profile(self) -> PhotoShareProfile {
-        let profile_pic_url = self.profile_pic_url.into_string();
-        let profile_pic_url_hd = if self.profile_pic_url_hd.0.is_empty() {
-            profile_pic_url.clone()
-        } else {
-            self.profile_pic_url_hd.into_string()
-        };
-        PhotoShareProfile {
-            id: self.id.into_string(),
-            username: self.username.into_string(),
-            full_name: self.full_name.into_string(),
-            biography: self.biography.into_string(),
-            profile_pic_url,
-            profile_pic_url_hd,
-            is_verified: self.is_verified.0,
-            is_private: self.is_private.0,
-            edge_followed_by: count(self.edge_followed_by),
-            edge_follow: count(self.edge_follow),
-            edge_owner_to_timeline_media: count(self.edge_owner_to_timeline_media),
+        Parts {
+            id: self.id,
+            username: self.username,
+            full_name: self.full_name,
+            biography: self.biography,
+            profile_pic_url: self.profile_pic_url,
+            profile_pic_url_hd: self.profile_pic_url_hd,
+            is_verified: self.is_verified,
+            is_private: self.is_private,
+            followers: count(self.edge_followed_by),
+            following: count(self.edge_follow),
+            posts: count(self.edge_owner_to_timeline_media),
         }
+        .into_profile()
     }
-}
-
-/// Whether a profile read from a document is the one that was asked for.
-pub(super) fn is_requested(profile: &PhotoShareProfile, requested: &Username) -> bool {
-    requested.matches(&profile.username)
 }

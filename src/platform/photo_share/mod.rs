@@ -3,6 +3,7 @@
 //! `fetch` decides which documents to ask for and what an HTTP answer means; `extract` (and the
 //! small readers behind it) turn one document into a verdict.
 mod api;
+mod body;
 mod edge_user;
 pub mod extract;
 pub mod fetch;

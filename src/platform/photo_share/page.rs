@@ -3,7 +3,7 @@
 
 use memchr::memmem::Finder;
 
-use super::edge_user::is_requested;
+use super::body::is_requested;
 use super::{markers, shared_data, xig};
 use crate::html;
 use crate::platform::{PageVerdict, PhotoShareProfile};

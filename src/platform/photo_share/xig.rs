@@ -13,11 +13,11 @@
 use memchr::memmem::Finder;
 use serde::Deserialize;
 
-use super::edge_user::is_requested;
+use super::body::{Parts, is_requested};
 use crate::cost;
 use crate::json_skim::skip_ws;
+use crate::platform::PhotoShareProfile;
 use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
-use crate::platform::{Count, PhotoShareProfile};
 use crate::username::Username;
 
 /// The key, with its quotes, as it appears in the blob (an escaped `\"…\"` copy inside a JSON
@@ -52,44 +52,34 @@ struct XigUser<'a> {
     media_count: Num,
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct HdInfo<'a> {
     #[serde(default, borrow)]
     url: Text<'a>,
 }
 
 impl XigUser<'_> {
+    /// The body's parts in this shape: `pk` (or `pk_id`) is the id, never `id`.
     fn into_profile(self) -> PhotoShareProfile {
-        let profile_pic_url = self.profile_pic_url.into_string();
-        let hd = self.hd_profile_pic_url_info.0.map(|info| info.url);
-        let profile_pic_url_hd = match hd {
-            Some(url) if !url.0.is_empty() => url.into_string(),
-            _ => profile_pic_url.clone(),
-        };
         let id = if self.pk.0.is_empty() {
             self.pk_id
         } else {
             self.pk
         };
-        PhotoShareProfile {
-            id: id.into_string(),
-            username: self.username.into_string(),
-            full_name: self.full_name.into_string(),
-            biography: self.biography.into_string(),
-            profile_pic_url,
-            profile_pic_url_hd,
-            is_verified: self.is_verified.0,
-            is_private: self.is_private.0,
-            edge_followed_by: Count {
-                count: self.follower_count.value(),
-            },
-            edge_follow: Count {
-                count: self.following_count.value(),
-            },
-            edge_owner_to_timeline_media: Count {
-                count: self.media_count.value(),
-            },
+        Parts {
+            id,
+            username: self.username,
+            full_name: self.full_name,
+            biography: self.biography,
+            profile_pic_url: self.profile_pic_url,
+            profile_pic_url_hd: self.hd_profile_pic_url_info.0.unwrap_or_default().url,
+            is_verified: self.is_verified,
+            is_private: self.is_private,
+            followers: self.follower_count,
+            following: self.following_count,
+            posts: self.media_count,
         }
+        .into_profile()
     }
 }
 
