@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use profile_lookup::demo::samples::photo_share as samples;
+use profile_lookup::html;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
 use profile_lookup::platform::{PageVerdict, Platform};
-use profile_lookup::scan;
 use profile_lookup::username::Username;
 
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
@@ -56,7 +56,7 @@ fn compare(
 
 /// The JSON text of the data-sjs script that holds the profile.
 fn xig_json(page: &[u8]) -> Vec<u8> {
-    scan::scripts(page)
+    html::scripts(page)
         .filter(|s| s.has_attr("data-sjs"))
         .find(|s| memchr::memmem::find(s.text, b"\"xig_user_by_username\":{\"ai").is_some())
         .map(|s| s.text.to_vec())
@@ -65,7 +65,7 @@ fn xig_json(page: &[u8]) -> Vec<u8> {
 
 /// The JSON of `window._sharedData = …;`.
 fn shared_data_json(page: &[u8]) -> Vec<u8> {
-    scan::scripts(page)
+    html::scripts(page)
         .find_map(|s| {
             let text = s.text.strip_prefix(b"window._sharedData = ")?;
             Some(text.strip_suffix(b";").unwrap_or(text).to_vec())

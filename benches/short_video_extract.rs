@@ -10,9 +10,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profile_lookup::demo::samples::short_video::{
     self as samples, BENCH_PAGE_SIZE, Era, PUBLIC_USER,
 };
+use profile_lookup::html;
 use profile_lookup::platform::short_video::extract::extract;
 use profile_lookup::platform::{PageVerdict, Platform};
-use profile_lookup::scan;
 use profile_lookup::username::Username;
 
 const SIGI_PAGE: &str = concat!(
@@ -26,7 +26,7 @@ fn case(c: &mut Criterion, label: &str, page: &[u8], script_id: &str, user: &str
         matches!(extract(page, &requested), PageVerdict::Profile(_)),
         "{label}: the page must yield a profile"
     );
-    let state = scan::script_by_id(page, script_id).expect("a state script");
+    let state = html::script_by_id(page, script_id).expect("a state script");
     let mut group = c.benchmark_group(label);
     group.throughput(Throughput::Bytes(state.len() as u64));
     group.bench_function("extract", |b| {

@@ -8,7 +8,7 @@
 //!
 //! The text of a key is compared as written, so a key spelled with escapes never matches.
 
-use memchr::memchr2;
+use crate::cost;
 
 /// The raw text of the value of each of `keys` in the JSON object that `json` holds (leading
 /// and trailing whitespace allowed), in one pass; `None` for keys that are absent.
@@ -70,11 +70,11 @@ fn walk<'a>(
     json: &'a [u8],
     mut visit: impl FnMut(&'a [u8], usize) -> Result<Walk, SkimError>,
 ) -> Result<(), SkimError> {
-    let mut at = skip_ws(json, 0);
+    let mut at = ws_end(json, 0);
     if json.get(at) != Some(&b'{') {
         return Err(SkimError("not an object"));
     }
-    at = skip_ws(json, at + 1);
+    at = ws_end(json, at + 1);
     if json.get(at) == Some(&b'}') {
         return Ok(());
     }
@@ -84,17 +84,17 @@ fn walk<'a>(
         }
         let key_end = string_end(json, at)?;
         let key = &json[at + 1..key_end - 1];
-        at = skip_ws(json, key_end);
+        at = ws_end(json, key_end);
         if json.get(at) != Some(&b':') {
             return Err(SkimError("':' was expected after a member name"));
         }
-        let value_end = match visit(key, skip_ws(json, at + 1))? {
+        let value_end = match visit(key, ws_end(json, at + 1))? {
             Walk::Stop => return Ok(()),
             Walk::Next(end) => end,
         };
-        at = skip_ws(json, value_end);
+        at = ws_end(json, value_end);
         match json.get(at) {
-            Some(b',') => at = skip_ws(json, at + 1),
+            Some(b',') => at = ws_end(json, at + 1),
             Some(b'}') => return Ok(()),
             _ => return Err(SkimError("',' or '}' was expected after a member")),
         }
@@ -106,18 +106,27 @@ fn walk<'a>(
 #[error("the JSON breaks off or is malformed: {0}")]
 pub struct SkimError(&'static str);
 
-fn skip_ws(json: &[u8], mut at: usize) -> usize {
-    while at < json.len() && matches!(json[at], b' ' | b'\t' | b'\n' | b'\r') {
-        at += 1;
-    }
-    at
+/// `s` without its leading JSON whitespace (space, tab, LF, CR): the one definition, for the
+/// skimmer and for the readers that look at the bytes around a key themselves.
+pub fn skip_ws(s: &[u8]) -> &[u8] {
+    let start = s
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .unwrap_or(s.len());
+    cost::examined(start);
+    &s[start..]
+}
+
+/// The offset of the first byte at or after `at` that is not JSON whitespace.
+fn ws_end(json: &[u8], at: usize) -> usize {
+    json.len() - skip_ws(&json[at..]).len()
 }
 
 /// One past the closing quote of the string that opens at `start`.
 fn string_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
     let mut at = start + 1;
     loop {
-        let hit = memchr2(b'"', b'\\', &json[at.min(json.len())..])
+        let hit = cost::memchr2(b'"', b'\\', &json[at.min(json.len())..])
             .ok_or(SkimError("a string is not closed"))?;
         at += hit;
         if json[at] == b'"' {
@@ -141,6 +150,7 @@ fn value_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
             {
                 at += 1;
             }
+            cost::examined(at - start);
             if at == start {
                 return Err(SkimError("a value was expected"));
             }
@@ -154,24 +164,34 @@ fn value_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
 fn container_end(json: &[u8], start: usize) -> Result<usize, SkimError> {
     let mut depth = 0usize;
     let mut at = start;
-    while at < json.len() {
-        match json[at] {
-            b'"' => {
-                at = string_end(json, at)?;
-                continue;
-            }
+    // Bytes this loop looks at itself (strings count their own).
+    let mut steps = 0;
+    let end = loop {
+        let Some(&byte) = json.get(at) else {
+            break Err(SkimError("an object or array is not closed"));
+        };
+        steps += 1;
+        match byte {
+            b'"' => match string_end(json, at) {
+                Ok(next) => {
+                    at = next;
+                    continue;
+                }
+                Err(e) => break Err(e),
+            },
             b'{' | b'[' => depth += 1,
             b'}' | b']' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Ok(at + 1);
+                    break Ok(at + 1);
                 }
             }
             _ => {}
         }
         at += 1;
-    }
-    Err(SkimError("an object or array is not closed"))
+    };
+    cost::examined(steps);
+    end
 }
 
 #[cfg(test)]
@@ -247,6 +267,29 @@ mod tests {
             Some(200_000)
         );
         assert!(members(format!("{{\"a\":{}", "[".repeat(100_000)).as_bytes(), ["a"]).is_err());
+    }
+
+    #[test]
+    fn the_work_is_linear_in_the_input() {
+        let shapes: [fn(usize) -> String; 4] = [
+            |n| format!(r#"{{"a":{}"#, "[".repeat(n)),
+            |n| format!(r#"{{"a":"{}"}}"#, r#"\"\\"#.repeat(n / 4)),
+            |n| {
+                let members: String = (0..n / 12).map(|i| format!(r#""k{i}":[1],"#)).collect();
+                format!(r#"{{{members}"z":0}}"#)
+            },
+            |n| format!(r#"{{"a":[{}]}}"#, r#"{"b":"]"},"#.repeat(n / 10)),
+        ];
+        for shape in shapes {
+            let work = |n: usize| {
+                let json = shape(n);
+                cost::measure(|| members(json.as_bytes(), ["z", "none"])).1
+            };
+            let n = 64 * 1024;
+            let (once, _) = cost::linear(n, work).unwrap_or_else(|e| panic!("{}: {e}", &shape(40)));
+            // The count covers the path: an escaped byte is skipped uncounted.
+            assert!(once >= n as u64 / 2, "{}: {once} of {n}", &shape(40));
+        }
     }
 
     #[test]

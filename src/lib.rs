@@ -23,8 +23,11 @@
 //!   folder implementing [`platform::site::Site`] (its documents, their requests, what an
 //!   answer means, its extractor), and [`platform::ladder::Source`] runs any site (gate,
 //!   routes, retries, redirects, hurdles, drift capture). [`platform::Sources`] is the
-//!   registry. [`scan`] finds `<script>` elements in a page without building a DOM, and
-//!   [`json_skim`] finds one member of a large JSON object without parsing the others.
+//!   registry. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
+//!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
+//!   one member of a large JSON object without parsing the others; both (and every other
+//!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
+//!   tests show that no page costs more than linear work.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
@@ -47,15 +50,16 @@
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod cost;
 pub mod demo;
 pub mod error;
 pub mod fleet;
+pub mod html;
 pub mod http;
 pub mod json_skim;
 pub mod platform;
 pub mod quota;
 pub mod saved;
-pub mod scan;
 pub mod server;
 pub mod state;
 pub mod telemetry;

@@ -8,6 +8,7 @@
 //! HTTP edge maps that outcome to a status code, once.
 
 pub mod bodies;
+pub(crate) mod fields;
 pub mod ladder;
 pub mod photo_share;
 pub mod short_video;

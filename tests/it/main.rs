@@ -16,6 +16,7 @@ mod flight_and_retry;
 mod forward_proxy;
 mod hangups;
 mod html_script_finder;
+mod lenient_fields;
 mod log_injection;
 mod lookups;
 mod module_graph;

@@ -1,11 +1,11 @@
-//! No input makes the photo-share extractors panic, overflow the stack, or take more than
-//! linear time: arbitrary bytes, every truncation of every sample, hostile nesting and sizes.
-
-use std::time::{Duration, Instant};
+//! No input makes the photo-share extractors panic, overflow the stack, or do more than linear
+//! work (bytes examined, counted by `profile_lookup::cost`): arbitrary bytes, every truncation
+//! of every sample, hostile nesting and sizes.
 
 use proptest::prelude::*;
 
 use crate::support::photo_share_name as name;
+use profile_lookup::cost;
 use profile_lookup::demo::samples::photo_share as samples;
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::photo_share::extract::{
@@ -168,19 +168,6 @@ fn a_five_megabyte_bio_is_handled() {
     );
 }
 
-/// The fastest of a few interleaved runs of `small` and `large`, so that a burst of load from
-/// the suites running alongside in this process hits both sides of the ratio alike.
-fn best_of(small: impl Fn(), large: impl Fn()) -> (Duration, Duration) {
-    let time = |f: &dyn Fn()| {
-        let start = Instant::now();
-        f();
-        start.elapsed()
-    };
-    (0..5).fold((Duration::MAX, Duration::MAX), |(s, l), _| {
-        (s.min(time(&small)), l.min(time(&large)))
-    })
-}
-
 /// Hostile pages of about `n` bytes built to make a careless scanner quadratic.
 fn hostile(n: usize) -> Vec<Vec<u8>> {
     let repeat = |unit: &[u8]| unit.repeat(n / unit.len());
@@ -206,22 +193,13 @@ fn hostile(n: usize) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn time_grows_linearly_with_input() {
-    let _alone = crate::support::timing_lock();
+fn work_grows_linearly_with_input() {
     let asked = name("bo");
-    let small = 128 * 1024;
-    let large = 8 * small;
-    for (small_page, large_page) in hostile(small).into_iter().zip(hostile(large)) {
-        let (t_small, t_large) = best_of(
-            || run_all(&small_page, &asked),
-            || run_all(&large_page, &asked),
-        );
-        // Linear is 8x; quadratic would be 64x. Allow for noise on a shared machine.
-        let limit = t_small * 24 + Duration::from_millis(20);
-        assert!(
-            t_large <= limit,
-            "{}: {t_small:?} for {small} B, {t_large:?} for {large} B",
-            String::from_utf8_lossy(&small_page[..small_page.len().min(40)])
-        );
+    let n = 64 * 1024;
+    for (case, page) in hostile(n).iter().enumerate() {
+        let head = String::from_utf8_lossy(&page[..page.len().min(40)]).into_owned();
+        let work = |n| cost::measure(|| run_all(&hostile(n)[case], &asked)).1;
+        let (once, _) = cost::linear(n, work).unwrap_or_else(|e| panic!("{head}: {e}"));
+        assert!(once >= n as u64 / 2, "{head}: {once} bytes examined of {n}");
     }
 }

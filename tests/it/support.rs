@@ -214,14 +214,6 @@ pub fn photo_share_name(raw: &str) -> Username {
     Username::parse(Platform::PhotoShare, raw).expect("valid name")
 }
 
-/// Held by the linear-time checks so they never measure while another one runs beside them in
-/// this process (their large inputs thrash the caches the other is timing).
-pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Waits until `f` is true, for at most `limit`.
 pub async fn eventually(limit: std::time::Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = tokio::time::Instant::now() + limit;

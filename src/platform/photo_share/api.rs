@@ -2,29 +2,32 @@
 
 use serde::Deserialize;
 
-use super::fields::{EdgeUser, Flag, Text, describe, is_requested, present};
+use super::body::is_requested;
+use super::edge_user::{EdgeUser, present};
 use super::signals::message_block;
+use crate::cost;
+use crate::platform::fields::{Flag, Text, describe};
 use crate::platform::{PageVerdict, PhotoShareProfile};
 use crate::username::Username;
 
 /// The top level of an API answer: the profile, or a failure with its signals.
 #[derive(Deserialize)]
-struct ApiDoc {
-    #[serde(default)]
-    data: Option<ApiData>,
-    #[serde(default)]
-    message: Text,
+struct ApiDoc<'a> {
+    #[serde(default, borrow)]
+    data: Option<ApiData<'a>>,
+    #[serde(default, borrow)]
+    message: Text<'a>,
     #[serde(default)]
     require_login: Flag,
-    #[serde(default)]
-    status: Text,
+    #[serde(default, borrow)]
+    status: Text<'a>,
 }
 
 #[derive(Deserialize)]
-struct ApiData {
+struct ApiData<'a> {
     /// `None`: no `user` key; `Some(None)`: `"user": null`.
-    #[serde(default, deserialize_with = "present")]
-    user: Option<Option<EdgeUser>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    user: Option<Option<EdgeUser<'a>>>,
 }
 
 /// Reads a `/api/v1/users/web_profile_info/?username=` response body.
@@ -41,10 +44,12 @@ struct ApiData {
 /// - Anything that is not JSON of that shape (including invalid UTF-8 inside strings, or
 ///   nesting deeper than serde_json's recursion limit) → [`PageVerdict::Unreadable`].
 ///
-/// Missing strings become `""`, missing booleans `false`, missing or non-integer counts `None`.
+/// Missing or wrongly typed strings become `""`, booleans `false` and counts `None`
+/// (`platform::fields` has the one rule set of both platforms).
 /// Only the body's fields are deserialized; the timeline edges and every other field are
 /// skipped without being built.
 pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
+    cost::examined(body.len());
     let doc: ApiDoc = match serde_json::from_slice(body) {
         Ok(doc) => doc,
         Err(err) => return PageVerdict::Unreadable(describe("api body", &err)),

@@ -21,7 +21,8 @@
 use memchr::memmem;
 
 use super::signals::has_require_login;
-use crate::scan::{self, Token};
+use crate::cost;
+use crate::html::{self, Token};
 
 /// Text that only the "page not found" page carries in its markup.
 const NOT_FOUND_TEXT: &[u8] = b"Sorry, this page isn";
@@ -43,12 +44,15 @@ struct Marks<'a> {
 }
 
 impl<'a> Marks<'a> {
-    fn read(html: &'a [u8]) -> Self {
+    fn read(page: &'a [u8]) -> Self {
         let text = memmem::Finder::new(NOT_FOUND_TEXT);
         let mut marks = Marks::default();
-        for token in scan::tokens(html) {
+        for token in html::tokens(page) {
             match token {
-                Token::Text(part) => marks.not_found_text |= text.find(part).is_some(),
+                Token::Text(part) => {
+                    cost::examined(part.len());
+                    marks.not_found_text |= text.find(part).is_some();
+                }
                 Token::Start(tag) => {
                     for (name, value) in tag.attrs() {
                         if name.eq_ignore_ascii_case(b"class") {
@@ -74,9 +78,9 @@ impl<'a> Marks<'a> {
     /// Whether the title names an account: then the page is somebody's profile.
     fn names_account(&self) -> bool {
         self.title.is_some_and(|title| {
-            memchr::memchr(b'@', title).is_some()
-                || memmem::find(title, b"&#064;").is_some()
-                || memmem::find(title, b"&#x40;").is_some()
+            cost::memchr(b'@', title).is_some()
+                || cost::find(title, b"&#064;").is_some()
+                || cost::find(title, b"&#x40;").is_some()
         })
     }
 

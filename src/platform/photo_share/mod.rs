@@ -3,8 +3,9 @@
 //! `site` is the platform's contract (which documents to ask for, their headers, what an HTTP
 //! answer means); `extract` (and the small readers behind it) turn one document into a verdict.
 mod api;
+mod body;
+mod edge_user;
 pub mod extract;
-mod fields;
 mod markers;
 mod page;
 mod shared_data;

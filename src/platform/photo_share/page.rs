@@ -3,10 +3,10 @@
 
 use memchr::memmem::Finder;
 
-use super::fields::is_requested;
+use super::body::is_requested;
 use super::{markers, shared_data, xig};
+use crate::html;
 use crate::platform::{PageVerdict, PhotoShareProfile};
-use crate::scan;
 use crate::username::Username;
 
 /// Reads a profile HTML page.
@@ -40,7 +40,7 @@ pub fn from_page(body: &[u8], requested: &Username) -> PageVerdict<PhotoSharePro
     let mut broken: Option<String> = None;
     let mut login_state = false;
     let mut error_state = false;
-    for script in scan::scripts(body) {
+    for script in html::scripts(body) {
         if script.has_attr("data-sjs") {
             let found = xig::scan(script.text, requested, &finder);
             if let Some(profile) = found.profile {

@@ -8,20 +8,22 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::fields::{EdgeUser, describe};
-use super::signals::skip_ws;
+use super::edge_user::EdgeUser;
+use crate::cost;
+use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
+use crate::platform::fields::{describe, first_value};
 
 #[derive(Deserialize)]
-struct SharedData {
-    #[serde(default)]
-    entry_data: Option<EntryData>,
+struct SharedData<'a> {
+    #[serde(default, borrow)]
+    entry_data: Option<EntryData<'a>>,
 }
 
 #[derive(Deserialize)]
-struct EntryData {
-    #[serde(rename = "ProfilePage", default)]
-    profile_page: Option<Vec<ProfileEntry>>,
+struct EntryData<'a> {
+    #[serde(rename = "ProfilePage", default, borrow)]
+    profile_page: Option<Vec<ProfileEntry<'a>>>,
     #[serde(rename = "LoginAndSignupPage", default)]
     login: Option<IgnoredAny>,
     #[serde(rename = "HttpErrorPage", default)]
@@ -29,15 +31,15 @@ struct EntryData {
 }
 
 #[derive(Deserialize)]
-struct ProfileEntry {
-    #[serde(default)]
-    graphql: Option<Graphql>,
+struct ProfileEntry<'a> {
+    #[serde(default, borrow)]
+    graphql: Option<Graphql<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Graphql {
-    #[serde(default)]
-    user: Option<EdgeUser>,
+struct Graphql<'a> {
+    #[serde(default, borrow)]
+    user: Option<EdgeUser<'a>>,
 }
 
 /// What one legacy state script says.
@@ -61,16 +63,13 @@ pub(super) fn read(script: &[u8]) -> Option<Legacy> {
         return Some(shared_data(value));
     }
     let rest = text.strip_prefix(b"window.__additionalDataLoaded(")?;
-    let comma = memchr::memchr(b',', rest)?;
+    let comma = cost::memchr(b',', rest)?;
     Some(graphql_entry(skip_ws(&rest[comma + 1..])))
 }
 
 fn first_json<'a, T: Deserialize<'a>>(value: &'a [u8]) -> Result<T, String> {
-    match serde_json::Deserializer::from_slice(value)
-        .into_iter::<T>()
-        .next()
-    {
-        Some(Ok(doc)) => Ok(doc),
+    match first_value(value) {
+        Some(Ok((doc, _))) => Ok(doc),
         Some(Err(err)) => Err(describe("legacy page state", &err)),
         None => Err("legacy page state is empty".to_owned()),
     }

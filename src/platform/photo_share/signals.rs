@@ -4,7 +4,8 @@
 //! `require_login`, `checkpoint_required`, `challenge_required`, `feedback_required`,
 //! `please_wait` and `login_wall`.
 
-use memchr::memmem;
+use crate::cost;
+use crate::json_skim::skip_ws;
 
 /// The challenge names the platform puts in a JSON `message` (and in 400 bodies).
 const CHALLENGES: [&str; 3] = [
@@ -35,7 +36,7 @@ pub fn block_signal(status: u16, body: &[u8]) -> Option<&'static str> {
         401 if has_require_login(head) => Some("require_login"),
         400 => CHALLENGES
             .into_iter()
-            .find(|name| memmem::find(head, name.as_bytes()).is_some()),
+            .find(|name| cost::find(head, name.as_bytes()).is_some()),
         _ => None,
     }
 }
@@ -84,11 +85,16 @@ fn under(path: &str, prefix: &str) -> bool {
 /// `"require_login"` followed by `:` and `true`, with any JSON whitespace between.
 pub(super) fn has_require_login(body: &[u8]) -> bool {
     const KEY: &[u8] = b"\"require_login\"";
-    memmem::find_iter(body, KEY).any(|at| {
-        let rest = skip_ws(&body[at + KEY.len()..]);
-        rest.strip_prefix(b":")
-            .is_some_and(|rest| skip_ws(rest).starts_with(b"true"))
-    })
+    let mut from = 0;
+    while let Some(at) = cost::find(&body[from..], KEY) {
+        from += at + KEY.len();
+        let rest = skip_ws(&body[from..]);
+        let value = rest.strip_prefix(b":").map(skip_ws);
+        if value.is_some_and(|value| value.starts_with(b"true")) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The block named by an API `message`, if any.
@@ -102,15 +108,6 @@ pub(super) fn message_block(message: &str) -> Option<&'static str> {
     message
         .starts_with("Please wait a few minutes")
         .then_some("please_wait")
-}
-
-/// `s` without its leading JSON whitespace.
-pub(super) fn skip_ws(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .unwrap_or(s.len());
-    &s[start..]
 }
 
 #[cfg(test)]

@@ -13,9 +13,11 @@
 use memchr::memmem::Finder;
 use serde::Deserialize;
 
-use super::fields::{Flag, Num, Text, describe, is_requested};
-use super::signals::skip_ws;
-use crate::platform::{Count, PhotoShareProfile};
+use super::body::{Parts, is_requested};
+use crate::cost;
+use crate::json_skim::skip_ws;
+use crate::platform::PhotoShareProfile;
+use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
 use crate::username::Username;
 
 /// The key, with its quotes, as it appears in the blob (an escaped `\"…\"` copy inside a JSON
@@ -23,21 +25,21 @@ use crate::username::Username;
 pub(super) const KEY: &[u8] = b"\"xig_user_by_username\"";
 
 #[derive(Deserialize)]
-struct XigUser {
-    #[serde(default)]
-    pk: Text,
-    #[serde(default)]
-    pk_id: Text,
-    #[serde(default)]
-    username: Text,
-    #[serde(default)]
-    full_name: Text,
-    #[serde(default)]
-    biography: Text,
-    #[serde(default)]
-    profile_pic_url: Text,
-    #[serde(default)]
-    hd_profile_pic_url_info: Option<HdInfo>,
+struct XigUser<'a> {
+    #[serde(default, borrow)]
+    pk: Text<'a>,
+    #[serde(default, borrow)]
+    pk_id: Text<'a>,
+    #[serde(default, borrow)]
+    username: Text<'a>,
+    #[serde(default, borrow)]
+    full_name: Text<'a>,
+    #[serde(default, borrow)]
+    biography: Text<'a>,
+    #[serde(default, borrow)]
+    profile_pic_url: Text<'a>,
+    #[serde(default, borrow)]
+    hd_profile_pic_url_info: Object<HdInfo<'a>>,
     #[serde(default)]
     is_verified: Flag,
     #[serde(default)]
@@ -50,43 +52,34 @@ struct XigUser {
     media_count: Num,
 }
 
-#[derive(Deserialize)]
-struct HdInfo {
-    #[serde(default)]
-    url: Text,
+#[derive(Default, Deserialize)]
+struct HdInfo<'a> {
+    #[serde(default, borrow)]
+    url: Text<'a>,
 }
 
-impl XigUser {
+impl XigUser<'_> {
+    /// The body's parts in this shape: `pk` (or `pk_id`) is the id, never `id`.
     fn into_profile(self) -> PhotoShareProfile {
-        let hd = self.hd_profile_pic_url_info.map(|info| info.url.0);
-        let profile_pic_url_hd = match hd {
-            Some(url) if !url.is_empty() => url,
-            _ => self.profile_pic_url.0.clone(),
-        };
         let id = if self.pk.0.is_empty() {
-            self.pk_id.0
+            self.pk_id
         } else {
-            self.pk.0
+            self.pk
         };
-        PhotoShareProfile {
+        Parts {
             id,
-            username: self.username.0,
-            full_name: self.full_name.0,
-            biography: self.biography.0,
-            profile_pic_url: self.profile_pic_url.0,
-            profile_pic_url_hd,
-            is_verified: self.is_verified.0,
-            is_private: self.is_private.0,
-            edge_followed_by: Count {
-                count: self.follower_count.0,
-            },
-            edge_follow: Count {
-                count: self.following_count.0,
-            },
-            edge_owner_to_timeline_media: Count {
-                count: self.media_count.0,
-            },
+            username: self.username,
+            full_name: self.full_name,
+            biography: self.biography,
+            profile_pic_url: self.profile_pic_url,
+            profile_pic_url_hd: self.hd_profile_pic_url_info.0.unwrap_or_default().url,
+            is_verified: self.is_verified,
+            is_private: self.is_private,
+            followers: self.follower_count,
+            following: self.following_count,
+            posts: self.media_count,
         }
+        .into_profile()
     }
 }
 
@@ -110,7 +103,7 @@ pub(super) struct Scan {
 pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    while let Some(found) = blob.get(from..).and_then(|rest| finder.find(rest)) {
+    while let Some(found) = blob.get(from..).and_then(|rest| find_key(finder, rest)) {
         let after_key = from + found + KEY.len();
         from = after_key;
         let rest = skip_ws(&blob[after_key..]);
@@ -121,16 +114,15 @@ pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Sc
             continue; // `null` or another shape: no profile here
         }
         let value_at = blob.len() - value.len();
-        let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<XigUser>();
-        match stream.next() {
-            Some(Ok(user)) => {
+        match first_value::<XigUser>(value) {
+            Some(Ok((user, len))) => {
                 let profile = user.into_profile();
                 if is_requested(&profile, requested) {
                     out.profile = Some(profile);
                     return out;
                 }
                 out.other_user = true;
-                from = value_at + stream.byte_offset();
+                from = value_at + len;
             }
             Some(Err(err)) => {
                 out.broken = Some(describe("xig user object", &err));
@@ -140,6 +132,13 @@ pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Sc
         }
     }
     out
+}
+
+/// [`KEY`] in `rest` with a prebuilt finder, counting the bytes looked at.
+fn find_key(finder: &Finder<'_>, rest: &[u8]) -> Option<usize> {
+    let found = finder.find(rest);
+    cost::examined(found.map_or(rest.len(), |at| at + KEY.len()));
+    found
 }
 
 #[cfg(test)]

@@ -19,6 +19,14 @@ use base64::Engine;
 use base64::alphabet;
 use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::cost;
+use crate::html::{self, Tag, Token};
 
 /// Standard-alphabet base64 that accepts its input with or without `=` padding, as the WAF
 /// page writes it either way.
@@ -26,12 +34,6 @@ pub const STANDARD_PAD_INDIFFERENT: GeneralPurpose = GeneralPurpose::new(
     &alphabet::STANDARD,
     GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
 );
-use memchr::{memchr, memmem};
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::ser::Serializer;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The cookie name the platform's script uses when the page names none.
 pub const DEFAULT_COOKIE_NAME: &str = "_wafchallengeid";
@@ -66,12 +68,12 @@ impl WafChallenge {
 /// `class`. Whether that class decodes is left to [`solve`], so a malformed challenge is still
 /// recognised as a block rather than taken for a broken profile page.
 pub fn detect(page: &[u8]) -> Option<WafChallenge> {
-    if page.len() > MAX_CHALLENGE_PAGE || memmem::find(page, b"cs").is_none() {
+    if page.len() > MAX_CHALLENGE_PAGE || cost::find(page, b"cs").is_none() {
         return None;
     }
     let (mut cs, mut wci, mut rci, mut rs) = (None, None, None, None);
-    for tag in (Tags { page, pos: 0 }) {
-        let Some(id) = attr(tag, b"id") else { continue };
+    for tag in start_tags(page) {
+        let Some(id) = tag.attr("id") else { continue };
         let slot = match id {
             b"cs" => &mut cs,
             b"wci" => &mut wci,
@@ -80,7 +82,7 @@ pub fn detect(page: &[u8]) -> Option<WafChallenge> {
             _ => continue,
         };
         if slot.is_none() {
-            *slot = Some(text(attr(tag, b"class").unwrap_or_default()));
+            *slot = Some(text(tag.attr("class").unwrap_or_default()));
         }
     }
     let challenge = cs.filter(|c| !c.is_empty())?;
@@ -199,126 +201,18 @@ impl Serialize for Fields {
     }
 }
 
+/// An attribute value as the platform's script reads it (`className`, trimmed), lossily.
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_owned()
 }
 
-/// Iterator over the attribute text of every start tag (comments and the raw text of
-/// `script`/`style` skipped), enough HTML to find a few `<p>` elements on a tiny page.
-struct Tags<'a> {
-    page: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Iterator for Tags<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let page = self.page;
-        loop {
-            let lt = self.pos + memchr(b'<', page.get(self.pos..)?)?;
-            let rest = &page[lt + 1..];
-            if rest.starts_with(b"!--") {
-                self.pos = memmem::find(&rest[3..], b"-->").map_or(page.len(), |e| lt + 7 + e);
-                continue;
-            }
-            let name_len = rest
-                .iter()
-                .position(|b| b.is_ascii_whitespace() || matches!(b, b'/' | b'>'))
-                .unwrap_or(rest.len());
-            let name = &rest[..name_len];
-            if !name.first().is_some_and(u8::is_ascii_alphabetic) {
-                self.pos = lt + 1;
-                continue;
-            }
-            let attrs_start = lt + 1 + name_len;
-            let attrs_len = tag_len(&page[attrs_start..]);
-            let attrs = &page[attrs_start..attrs_start + attrs_len];
-            self.pos = (attrs_start + attrs_len + 1).min(page.len());
-            for raw in [&b"script"[..], b"style"] {
-                if name.eq_ignore_ascii_case(raw) {
-                    self.pos = skip_raw_text(page, self.pos, raw);
-                }
-            }
-            return Some(attrs);
-        }
-    }
-}
-
-/// Length of a start tag's attribute text up to its `>` (quoted values may hold `>`).
-fn tag_len(s: &[u8]) -> usize {
-    let mut quote = None;
-    for (i, &b) in s.iter().enumerate() {
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'>' => return i,
-            None if matches!(b, b'"' | b'\'') && s[..i].trim_ascii_end().ends_with(b"=") => {
-                quote = Some(b)
-            }
-            None => {}
-        }
-    }
-    s.len()
-}
-
-/// The position after the raw text of a `<name>` element starting at `from`.
-fn skip_raw_text(page: &[u8], from: usize, name: &[u8]) -> usize {
-    let mut at = from;
-    while let Some(found) = memmem::find(&page[at..], b"</") {
-        let close = at + found + 2;
-        if page[close..]
-            .get(..name.len())
-            .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        {
-            return close;
-        }
-        at = close;
-    }
-    page.len()
-}
-
-/// The value of attribute `name` (ASCII case-insensitive) in a start tag's attribute text.
-fn attr<'a>(mut s: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    loop {
-        s = s.trim_ascii_start();
-        while let [b'/', rest @ ..] = s {
-            s = rest.trim_ascii_start();
-        }
-        if s.is_empty() {
-            return None;
-        }
-        let n = s
-            .iter()
-            .position(|b| b.is_ascii_whitespace() || matches!(b, b'=' | b'/'))
-            .unwrap_or(s.len());
-        let this = &s[..n];
-        s = s[n..].trim_ascii_start();
-        let value: &[u8] = match s.strip_prefix(b"=") {
-            None => b"",
-            Some(rest) => {
-                let rest = rest.trim_ascii_start();
-                match rest.first() {
-                    Some(&q @ (b'"' | b'\'')) => {
-                        let len = memchr(q, &rest[1..]).unwrap_or(rest.len() - 1);
-                        s = rest.get(len + 2..).unwrap_or_default();
-                        &rest[1..1 + len]
-                    }
-                    _ => {
-                        let len = rest
-                            .iter()
-                            .position(u8::is_ascii_whitespace)
-                            .unwrap_or(rest.len());
-                        s = &rest[len..];
-                        &rest[..len]
-                    }
-                }
-            }
-        };
-        if this.eq_ignore_ascii_case(name) {
-            return Some(value);
-        }
-    }
+/// Every start tag of `page`, those of elements without markup (`<script>`, `<title>`, …)
+/// included; what a script writes or a comment holds is text, never a tag.
+fn start_tags(page: &[u8]) -> impl Iterator<Item = Tag<'_>> {
+    html::tokens(page).filter_map(|token| match token {
+        Token::Start(tag) | Token::Element(tag, _) => Some(tag),
+        Token::Text(_) => None,
+    })
 }
 
 #[cfg(test)]
@@ -418,6 +312,22 @@ mod tests {
             " ".repeat(MAX_CHALLENGE_PAGE)
         );
         assert_eq!(detect(big.as_bytes()), None);
+    }
+
+    #[test]
+    fn tags_are_where_a_browser_sees_them() {
+        for hidden in [
+            &b"<title><p id=\"cs\" class=\"x\"></title>"[..],
+            b"<textarea><p id=cs class=x></textarea>",
+            b"<noscript><p id=cs class=x></noscript>",
+            b"<script><!--<script></script><p id=cs class=x></script>",
+            b"<!-- --!><!-- <p id=cs class=x> -->",
+            b"<p title='<p id=cs class=x>'>",
+        ] {
+            assert_eq!(detect(hidden), None, "{}", String::from_utf8_lossy(hidden));
+        }
+        let ch = detect(b"<!-- c --!><P ID=cs CLASS=' real '>").unwrap();
+        assert_eq!(ch.challenge, "real");
     }
 
     #[test]

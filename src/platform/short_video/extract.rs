@@ -3,13 +3,13 @@
 //! The platform has embedded its state three ways over the years; this is a strategy chain
 //! over them, newest first: `__UNIVERSAL_DATA_FOR_REHYDRATION__`, then `SIGI_STATE` (as a JSON
 //! script, then as a `window['SIGI_STATE']=…` assignment), then `__NEXT_DATA__`. The first
-//! state present decides. The page is walked once with [`scan::scripts`], so inline scripts
+//! state present decides. The page is walked once with [`html::scripts`], so inline scripts
 //! that merely mention these ids are never mistaken for state, and nothing outside the chosen
 //! state (suggested users, page text) is ever consulted.
 
 use super::{next_data, sigi, universal};
+use crate::html;
 use crate::platform::{PageVerdict, ShortVideoProfile};
-use crate::scan;
 use crate::username::Username;
 
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
@@ -24,7 +24,7 @@ pub fn extract(page: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfi
     let mut sigi_json = None;
     let mut sigi_assignment = None;
     let mut next = None;
-    for script in scan::scripts(page) {
+    for script in html::scripts(page) {
         match script.attr("id") {
             Some(universal::SCRIPT_ID) => return universal::read(script.text, requested),
             Some(sigi::SCRIPT_ID) => {

@@ -6,7 +6,8 @@
 
 use serde::Deserialize;
 
-use super::raw::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo};
+use crate::platform::fields::Text;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -31,8 +32,6 @@ struct PageProps<'a> {
     server_code: Option<i64>,
     status_code: Option<i64>,
     #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
-    #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     #[serde(borrow)]
     user_info: Option<RawUserInfo<'a>>,
@@ -42,7 +41,7 @@ struct PageProps<'a> {
 ///
 /// `statusCode` decides; only when it is absent does `serverCode` 404 mean not found.
 pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
-    let doc: Doc = match raw::parse(text) {
+    let doc: Doc = match user_json::parse(text) {
         Ok(doc) => doc,
         Err(why) => return PageVerdict::Unreadable(why),
     };
@@ -61,8 +60,8 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
     if props.status_code.is_none() && props.server_code == Some(404) {
         return PageVerdict::NotFound;
     }
-    let found = Found::from_user_info(props.status_code, props.status_msg, props.user_info);
-    raw::verdict(found, requested)
+    let found = Found::from_user_info(props.status_code, props.user_info);
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::raw::{self, Found, RawStats, RawUser, Text};
+use super::user_json::{self, Found, RawStats, RawUser};
+use crate::cost;
+use crate::platform::fields::{Object, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
 
@@ -45,7 +47,7 @@ struct UserModule<'a> {
     #[serde(borrow)]
     users: Option<Entries<'a, RawUser<'a>>>,
     #[serde(borrow)]
-    stats: Option<Entries<'a, RawStats>>,
+    stats: Option<Entries<'a, Object<RawStats>>>,
 }
 
 #[derive(Deserialize)]
@@ -54,8 +56,6 @@ struct UserPage<'a> {
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     status_code: Option<i64>,
-    #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
 }
 
 /// A JSON object kept as its entries in order (keys borrowed where possible).
@@ -83,7 +83,9 @@ impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
 
 /// The state's text when `text` is a `window['SIGI_STATE']=…` assignment, else `None`.
 pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
-    let text = text.trim_ascii_start();
+    let trimmed = text.trim_ascii_start();
+    cost::examined(text.len() - trimmed.len());
+    let text = trimmed;
     let rest = [
         &b"window['SIGI_STATE']"[..],
         b"window[\"SIGI_STATE\"]",
@@ -105,8 +107,8 @@ pub(super) fn read(
     requested: &Username,
 ) -> PageVerdict<ShortVideoProfile> {
     let parsed = match embedding {
-        Embedding::Json => raw::parse::<Doc>(text),
-        Embedding::Assignment => raw::parse_prefix::<Doc>(text),
+        Embedding::Json => user_json::parse::<Doc>(text),
+        Embedding::Assignment => user_json::parse_prefix::<Doc>(text),
     };
     let doc = match parsed {
         Ok(doc) => doc,
@@ -163,12 +165,11 @@ pub(super) fn read(
     });
     let found = Found {
         status: page.status_code,
-        status_msg: page.status_msg,
         user,
-        stats: stats_at.map(|at| stats.swap_remove(at).1),
+        stats: stats_at.and_then(|at| stats.swap_remove(at).1.0),
         stats_v2: None,
     };
-    raw::verdict(found, requested)
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::raw::{self, Found, RawUserInfo, Text};
+use super::user_json::{self, Found, RawUserInfo};
 use crate::json_skim;
 use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Username;
@@ -16,8 +16,6 @@ pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
 #[serde(rename_all = "camelCase")]
 struct UserDetail<'a> {
     status_code: Option<i64>,
-    #[serde(borrow)]
-    status_msg: Option<Text<'a>>,
     #[serde(borrow)]
     user_info: Option<RawUserInfo<'a>>,
 }
@@ -43,7 +41,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
                 return PageVerdict::Unreadable(format!("__DEFAULT_SCOPE__ is not readable: {e}"));
             }
         };
-    let detail: Option<UserDetail> = match detail.map(raw::parse).transpose() {
+    let detail: Option<UserDetail> = match detail.map(user_json::parse).transpose() {
         Ok(detail) => detail.flatten(),
         Err(why) => return PageVerdict::Unreadable(why),
     };
@@ -54,8 +52,8 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
             None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
         };
     };
-    let found = Found::from_user_info(detail.status_code, detail.status_msg, detail.user_info);
-    raw::verdict(found, requested)
+    let found = Found::from_user_info(detail.status_code, detail.user_info);
+    user_json::verdict(found, requested)
 }
 
 #[cfg(test)]

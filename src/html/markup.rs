@@ -1,0 +1,179 @@
+//! What a `<` opens, and how far a tag, a comment or a bogus comment reaches: the
+//! tokenizer's tag, attribute and comment states, each a function from a position to the next.
+
+use crate::cost::{self, find};
+
+use super::Tag;
+
+/// What a `<` opens.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Markup<'a> {
+    /// A comment, end tag, doctype or bogus comment ending just before this position.
+    Skip(usize),
+    /// A start tag, and the position just after its `>`.
+    Start(Tag<'a>, usize),
+    /// A start or end tag that the page ends inside.
+    Unclosed,
+}
+
+/// What the `<` at `lt` opens, or `None` when it is just text.
+pub(super) fn markup_at(html: &[u8], lt: usize) -> Option<Markup<'_>> {
+    let after = &html[lt + 1..];
+    match after.first()? {
+        b if b.is_ascii_alphabetic() => {
+            let (name_len, end) = tag_extent(after);
+            let Some(end) = end else {
+                return Some(Markup::Unclosed);
+            };
+            let tag = Tag {
+                name: &after[..name_len],
+                attrs: &after[name_len..end],
+            };
+            Some(Markup::Start(tag, lt + 1 + end + 1))
+        }
+        b'!' if after.starts_with(b"!--") => Some(Markup::Skip(comment_end(html, lt + 4))),
+        b'!' | b'?' => Some(Markup::Skip(bogus_comment_end(html, lt + 2))),
+        b'/' => match after.get(1)? {
+            b if b.is_ascii_alphabetic() => match tag_extent(&after[1..]).1 {
+                Some(end) => Some(Markup::Skip(lt + 2 + end + 1)),
+                None => Some(Markup::Unclosed),
+            },
+            b'>' => Some(Markup::Skip(lt + 3)),
+            _ => Some(Markup::Skip(bogus_comment_end(html, lt + 2))),
+        },
+        _ => None,
+    }
+}
+
+/// The position just after a comment whose text starts at `start` (just after `<!--`).
+fn comment_end(html: &[u8], start: usize) -> usize {
+    let body = &html[start.min(html.len())..];
+    if body.starts_with(b">") {
+        return start + 1;
+    }
+    if body.starts_with(b"->") {
+        return start + 2;
+    }
+    let mut from = 0;
+    while let Some(at) = find(&body[from..], b"--") {
+        let dashes = from + at;
+        match &body[dashes + 2..] {
+            [b'>', ..] => return start + dashes + 3,
+            [b'!', b'>', ..] => return start + dashes + 4,
+            _ => from = dashes + 1,
+        }
+    }
+    html.len()
+}
+
+/// The position just after the first `>` at or after `from` (the page's end when none).
+fn bogus_comment_end(html: &[u8], from: usize) -> usize {
+    html.get(from..)
+        .and_then(|rest| cost::memchr(b'>', rest))
+        .map_or(html.len(), |at| from + at + 1)
+}
+
+/// For a tag starting with its name: the name's length, and the position of the `>` that ends
+/// the tag (`None` when the page ends first).
+fn tag_extent(s: &[u8]) -> (usize, Option<usize>) {
+    let name_len = s
+        .iter()
+        .position(|&b| is_space(b) || b == b'/' || b == b'>')
+        .unwrap_or(s.len());
+    cost::examined(name_len);
+    let mut at = name_len;
+    loop {
+        match next_attr(s, at) {
+            Lexed::Attr { next, .. } => at = next,
+            Lexed::End(end) => return (name_len, Some(end)),
+            Lexed::Eof => return (name_len, None),
+        }
+    }
+}
+
+/// One step of reading a tag's attributes.
+pub(super) enum Lexed {
+    /// An attribute's name and value (byte ranges), and where reading goes on.
+    Attr {
+        name: (usize, usize),
+        value: (usize, usize),
+        next: usize,
+    },
+    /// The `>` that ends the tag, at this position.
+    End(usize),
+    /// The text ends inside the tag.
+    Eof,
+}
+
+/// Reads the next attribute of a tag from `at`, following the tokenizer's attribute states:
+/// a name runs to whitespace, `/`, `>` or `=` (a leading `=` and any quote belong to it); a
+/// value is quoted with `"` or `'` (and may then hold `>`) or runs to whitespace or `>`.
+pub(super) fn next_attr(s: &[u8], at: usize) -> Lexed {
+    let lexed = lex_attr(s, at);
+    let end = match lexed {
+        Lexed::Attr { next, .. } => next,
+        Lexed::End(end) => end + 1,
+        Lexed::Eof => s.len(),
+    };
+    cost::examined(end - at);
+    lexed
+}
+
+/// [`next_attr`] without the count of the bytes it examined.
+fn lex_attr(s: &[u8], mut at: usize) -> Lexed {
+    while at < s.len() && (is_space(s[at]) || s[at] == b'/') {
+        at += 1;
+    }
+    match s.get(at) {
+        None => return Lexed::Eof,
+        Some(b'>') => return Lexed::End(at),
+        Some(_) => {}
+    }
+    let name_start = at;
+    at += 1;
+    while at < s.len() && !is_space(s[at]) && !matches!(s[at], b'/' | b'>' | b'=') {
+        at += 1;
+    }
+    let name = (name_start, at);
+    while at < s.len() && is_space(s[at]) {
+        at += 1;
+    }
+    if s.get(at) != Some(&b'=') {
+        return Lexed::Attr {
+            name,
+            value: (at, at),
+            next: at,
+        };
+    }
+    at += 1;
+    while at < s.len() && is_space(s[at]) {
+        at += 1;
+    }
+    match s.get(at) {
+        Some(&quote @ (b'"' | b'\'')) => {
+            let start = at + 1;
+            let end = memchr::memchr(quote, &s[start..]).map_or(s.len(), |len| start + len);
+            Lexed::Attr {
+                name,
+                value: (start, end),
+                next: (end + 1).min(s.len()),
+            }
+        }
+        _ => {
+            let start = at;
+            while at < s.len() && !is_space(s[at]) && s[at] != b'>' {
+                at += 1;
+            }
+            Lexed::Attr {
+                name,
+                value: (start, at),
+                next: at,
+            }
+        }
+    }
+}
+
+/// HTML whitespace (with CR, which the input stream turns into LF).
+pub(super) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}

@@ -1,0 +1,166 @@
+use super::*;
+
+#[derive(Debug, Deserialize)]
+struct Inner {
+    #[serde(default)]
+    count: Num,
+}
+
+#[derive(Debug, Deserialize)]
+struct Probe<'a> {
+    #[serde(default, borrow)]
+    t: Text<'a>,
+    #[serde(default)]
+    f: Flag,
+    #[serde(default)]
+    n: Num,
+    #[serde(default)]
+    i: Int,
+    #[serde(default)]
+    o: Object<Inner>,
+}
+
+fn probe(json: &str) -> Probe<'_> {
+    serde_json::from_str(json).expect("a wrongly typed field never fails the document")
+}
+
+fn num(json: &str) -> Num {
+    probe(&format!(r#"{{"n":{json}}}"#)).n
+}
+
+#[test]
+fn missing_and_null_fields_take_the_neutral_value() {
+    for json in ["{}", r#"{"t":null,"f":null,"n":null,"i":null,"o":null}"#] {
+        let p = probe(json);
+        assert_eq!(p.t.0, "");
+        assert_eq!((p.f, p.n, p.i), (Flag(false), Num::Missing, Int(0)));
+        assert!(p.o.0.is_none());
+    }
+}
+
+#[test]
+fn every_json_type_in_every_field_is_read_or_neutral() {
+    let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    for value in [
+        "\"x\"",
+        "7",
+        "-7",
+        "1.5",
+        "true",
+        "[1,[2]]",
+        r#"{"a":{"b":[]}}"#,
+        &deep,
+    ] {
+        let json = format!(r#"{{"t":{value},"f":{value},"n":{value},"i":{value},"o":{value}}}"#);
+        let p = probe(&json);
+        let number = value == "7" || value == "-7";
+        let text = number || value.starts_with('"');
+        assert_eq!(p.t.0.is_empty(), !text, "{value}");
+        assert_eq!(p.f, Flag(value == "true"), "{value}");
+        assert_eq!(p.i.0 != 0, number, "{value}");
+        let count = if value == "7" {
+            Num::Value(7)
+        } else {
+            Num::Invalid
+        };
+        assert_eq!(p.n, count, "{value}");
+        assert_eq!(p.o.0.is_some(), value.starts_with('{'), "{value}");
+    }
+}
+
+#[test]
+fn counts_are_integers_integral_floats_and_digit_strings() {
+    for (json, want) in [
+        ("0", Some(0)),
+        ("18446744073709551615", Some(u64::MAX)),
+        ("4.0e6", Some(4_000_000)),
+        ("1.8e19", Some(18_000_000_000_000_000_000)),
+        (r#""4001943""#, Some(4_001_943)),
+        (r#""007""#, Some(7)),
+        (r#""\u0035""#, Some(5)),
+        ("18446744073709551616", None),
+        ("-1", None),
+        ("1.5", None),
+        ("1e300", None),
+        (r#""+5""#, None),
+        (r#""-3""#, None),
+        (r#"" 5""#, None),
+        (r#""12k""#, None),
+        (r#""""#, None),
+        (r#""18446744073709551616""#, None),
+    ] {
+        assert_eq!(num(json).value(), want, "{json}");
+        let invalid = want.is_none();
+        assert_eq!(num(json) == Num::Invalid, invalid, "{json}");
+    }
+}
+
+#[test]
+fn the_first_usable_spelling_of_a_count_wins() {
+    let (v, bad, none) = (Num::Value(3), Num::Invalid, Num::Missing);
+    assert_eq!(bad.or(v), v);
+    assert_eq!(v.or(Num::Value(4)), v);
+    assert_eq!(none.or(bad), bad);
+    assert_eq!(none.or(none), none);
+}
+
+#[test]
+fn text_borrows_when_it_can_and_decodes_escapes() {
+    let p = probe(r#"{"t":"plain"}"#);
+    assert!(matches!(p.t.0, Cow::Borrowed("plain")));
+    let p = probe(r#"{"t":"a\u002Fb\/c &amp; \ud83d\ude00"}"#);
+    assert_eq!(p.t.0, "a/b/c &amp; \u{1f600}");
+    assert_eq!(probe(r#"{"t":12345678901234}"#).t.0, "12345678901234");
+    assert_eq!(probe(r#"{"t":-5}"#).t.0, "-5");
+}
+
+#[test]
+fn codes_are_integers_that_fit_an_i64() {
+    assert_eq!(probe(r#"{"i":-2}"#).i, Int(-2));
+    assert_eq!(probe(r#"{"i":9223372036854775808}"#).i, Int(0));
+    assert_eq!(probe(r#"{"i":"1"}"#).i, Int(0));
+}
+
+#[test]
+fn an_object_field_reads_its_members() {
+    let p = probe(r#"{"o":{"count":"12","edges":[{}]}}"#);
+    assert_eq!(p.o.0.map(|o| o.count), Some(Num::Value(12)));
+}
+
+#[test]
+fn errors_do_not_quote_the_input() {
+    #[derive(Debug, Deserialize)]
+    struct Strict {
+        #[serde(rename = "o")]
+        _o: Inner,
+    }
+    let syntax = serde_json::from_str::<Probe>(r#"{"t": secret-token}"#).unwrap_err();
+    assert_eq!(
+        describe("api body", &syntax),
+        "api body: expected value at line 1 column 7"
+    );
+    let eof = serde_json::from_str::<Probe>(r#"{"t": "secret"#).unwrap_err();
+    assert_eq!(
+        describe("api body", &eof),
+        "api body: EOF while parsing a string at line 1 column 13"
+    );
+    let data = serde_json::from_str::<Strict>(r#"{"o": "secret"}"#).unwrap_err();
+    assert!(
+        data.to_string().contains("secret"),
+        "serde quotes it: {data}"
+    );
+    assert_eq!(
+        describe("state", &data),
+        "state: a value of an unexpected shape at line 1 column 14"
+    );
+}
+
+#[test]
+fn the_first_value_is_read_and_what_follows_is_not() {
+    let (text, end) = first_value::<Text>(br#" "a" ;window.x = {"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!((text.0.as_ref(), end), ("a", 4));
+    assert!(first_value::<Text>(b" \n").is_none());
+    assert!(first_value::<Probe>(br#"{"t":"#).unwrap().is_err());
+}
