@@ -80,7 +80,7 @@ fn benches(c: &mut Criterion) {
             "api_real_megadeth_323k",
             &body,
             &body,
-            from_api,
+            |doc, asked| from_api(doc, asked),
             &name("megadeth"),
         );
     }
@@ -93,7 +93,7 @@ fn benches(c: &mut Criterion) {
         "api_sample_1m",
         api.as_bytes(),
         api.as_bytes(),
-        from_api,
+        |doc, asked| from_api(doc, asked),
         &asked,
     );
 
@@ -104,7 +104,7 @@ fn benches(c: &mut Criterion) {
         "page_xig_sample_1m",
         page.as_bytes(),
         &json,
-        from_page,
+        |doc, asked| from_page(doc, asked),
         &asked,
     );
 
@@ -115,7 +115,7 @@ fn benches(c: &mut Criterion) {
             "page_shared_data_real_tanshio",
             &page,
             &json,
-            from_page,
+            |doc, asked| from_page(doc, asked),
             &name("_tanshio_"),
         );
     }

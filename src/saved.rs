@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::platform::ladder::answer;
 use crate::platform::site::Reading;
 use crate::platform::{Lookup, Platform};
-use crate::username::Username;
+use crate::username::{Subject, Username};
 
 /// The JSON body the service would answer for `document`, or the problem document it would
 /// answer instead (as JSON text).
@@ -28,7 +28,8 @@ pub fn extract(
         .map(|raw| Username::parse(platform, raw))
         .transpose()
         .map_err(|e| problem(ApiError::InvalidUsername(e.to_string())))?;
-    let verdict = crate::platform::extract(platform, document, requested.as_ref());
+    let subject = requested.as_ref().map_or(Subject::Anyone, Subject::Named);
+    let verdict = crate::platform::extract(platform, document, subject);
     // A saved document has no Retry-After to tell: the problem body carries none anyway.
     match answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {
         Lookup::Found(profile) => Ok(String::from_utf8(profile.to_json()).unwrap_or_default()),

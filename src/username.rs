@@ -50,6 +50,47 @@ pub struct Username {
     name: Box<str>,
 }
 
+/// Whom a document must be about: the name a lookup asked for or, when a saved document is
+/// read without a name (`profile-lookup extract`), whoever it is about.
+#[derive(Clone, Copy, Debug)]
+pub enum Subject<'a> {
+    /// The document must be about this user.
+    Named(&'a Username),
+    /// The document's own user is wanted, whoever it is.
+    Anyone,
+}
+
+impl<'a> Subject<'a> {
+    /// Whether a name a document claims is the subject (always, for [`Subject::Anyone`]).
+    pub fn matches(self, claimed: &str) -> bool {
+        match self {
+            Subject::Named(name) => name.matches(claimed),
+            Subject::Anyone => true,
+        }
+    }
+
+    /// The name asked for, if one was.
+    pub fn name(self) -> Option<&'a str> {
+        match self {
+            Subject::Named(name) => Some(name.as_str()),
+            Subject::Anyone => None,
+        }
+    }
+}
+
+impl<'a> From<&'a Username> for Subject<'a> {
+    fn from(name: &'a Username) -> Self {
+        Subject::Named(name)
+    }
+}
+
+impl fmt::Display for Subject<'_> {
+    /// The name for a log line: the checked name, or `anyone`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name().unwrap_or("anyone"))
+    }
+}
+
 /// Why a raw username was refused; its `Display` is the `detail` of the 400 problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}. {rule}")]
@@ -96,24 +137,12 @@ impl Username {
         })
     }
 
-    /// A name that matches any user: for reading a saved document offline
-    /// (`profile-lookup extract`) when the caller did not say whom it is about.
-    ///
-    /// It is empty, so it can never be mistaken for a real name; the fetch path only ever
-    /// builds URLs from names that went through [`Username::parse`].
-    pub fn any(platform: Platform) -> Self {
-        Self {
-            platform,
-            name: Box::default(),
-        }
-    }
-
     /// Whether a name a document claims (in the platform's spelling) is this one.
     ///
-    /// Extractors call this to refuse a page about somebody else (a redirect to another
-    /// profile, a suggested user); [`Username::any`] matches every name.
+    /// Extractors call this (through [`Subject`]) to refuse a page about somebody else (a
+    /// redirect to another profile, a suggested user).
     pub fn matches(&self, claimed: &str) -> bool {
-        self.name.is_empty() || claimed.eq_ignore_ascii_case(&self.name)
+        claimed.eq_ignore_ascii_case(&self.name)
     }
 
     /// The lowercased name, safe to place in a URL path segment or query value.
@@ -210,11 +239,15 @@ mod tests {
     }
 
     #[test]
-    fn matches_case_insensitively_and_any_matches_all() {
+    fn matches_case_insensitively_and_anyone_matches_all() {
         let name = Username::parse(Platform::ShortVideo, "Foo.Bar").unwrap();
         assert!(name.matches("FOO.bar"));
         assert!(!name.matches("foo.baz"));
-        assert!(Username::any(Platform::ShortVideo).matches("anyone"));
+        assert!(!name.matches(""), "an empty claim is nobody");
+        assert!(Subject::Named(&name).matches("foo.BAR"));
+        assert!(!Subject::Named(&name).matches("foo.baz"));
+        assert!(Subject::Anyone.matches("whoever"));
+        assert_eq!(Subject::Anyone.name(), None);
     }
 
     #[test]

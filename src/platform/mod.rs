@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::upstream::roots::ClientBuildError;
-use crate::username::Username;
+use crate::username::{Subject, Username};
 
 pub use crate::username::Platform;
 pub use bodies::{
@@ -184,12 +184,12 @@ impl Sources {
     }
 }
 
-/// What a saved document of `platform` says about `requested` (`None`: whoever it is about),
-/// through the same extractor a lookup runs: `profile-lookup extract` and the tests use it.
+/// What a document of `platform` says about `requested`, through the same extractor a lookup
+/// runs: `profile-lookup extract` and the tests use it.
 pub fn extract(
     platform: Platform,
     document: &[u8],
-    requested: Option<&Username>,
+    requested: Subject<'_>,
 ) -> PageVerdict<Profile> {
     use site::Site;
     match platform {

@@ -14,7 +14,7 @@ use super::{PageVerdict, Platform, Profile};
 use crate::config::{PlatformConfig, Settings};
 use crate::upstream::Response;
 use crate::upstream::routes::RouteLease;
-use crate::username::Username;
+use crate::username::{Subject, Username};
 
 /// One platform, as the fetch ladder drives it.
 pub trait Site: Send + Sync + Sized + 'static {
@@ -63,9 +63,9 @@ pub trait Site: Send + Sync + Sized + 'static {
         Reading::Unreadable(why)
     }
 
-    /// The platform's extractor on one saved document of any of its kinds: what the document
-    /// says about `requested`, or about whoever it is about when `None`.
-    fn extract(document: &[u8], requested: Option<&Username>) -> PageVerdict<Profile>;
+    /// The platform's extractor on one document of any of its kinds: what it says about
+    /// `requested` (a lookup's name, or whoever a saved document is about).
+    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
 }
 
 /// What one answer from the platform means, in the platform's own terms; the ladder decides

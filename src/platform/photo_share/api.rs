@@ -8,7 +8,7 @@ use super::signals::message_block;
 use crate::cost;
 use crate::platform::fields::{Flag, Text, describe};
 use crate::platform::{PageVerdict, PhotoShareProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The top level of an API answer: the profile, or a failure with its signals.
 #[derive(Deserialize)]
@@ -48,7 +48,11 @@ struct ApiData<'a> {
 /// (`platform::fields` has the one rule set of both platforms).
 /// Only the body's fields are deserialized; the timeline edges and every other field are
 /// skipped without being built.
-pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
+pub fn from_api<'a>(
+    body: &[u8],
+    requested: impl Into<Subject<'a>>,
+) -> PageVerdict<PhotoShareProfile> {
+    let requested = requested.into();
     cost::examined(body.len());
     let doc: ApiDoc = match serde_json::from_slice(body) {
         Ok(doc) => doc,
@@ -85,6 +89,7 @@ pub fn from_api(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProf
 mod tests {
     use super::*;
     use crate::platform::{Count, Platform};
+    use crate::username::Username;
 
     fn name(raw: &str) -> Username {
         Username::parse(Platform::PhotoShare, raw).expect("valid test name")

@@ -4,7 +4,7 @@
 
 use crate::platform::fields::{Flag, Num, Text};
 use crate::platform::{Count, PhotoShareProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The body's fields as one document shape gives them, read with the shared lenient types.
 #[derive(Debug, Default)]
@@ -51,6 +51,6 @@ impl Parts<'_> {
 }
 
 /// Whether a profile read from a document is the one that was asked for.
-pub(super) fn is_requested(profile: &PhotoShareProfile, requested: &Username) -> bool {
+pub(super) fn is_requested(profile: &PhotoShareProfile, requested: Subject<'_>) -> bool {
     requested.matches(&profile.username)
 }

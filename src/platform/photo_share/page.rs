@@ -7,7 +7,7 @@ use super::body::is_requested;
 use super::{markers, shared_data, xig};
 use crate::html;
 use crate::platform::{PageVerdict, PhotoShareProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// Reads a profile HTML page.
 ///
@@ -34,7 +34,11 @@ use crate::username::Username;
 /// alone writes (text between tags, `class` attributes, the title of a page that names no
 /// account), never in scripts (every page mentions them there) nor in attribute values or
 /// titles that carry the user's own name and bio.
-pub fn from_page(body: &[u8], requested: &Username) -> PageVerdict<PhotoShareProfile> {
+pub fn from_page<'a>(
+    body: &[u8],
+    requested: impl Into<Subject<'a>>,
+) -> PageVerdict<PhotoShareProfile> {
+    let requested = requested.into();
     let finder = Finder::new(xig::KEY);
     let mut other_user = false;
     let mut broken: Option<String> = None;
@@ -80,6 +84,7 @@ pub fn from_page(body: &[u8], requested: &Username) -> PageVerdict<PhotoSharePro
 mod tests {
     use super::*;
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn name(raw: &str) -> Username {
         Username::parse(Platform::PhotoShare, raw).expect("valid test name")

@@ -19,7 +19,7 @@ use crate::platform::site::{Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::routes::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
-use crate::username::Username;
+use crate::username::{Subject, Username};
 
 /// What the JSON endpoint's `"user": null` is, until the page confirms it.
 const USER_NULL: &str = "user_null";
@@ -150,15 +150,7 @@ impl Site for PhotoShare {
     }
 
     /// A JSON document is read as the profile JSON, anything else as the profile page.
-    fn extract(document: &[u8], requested: Option<&Username>) -> PageVerdict<Profile> {
-        let anyone;
-        let requested = match requested {
-            Some(name) => name,
-            None => {
-                anyone = Username::any(Platform::PhotoShare);
-                &anyone
-            }
-        };
+    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
         let is_json = document
             .trim_ascii_start()
             .first()

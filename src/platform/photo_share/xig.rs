@@ -18,7 +18,7 @@ use crate::cost;
 use crate::json_skim::skip_ws;
 use crate::platform::PhotoShareProfile;
 use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The key, with its quotes, as it appears in the blob (an escaped `\"…\"` copy inside a JSON
 /// string does not match, because of the closing quote).
@@ -100,7 +100,7 @@ pub(super) struct Scan {
 /// was read (so keys nested inside it are not read again), and stops at the first object that
 /// cannot be read (the blob is then malformed, and a nest of keys cannot make the work grow
 /// with their number).
-pub(super) fn scan(blob: &[u8], requested: &Username, finder: &Finder<'_>) -> Scan {
+pub(super) fn scan(blob: &[u8], requested: Subject<'_>, finder: &Finder<'_>) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
     while let Some(found) = blob.get(from..).and_then(|rest| find_key(finder, rest)) {
@@ -145,10 +145,11 @@ fn find_key(finder: &Finder<'_>, rest: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn run(blob: &str, raw: &str) -> Scan {
         let name = Username::parse(Platform::PhotoShare, raw).expect("valid test name");
-        scan(blob.as_bytes(), &name, &Finder::new(KEY))
+        scan(blob.as_bytes(), (&name).into(), &Finder::new(KEY))
     }
 
     const BLOB: &str = r#"{"require":[["ScheduledServerJS","handle",null,[{"__bbox":{"require":[

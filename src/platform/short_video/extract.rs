@@ -10,7 +10,7 @@
 use super::{next_data, sigi, universal};
 use crate::html;
 use crate::platform::{PageVerdict, ShortVideoProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
 ///
@@ -20,7 +20,11 @@ use crate::username::Username;
 /// give are `None`; other missing user fields are `""`, `false` or `0`, because the body's
 /// shape has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
 /// entity-decoded. Pure and linear in the page size; never panics, whatever the bytes.
-pub fn extract(page: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
+pub fn extract<'a>(
+    page: &[u8],
+    requested: impl Into<Subject<'a>>,
+) -> PageVerdict<ShortVideoProfile> {
+    let requested = requested.into();
     let mut sigi_json = None;
     let mut sigi_assignment = None;
     let mut next = None;
@@ -55,6 +59,7 @@ mod tests {
         self as samples, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER, SMALL_USER,
     };
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()

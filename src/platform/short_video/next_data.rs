@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::user_json::{self, Found, RawUserInfo};
 use crate::platform::fields::Text;
 use crate::platform::{PageVerdict, ShortVideoProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The id of this era's state script.
 pub(super) const SCRIPT_ID: &[u8] = b"__NEXT_DATA__";
@@ -40,7 +40,7 @@ struct PageProps<'a> {
 /// Reads the text of the `__NEXT_DATA__` script.
 ///
 /// `statusCode` decides; only when it is absent does `serverCode` 404 mean not found.
-pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
+pub(super) fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
     let doc: Doc = match user_json::parse(text) {
         Ok(doc) => doc,
         Err(why) => return PageVerdict::Unreadable(why),
@@ -54,7 +54,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
     {
         return PageVerdict::Unreadable(format!(
             "pageProps is about another user than {:?}",
-            requested.as_str()
+            requested.to_string()
         ));
     }
     if props.status_code.is_none() && props.server_code == Some(404) {
@@ -68,6 +68,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
 mod tests {
     use super::*;
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()
@@ -86,7 +87,7 @@ mod tests {
         let text = page_props(&format!(
             r#"{{"serverCode":200,"uniqueId":"old_timer","statusCode":0,"statusMsg":"","userInfo":{USER}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("old_timer")) else {
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("old_timer")).into()) else {
             panic!("not a profile");
         };
         assert_eq!(p.user_info.user.id, "107");
@@ -98,7 +99,7 @@ mod tests {
         assert_eq!(p.user_info.user.signature, "");
         assert_eq!(p.user_info.stats.digg_count, Some(53));
         assert!(matches!(
-            read(text.as_bytes(), &name("viewer")),
+            read(text.as_bytes(), (&name("viewer")).into()),
             PageVerdict::Unreadable(_)
         ));
     }
@@ -107,26 +108,26 @@ mod tests {
     fn status_and_server_codes() {
         let nf = page_props(r#"{"serverCode":404,"statusCode":10202,"userInfo":{}}"#);
         assert_eq!(
-            read(nf.as_bytes(), &name("gone_user")),
+            read(nf.as_bytes(), (&name("gone_user")).into()),
             PageVerdict::NotFound
         );
         let nf = page_props(r#"{"serverCode":404}"#);
         assert_eq!(
-            read(nf.as_bytes(), &name("gone_user")),
+            read(nf.as_bytes(), (&name("gone_user")).into()),
             PageVerdict::NotFound
         );
         let captcha = page_props(r#"{"serverCode":200,"statusCode":10000}"#);
         assert_eq!(
-            read(captcha.as_bytes(), &name("a1")),
+            read(captcha.as_bytes(), (&name("a1")).into()),
             PageVerdict::Blocked("captcha")
         );
         let nothing = page_props(r#"{"serverCode":200}"#);
         assert!(matches!(
-            read(nothing.as_bytes(), &name("a1")),
+            read(nothing.as_bytes(), (&name("a1")).into()),
             PageVerdict::Unreadable(_)
         ));
         assert!(matches!(
-            read(b"{\"props\":{}}", &name("a1")),
+            read(b"{\"props\":{}}", (&name("a1")).into()),
             PageVerdict::Unreadable(_)
         ));
     }

@@ -18,7 +18,7 @@ use super::user_json::{self, Found, RawStats, RawUser};
 use crate::cost;
 use crate::platform::fields::{Object, Text};
 use crate::platform::{PageVerdict, ShortVideoProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The id of this era's JSON state script.
 pub(super) const SCRIPT_ID: &[u8] = b"SIGI_STATE";
@@ -104,7 +104,7 @@ pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
 pub(super) fn read(
     text: &[u8],
     embedding: Embedding,
-    requested: &Username,
+    requested: Subject<'_>,
 ) -> PageVerdict<ShortVideoProfile> {
     let parsed = match embedding {
         Embedding::Json => user_json::parse::<Doc>(text),
@@ -126,13 +126,14 @@ pub(super) fn read(
     {
         return PageVerdict::Unreadable(format!(
             "UserPage is about another user than {:?}",
-            requested.as_str()
+            requested.to_string()
         ));
     }
-    // Reading a saved page without a name (`Username::any`): the page's own user is wanted.
-    let wanted = match (&page.unique_id, requested.as_str()) {
-        (Some(Text(id)), "") => id.as_ref(),
-        _ => requested.as_str(),
+    // Reading a saved page without a name (`Subject::Anyone`): the page's own user is wanted.
+    let wanted = match (&page.unique_id, requested.name()) {
+        (_, Some(name)) => name,
+        (Some(Text(id)), None) => id.as_ref(),
+        (None, None) => "",
     };
     let (mut users, mut stats) = match doc.user_module {
         Some(m) => (
@@ -176,6 +177,7 @@ pub(super) fn read(
 mod tests {
     use super::*;
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()
@@ -190,8 +192,11 @@ mod tests {
     #[test]
     fn reads_the_requested_user_among_others() {
         let text = state(0);
-        let PageVerdict::Profile(p) = read(text.as_bytes(), Embedding::Json, &name("Panda_Pup"))
-        else {
+        let PageVerdict::Profile(p) = read(
+            text.as_bytes(),
+            Embedding::Json,
+            (&name("Panda_Pup")).into(),
+        ) else {
             panic!("not a profile");
         };
         assert_eq!(p.user_info.user.id, "7");
@@ -210,12 +215,12 @@ mod tests {
             state(0)
         );
         let value = assigned_state(script.as_bytes()).unwrap();
-        let got = read(value, Embedding::Assignment, &name("panda_pup"));
+        let got = read(value, Embedding::Assignment, (&name("panda_pup")).into());
         assert!(matches!(got, PageVerdict::Profile(_)), "{got:?}");
         let dq = format!("window[\"SIGI_STATE\"]={}", state(10221));
         let value = assigned_state(dq.as_bytes()).unwrap();
         assert_eq!(
-            read(value, Embedding::Assignment, &name("panda_pup")),
+            read(value, Embedding::Assignment, (&name("panda_pup")).into()),
             PageVerdict::NotFound
         );
         for not_state in [
@@ -232,19 +237,20 @@ mod tests {
     fn status_codes_decide() {
         let n = name("panda_pup");
         assert_eq!(
-            read(state(10221).as_bytes(), Embedding::Json, &n),
+            read(state(10221).as_bytes(), Embedding::Json, (&n).into()),
             PageVerdict::NotFound
         );
         assert_eq!(
-            read(state(10000).as_bytes(), Embedding::Json, &n),
+            read(state(10000).as_bytes(), Embedding::Json, (&n).into()),
             PageVerdict::Blocked("captcha")
         );
-        let PageVerdict::Profile(p) = read(state(10222).as_bytes(), Embedding::Json, &n) else {
+        let PageVerdict::Profile(p) = read(state(10222).as_bytes(), Embedding::Json, (&n).into())
+        else {
             panic!("private is a profile");
         };
         assert!(p.user_info.user.private_account);
         assert!(matches!(
-            read(state(123).as_bytes(), Embedding::Json, &n),
+            read(state(123).as_bytes(), Embedding::Json, (&n).into()),
             PageVerdict::Unreadable(why) if why.contains("123")
         ));
     }
@@ -253,12 +259,12 @@ mod tests {
     fn another_users_page_is_unreadable() {
         let n = name("someone_else");
         assert!(matches!(
-            read(state(0).as_bytes(), Embedding::Json, &n),
+            read(state(0).as_bytes(), Embedding::Json, (&n).into()),
             PageVerdict::Unreadable(_)
         ));
         let n = name("nobody_here");
         assert!(matches!(
-            read(state(0).as_bytes(), Embedding::Json, &n),
+            read(state(0).as_bytes(), Embedding::Json, (&n).into()),
             PageVerdict::Unreadable(_)
         ));
     }
@@ -268,16 +274,16 @@ mod tests {
         let n = name("panda_pup");
         let shell = br#"{"AppContext":{"appContext":{}},"SEO":{}}"#;
         assert_eq!(
-            read(shell, Embedding::Json, &n),
+            read(shell, Embedding::Json, (&n).into()),
             PageVerdict::Blocked("shell_page")
         );
         assert!(matches!(
-            read(b"{}", Embedding::Json, &n),
+            read(b"{}", Embedding::Json, (&n).into()),
             PageVerdict::Unreadable(_)
         ));
         let no_user = br#"{"UserModule":{"users":{},"stats":{}},"UserPage":{"statusCode":0}}"#;
         assert!(matches!(
-            read(no_user, Embedding::Json, &n),
+            read(no_user, Embedding::Json, (&n).into()),
             PageVerdict::Unreadable(_)
         ));
     }
@@ -286,7 +292,11 @@ mod tests {
     fn truncation_never_yields_a_profile() {
         let text = state(0);
         for cut in 0..text.len() {
-            let got = read(&text.as_bytes()[..cut], Embedding::Json, &name("panda_pup"));
+            let got = read(
+                &text.as_bytes()[..cut],
+                Embedding::Json,
+                (&name("panda_pup")).into(),
+            );
             assert!(matches!(got, PageVerdict::Unreadable(_)), "{cut}");
         }
     }

@@ -21,7 +21,7 @@ use crate::platform::site::{Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::routes::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
-use crate::username::Username;
+use crate::username::{Subject, Username};
 
 /// How long one challenge may be worked on.
 const CHALLENGE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -100,7 +100,7 @@ impl Site for ShortVideo {
             s if s.is_success() || s == StatusCode::NOT_FOUND => {
                 match challenge::detect(&response.body) {
                     Some(hurdle) => Reading::Hurdle(hurdle),
-                    None => Reading::from(Self::extract(&response.body, Some(name))),
+                    None => Reading::from(Self::extract(&response.body, name.into())),
                 }
             }
             _ => Reading::Unavailable(format!("HTTP {status}")),
@@ -124,15 +124,7 @@ impl Site for ShortVideo {
         }
     }
 
-    fn extract(document: &[u8], requested: Option<&Username>) -> PageVerdict<Profile> {
-        let anyone;
-        let requested = match requested {
-            Some(name) => name,
-            None => {
-                anyone = Username::any(Platform::ShortVideo);
-                &anyone
-            }
-        };
+    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
         extract::extract(document, requested).map(Profile::ShortVideo)
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::user_json::{self, Found, RawUserInfo};
 use crate::json_skim;
 use crate::platform::{PageVerdict, ShortVideoProfile};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The id of this era's state script.
 pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
@@ -26,7 +26,7 @@ struct UserDetail<'a> {
 /// levels above it are skimmed ([`json_skim`]), reading stops once the members we need are
 /// found, and only `webapp.user-detail` is deserialised (and so checked to be UTF-8: bytes in
 /// members never read cannot reach the answer).
-pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoProfile> {
+pub(super) fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
     let scope = match json_skim::descend(text, "__DEFAULT_SCOPE__") {
         Ok(Some(scope)) => scope,
         Ok(None) => {
@@ -60,6 +60,7 @@ pub(super) fn read(text: &[u8], requested: &Username) -> PageVerdict<ShortVideoP
 mod tests {
     use super::*;
     use crate::platform::Platform;
+    use crate::username::Username;
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()
@@ -78,7 +79,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":0,"statusMsg":"","userInfo":{{"user":{USER},"stats":{{"followerCount":4000000,"heart":77600000,"heartCount":-5,"videoCount":1}},"statsV2":{{"followerCount":"4001943","heartCount":"77615151"}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("mixed.case")) else {
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("not a profile");
         };
         let u = &p.user_info.user;
@@ -109,7 +110,7 @@ mod tests {
             let text = detail(&format!(
                 r#"{{"statusCode":{code},"statusMsg":"m","userInfo":{{}}}}"#
             ));
-            let got = read(text.as_bytes(), &name("mixed.case"));
+            let got = read(text.as_bytes(), (&name("mixed.case")).into());
             match (&got, &want) {
                 (PageVerdict::Unreadable(why), PageVerdict::Unreadable(_)) => {
                     assert!(why.contains(&code.to_string()), "{why}")
@@ -124,7 +125,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), &name("MIXED.case")) else {
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("MIXED.case")).into()) else {
             panic!("not a profile");
         };
         assert!(p.user_info.user.private_account);
@@ -138,22 +139,22 @@ mod tests {
             r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
         ));
         assert!(matches!(
-            read(ok.as_bytes(), &name("other")),
+            read(ok.as_bytes(), (&name("other")).into()),
             PageVerdict::Unreadable(_)
         ));
         let no_user = detail(r#"{"statusCode":0,"userInfo":{}}"#);
         assert!(matches!(
-            read(no_user.as_bytes(), &name("x1")),
+            read(no_user.as_bytes(), (&name("x1")).into()),
             PageVerdict::Unreadable(_)
         ));
         let no_code = detail(&format!(r#"{{"userInfo":{{"user":{USER}}}}}"#));
         assert!(matches!(
-            read(no_code.as_bytes(), &name("mixed.case")),
+            read(no_code.as_bytes(), (&name("mixed.case")).into()),
             PageVerdict::Unreadable(_)
         ));
         let empty = br#"{"other":1}"#;
         assert!(matches!(
-            read(empty, &name("x1")),
+            read(empty, (&name("x1")).into()),
             PageVerdict::Unreadable(_)
         ));
     }
@@ -161,9 +162,15 @@ mod tests {
     #[test]
     fn an_app_shell_without_user_detail_is_a_block() {
         let shell = br#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"seo.abtest":{}}}"#;
-        assert_eq!(read(shell, &name("x1")), PageVerdict::Blocked("shell_page"));
+        assert_eq!(
+            read(shell, (&name("x1")).into()),
+            PageVerdict::Blocked("shell_page")
+        );
         let odd = br#"{"__DEFAULT_SCOPE__":{"seo.abtest":{}}}"#;
-        assert!(matches!(read(odd, &name("x1")), PageVerdict::Unreadable(_)));
+        assert!(matches!(
+            read(odd, (&name("x1")).into()),
+            PageVerdict::Unreadable(_)
+        ));
     }
 
     #[test]
@@ -175,7 +182,7 @@ mod tests {
         let detail_end = text.len() - "}}".len();
         for cut in 0..detail_end {
             assert!(matches!(
-                read(&text.as_bytes()[..cut], &name("mixed.case")),
+                read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
                 PageVerdict::Unreadable(_)
             ));
         }
@@ -183,7 +190,7 @@ mod tests {
         // braces after them does not lose the profile.
         for cut in detail_end..text.len() {
             assert!(matches!(
-                read(&text.as_bytes()[..cut], &name("mixed.case")),
+                read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
                 PageVerdict::Profile(_)
             ));
         }
@@ -192,7 +199,7 @@ mod tests {
         let at = text.find("\"N\"").map_or(0, |i| i + 1);
         bad[at] = 0xff;
         assert!(matches!(
-            read(&bad, &name("mixed.case")),
+            read(&bad, (&name("mixed.case")).into()),
             PageVerdict::Unreadable(_)
         ));
         // Invalid UTF-8 in a member that is never read cannot reach the answer: the profile
@@ -201,7 +208,7 @@ mod tests {
         let at = text.find("\"US\"").map_or(0, |i| i + 1);
         elsewhere[at] = 0xff;
         assert!(matches!(
-            read(&elsewhere, &name("mixed.case")),
+            read(&elsewhere, (&name("mixed.case")).into()),
             PageVerdict::Profile(_)
         ));
     }

@@ -15,7 +15,7 @@ use crate::cost;
 use crate::platform::ShortVideoUserInfo;
 use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
 use crate::platform::{PageVerdict, ShortVideoProfile, ShortVideoStats, ShortVideoUser};
-use crate::username::Username;
+use crate::username::Subject;
 
 /// The `user` object: only the fields the body returns.
 #[derive(Debug, Default, Deserialize)]
@@ -108,7 +108,7 @@ impl<'a> Found<'a> {
 /// Existence is decided by the status code alone. Missing non-count user fields become `""`,
 /// `false` or `0` (the body's shape has every key and no nulls outside the counts), while
 /// missing counts stay `None`: a made-up zero would be a wrong number, an empty bio is not.
-pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<ShortVideoProfile> {
+pub(super) fn verdict(found: Found<'_>, requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
     let private = match found.status {
         None => return PageVerdict::Unreadable("the state has no status code".into()),
         Some(0) => false,
@@ -125,7 +125,7 @@ pub(super) fn verdict(found: Found<'_>, requested: &Username) -> PageVerdict<Sho
     if !requested.matches(&unique_id) {
         return PageVerdict::Unreadable(format!(
             "the state is about another user than the requested {:?}",
-            requested.as_str()
+            requested.to_string()
         ));
     }
     let text = |t: Option<Text<'_>>| t.map(Text::into_string).unwrap_or_default();
