@@ -7,9 +7,9 @@
 //! - [`Text`]: a string as decoded (borrowed from the input when it has no escapes), or an
 //!   integer in decimal (ids have been spelled both ways); anything else `""`.
 //! - [`Flag`]: `true` or `false`; anything else `false`.
-//! - [`Num`]: a count: a non-negative integer, an integral float that fits a `u64` (`4.0e6`), or
-//!   a string of decimal digits (`"4001943"`); anything else is unusable, which the body shows
-//!   as `null`, never as a made-up 0.
+//! - [`Num`]: a count: a non-negative integer, an integral float up to 2^53 (`4.0e6`; above
+//!   that a float may have been rounded), or a string of decimal digits (`"4001943"`); anything
+//!   else is unusable, which the body shows as `null`, never as a made-up 0.
 //! - [`Int`]: a signed code such as `relation`: an integer that fits an `i64`; anything else 0.
 //! - [`Object`]: an object read as `T` (a `{"count": n}` holder, a group of counts); anything
 //!   else counts as absent.
@@ -233,9 +233,10 @@ impl<'de> Visitor<'de> for NumVisitor {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
-        /// 2^64, the first integral float that no longer fits a `u64`.
-        const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
-        let integral = v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < BEYOND_U64;
+        /// 2^53: above it a float no longer holds every integer, so the text it was read
+        /// from may have been rounded; a count is exact or `null`, never a rounded number.
+        const EXACT_UP_TO: f64 = 9_007_199_254_740_992.0;
+        let integral = v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= EXACT_UP_TO;
         Ok(if integral {
             Num::Value(v as u64)
         } else {

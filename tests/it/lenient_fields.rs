@@ -35,7 +35,11 @@ fn table() -> Vec<(&'static str, Read)> {
         ("18446744073709551616", read("", false, None)),
         ("-1", read("-1", false, None)),
         ("4.0e6", read("", false, Some(4_000_000))),
-        ("1.8e19", read("", false, Some(18_000_000_000_000_000_000))),
+        ("1.8e19", read("", false, None)),
+        (
+            "9.007199254740992e15",
+            read("", false, Some(9_007_199_254_740_992)),
+        ),
         ("1.5", read("", false, None)),
         ("1e300", read("", false, None)),
         (r#""4001943""#, read("4001943", false, Some(4_001_943))),
