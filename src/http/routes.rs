@@ -11,7 +11,7 @@ use crate::http::access_log::LookupLog;
 use crate::http::path_name::Name;
 use crate::platform::photo_share::PhotoShare;
 use crate::platform::short_video::ShortVideo;
-use crate::platform::{PhotoShareProfile, ShortVideoProfile};
+use crate::platform::{PhotoShareProfile, Registered, ShortVideoProfile};
 use crate::state::AppState;
 use crate::username::Username;
 
@@ -37,7 +37,7 @@ pub async fn short_video_profile(
     State(state): State<AppState>,
     Name { name, .. }: Name<ShortVideo>,
 ) -> Response {
-    lookup(state, name).await
+    lookup::<ShortVideo>(state, name).await
 }
 
 /// The photo-share profile of one user.
@@ -61,17 +61,18 @@ pub async fn photo_share_profile(
     State(state): State<AppState>,
     Name { name, .. }: Name<PhotoShare>,
 ) -> Response {
-    lookup(state, name).await
+    lookup::<PhotoShare>(state, name).await
 }
 
-/// One lookup of a checked name: from the cache, or through the one flight that fetches it.
-async fn lookup(state: AppState, name: Username) -> Response {
+/// One lookup of a checked name on site `S`: from the cache, or through the one flight that
+/// fetches it.
+async fn lookup<S: Registered>(state: AppState, name: Username) -> Response {
     let flight = (state.clone(), name.clone());
     let served = state
         .cache()
         .get_or_fetch(&name, move || async move {
             let (state, name) = flight;
-            state.sources().lookup(&name).await
+            state.sources().of::<S>().lookup(&name).await
         })
         .await;
     let (mut response, log) = match served {

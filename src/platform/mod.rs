@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::upstream::roots::ClientBuildError;
-use crate::username::{Subject, Username};
+use crate::username::Subject;
 
 pub use crate::username::Platform;
 pub use bodies::{
@@ -159,7 +159,7 @@ impl<P> PageVerdict<P> {
 }
 
 /// Every platform's source: the registry. A platform is one field here, one line in
-/// [`Sources::new`] and one arm in each of [`Sources::lookup`] and [`extract`].
+/// [`Sources::new`], one [`Registered`] impl and one arm in [`extract`].
 pub struct Sources {
     short_video: ladder::Source<short_video::ShortVideo>,
     photo_share: ladder::Source<photo_share::PhotoShare>,
@@ -175,12 +175,28 @@ impl Sources {
         })
     }
 
-    /// Looks `name` up on the platform it was validated for.
-    pub async fn lookup(&self, name: &Username) -> Report {
-        match name.platform() {
-            Platform::ShortVideo => self.short_video.lookup(name).await,
-            Platform::PhotoShare => self.photo_share.lookup(name).await,
-        }
+    /// The source of site `S`: a route that knows its platform asks for it by type, so
+    /// nothing matches on the platform again.
+    pub fn of<S: Registered>(&self) -> &ladder::Source<S> {
+        S::source(self)
+    }
+}
+
+/// A site the registry holds a source for.
+pub trait Registered: site::Site {
+    /// Where the registry keeps this site's source.
+    fn source(sources: &Sources) -> &ladder::Source<Self>;
+}
+
+impl Registered for short_video::ShortVideo {
+    fn source(sources: &Sources) -> &ladder::Source<Self> {
+        &sources.short_video
+    }
+}
+
+impl Registered for photo_share::PhotoShare {
+    fn source(sources: &Sources) -> &ladder::Source<Self> {
+        &sources.photo_share
     }
 }
 
