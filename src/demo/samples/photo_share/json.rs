@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::super::json_text::push_json_str;
+
 /// How a shape escapes its strings (the platforms differ, and the extractor must decode all).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Style {
@@ -15,12 +17,8 @@ pub(super) enum Style {
 
 /// Appends `s` as a JSON string literal (quotes included) in `style`.
 pub(super) fn push_str(out: &mut String, s: &str, style: Style) {
-    out.push('"');
-    for c in s.chars() {
+    push_json_str(out, s, |out, c| {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '/' => out.push_str(match style {
@@ -29,19 +27,16 @@ pub(super) fn push_str(out: &mut String, s: &str, style: Style) {
             }),
             '&' if matches!(style, Style::Api | Style::Legacy) => out.push_str("\\u0026"),
             '<' if matches!(style, Style::Sjs | Style::Legacy) => out.push_str("\\u003C"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
             c if !c.is_ascii() && matches!(style, Style::Sjs) => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
             }
-            c => out.push(c),
+            _ => return false,
         }
-    }
-    out.push('"');
+        true
+    });
 }
 
 /// Appends `"key":"value",` in `style`.

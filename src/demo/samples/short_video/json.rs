@@ -3,28 +3,23 @@
 
 use std::fmt::Write as _;
 
+use super::super::json_text::push_json_str;
 use super::{Era, SampleUser, avatar};
 
 /// Appends `s` as a JSON string the way the platform writes it: `/` as `\u002F`, `<` as
 /// `\u003C`, and (in the `__NEXT_DATA__` era) `&` as `\u0026`; everything else raw UTF-8.
 pub(super) fn push_str_json(out: &mut String, s: &str, era: Era) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '/' => out.push_str("\\u002F"),
-            '<' => out.push_str("\\u003C"),
-            '>' => out.push_str("\\u003E"),
-            '&' if era == Era::NextData => out.push_str("\\u0026"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    push_json_str(out, s, |out, c| {
+        let spelled = match c {
+            '/' => "\\u002F",
+            '<' => "\\u003C",
+            '>' => "\\u003E",
+            '&' if era == Era::NextData => "\\u0026",
+            _ => return false,
+        };
+        out.push_str(spelled);
+        true
+    });
 }
 
 /// Appends `"key":"value",` with `value` JSON-escaped.
