@@ -1,4 +1,4 @@
-//! The fleet's politeness towards each platform: one outbound budget (reserve-then-wait), one
+//! What the fleet sends each platform: one outbound budget (reserve-then-wait), one
 //! breaker, and proxy rests, shared by every replica.
 
 use std::sync::LazyLock;
