@@ -32,12 +32,53 @@ static BYTES: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    /// `BENCH_ALLOC_TRACE=1`: where each allocation of one request comes from.
+    static TRACING: Cell<bool> = const { Cell::new(false) };
+    static IN_TRACE: Cell<bool> = const { Cell::new(false) };
+    static TRACES: std::cell::RefCell<Vec<(usize, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn count(size: usize) {
     if COUNTING.with(Cell::get) {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         BYTES.fetch_add(size as u64, Ordering::Relaxed);
+    }
+    if TRACING.with(Cell::get) && !IN_TRACE.with(Cell::get) {
+        IN_TRACE.with(|t| t.set(true));
+        let trace = std::backtrace::Backtrace::force_capture().to_string();
+        TRACES.with(|t| t.borrow_mut().push((size, trace)));
+        IN_TRACE.with(|t| t.set(false));
+    }
+}
+
+/// Prints where one request to `path` allocates: the first frames outside the allocator.
+async fn trace(app: &axum::Router, path: &str) {
+    let r = request(path);
+    TRACING.with(|t| t.set(true));
+    let response = app.clone().oneshot(r).await.expect("infallible");
+    TRACING.with(|t| t.set(false));
+    drop(response);
+    let traces = TRACES.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    println!("--- {path}: {} allocations", traces.len());
+    for (size, trace) in traces {
+        let frames: Vec<&str> = trace
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("at "))
+            .map(|l| l.split_once(": ").map_or(l, |(_, f)| f).trim())
+            .filter(|f| {
+                !(f.starts_with("std::")
+                    || f.starts_with("alloc::")
+                    || f.starts_with("core::")
+                    || f.starts_with("cached_lookup_allocs::")
+                    || f.starts_with("__rust")
+                    || f.starts_with("<alloc::")
+                    || f.starts_with("<core::")
+                    || f.contains("Counting"))
+            })
+            .take(4)
+            .collect();
+        println!("{size:>6} B  {}", frames.join("  <  "));
     }
 }
 
@@ -167,6 +208,11 @@ fn main() {
             )
             .init();
         let local = app(None).await;
+        if std::env::var_os("BENCH_ALLOC_TRACE").is_some() {
+            trace(&local, "/healthz").await;
+            trace(&local, &lookup).await;
+            return;
+        }
         print("healthz (log warn)", measure(&local, "/healthz").await);
         print("cached lookup (log warn)", measure(&local, &lookup).await);
         let _ = handle.modify(|f| *f = tracing_subscriber::filter::LevelFilter::INFO);

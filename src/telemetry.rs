@@ -159,22 +159,59 @@ const STATUSES: [(u16, &str); 12] = [
 ];
 
 /// Records one answered request.
+///
+/// Every request passes here, so the handles of the known routes and statuses are looked up
+/// in the registry once (on their first use, so no series appears before it has a count) and
+/// kept: a request then costs no label allocation and no registry hashing.
 pub fn request_done(route: &str, status: u16, elapsed: Duration) {
-    let route: SharedString = match ROUTES.iter().find(|r| **r == route) {
-        Some(known) => SharedString::const_str(known),
-        None => SharedString::from(route.to_owned()),
-    };
-    let status: SharedString = match STATUSES.iter().find(|(code, _)| *code == status) {
-        Some((_, text)) => SharedString::const_str(text),
+    static COUNTERS: [[OnceLock<metrics::Counter>; STATUSES.len()]; ROUTES.len()] =
+        [const { [const { OnceLock::new() }; STATUSES.len()] }; ROUTES.len()];
+    static LATENCY: [OnceLock<metrics::Histogram>; ROUTES.len()] =
+        [const { OnceLock::new() }; ROUTES.len()];
+    let seconds = elapsed.as_secs_f64();
+    let r = ROUTES.iter().position(|r| *r == route);
+    let s = STATUSES.iter().position(|(code, _)| *code == status);
+    if let Some(r) = r {
+        let route = SharedString::const_str(ROUTES[r]);
+        match s {
+            Some(s) => COUNTERS[r][s]
+                .get_or_init(|| {
+                    let _ = metrics_handle();
+                    let status = SharedString::const_str(STATUSES[s].1);
+                    counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status)
+                })
+                .increment(1),
+            None => {
+                counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status.to_string())
+                    .increment(1)
+            }
+        }
+        LATENCY[r]
+            .get_or_init(|| {
+                let _ = metrics_handle();
+                histogram!(HTTP_LATENCY, "route" => route)
+            })
+            .record(seconds);
+        return;
+    }
+    let route = SharedString::from(route.to_owned());
+    let status: SharedString = match s {
+        Some(s) => SharedString::const_str(STATUSES[s].1),
         None => SharedString::from(status.to_string()),
     };
     counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status).increment(1);
-    histogram!(HTTP_LATENCY, "route" => route).record(elapsed.as_secs_f64());
+    histogram!(HTTP_LATENCY, "route" => route).record(seconds);
 }
 
-/// Moves the in-flight gauge by `delta`.
+/// Moves the in-flight gauge by `delta` (its handle is taken once).
 pub fn in_flight(delta: f64) {
-    gauge!(HTTP_IN_FLIGHT).increment(delta);
+    static GAUGE: OnceLock<metrics::Gauge> = OnceLock::new();
+    GAUGE
+        .get_or_init(|| {
+            let _ = metrics_handle();
+            gauge!(HTTP_IN_FLIGHT)
+        })
+        .increment(delta);
 }
 
 /// Records how one upstream lookup ended.
