@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Where a lookup's CPU goes: `perf record -e cpu-clock -g` on the release binary under wrk, for
 # the cached path (one name, memory hit), the uncached path (cache off, 64 distinct ~365 KB
-# pages from nginx) and, with Redis, the cached path of a fleet replica. All on 127.0.0.1.
+# pages from nginx), with Redis the cached path of a fleet replica, and a replica without
+# memory cache reading every answer from Redis (64 names). All on 127.0.0.1.
 #
-#   bash scripts/profile.sh [cached|uncached|fleet ...]     # default: all three
+#   bash scripts/profile.sh [cached|uncached|fleet|redishit ...]     # default: all four
 #
 # Prints `perf report --no-children --stdio` (top lines) per path; keeps perf.data and the
 # full reports in PROFILE_OUT (default /tmp/profile-lookup-perf). Knobs: PROFILE_SECONDS=8,
@@ -18,7 +19,7 @@ SECS=${PROFILE_SECONDS:-8}
 TOP=${PROFILE_TOP:-40}
 OUT=${PROFILE_OUT:-/tmp/profile-lookup-perf}
 PATHS=("$@")
-((${#PATHS[@]})) || PATHS=(cached uncached fleet)
+((${#PATHS[@]})) || PATHS=(cached uncached fleet redishit)
 KEY="prof-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
 NAME=sunny.kitchen.lab
@@ -139,12 +140,27 @@ for path in "${PATHS[@]}"; do
         redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
             >"$T/redis.log" 2>&1 &
         PIDS+=($!)
+        REDIS_STARTED=1
         sleep 0.3
         service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"'
         curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
         profile fleet -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
         ;;
-    *) die "unknown path $path (cached, uncached, fleet)" ;;
+    redishit)
+        # A replica without memory cache: every answer is read from Redis (warmed first).
+        [[ -n ${REDIS_STARTED:-} ]] || {
+            redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+                >"$T/redis.log" 2>&1 &
+            PIDS+=($!)
+            sleep 0.3
+        }
+        service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"\n[cache]\nmax_bytes = 0'
+        for n in $(seq -w 0 63); do
+            curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/bench.user_$n"
+        done
+        profile redishit -s "$T/rotate.lua" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
+        ;;
+    *) die "unknown path $path (cached, uncached, fleet, redishit)" ;;
     esac
     kill "$SVC_PID"
     wait "$SVC_PID" 2>/dev/null || true
