@@ -26,7 +26,7 @@ CALLERS=${ONEFLIGHT_CALLERS:-200}
 # Every port is one the OS picked as free just now (seven sockets held at once, so they are
 # distinct): the machine is shared, and a fixed port fails when something else holds it.
 read -r NGINX_PORT SLOW_PORT PORT_CACHED PORT_NOCACHE PORT_RSS PORT_FLIGHT PORT_SOAK \
-    < <(rig_free_ports 7)
+    REDIS_PORT PORT_FLEET PORT_NOMEM PORT_UNCACHED < <(rig_free_ports 11)
 # NGINX_PORT: the loopback upstream (both platforms); SLOW_PORT: the same pages at 100 KB/s,
 # for the one-flight check; PORT_CACHED: healthz vs cached lookup; PORT_NOCACHE:
 # cache.enabled = false; PORT_RSS, PORT_FLIGHT, PORT_SOAK: fresh instances for the oversized
@@ -40,8 +40,10 @@ log() { printf '\n== %s\n' "$*" >&2; }
 die() { printf 'load.sh: %s\n' "$*" >&2; exit 1; }
 
 # --- tools, build ------------------------------------------------------------------------
-rig_install wrk=wrk nginx=nginx-light curl=curl
+rig_install wrk=wrk nginx=nginx-light curl=curl redis-server=redis-server redis-cli=redis-tools
 rig_build "$REPO"
+(cd "$REPO" && cargo build --release --quiet --example paced_load)
+LOADAVG_START=$(cut -d" " -f1-3 /proc/loadavg)
 
 # --- temp dir, cleanup -------------------------------------------------------------------
 T=$(mktemp -d /tmp/profile-lookup-load.XXXXXX)
@@ -58,7 +60,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 rig_still_free "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
-    "$PORT_FLIGHT" "$PORT_SOAK"
+    "$PORT_FLIGHT" "$PORT_SOAK" "$REDIS_PORT" "$PORT_FLEET" "$PORT_NOMEM" "$PORT_UNCACHED"
 
 log "writing sample pages"
 rig_pages "$T/pages"
@@ -195,6 +197,10 @@ run_wrk() {
     CPU_NGX[$label]=$((${CPU_NGX[$label]:-0} + n1 - n0))
     CPU_WRK[$label]=$(awk -v a="${CPU_WRK[$label]:-0}" -v b="$wrk_cpu" 'BEGIN {print a + b}')
     RPS=$(awk '/Requests\/sec/ {print $2}' "$out")
+    # This run alone, for per-round CPU ratios: microseconds per request of the service, nginx.
+    LAST_REQS=$(awk '/requests in/ {print $1}' "$out")
+    LAST_SVC_US=$(awk -v t=$((s1 - s0)) -v k="$TCK" -v n="$LAST_REQS" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
+    LAST_NGX_US=$(awk -v t=$((n1 - n0)) -v k="$TCK" -v n="$LAST_REQS" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
 }
 # us_per LABEL svc|ngx|wrk -> CPU microseconds per request
 us_per() {
@@ -238,13 +244,15 @@ xcache=$(curl -s -D - -o /dev/null -H "$AUTH" "$S1/short-video/profile/$LOOKUP_N
 # --- 1 and 2: throughput ratios ----------------------------------------------------------
 log "1. /healthz vs cached lookup; 2. nginx direct vs cache-off lookup ($ROUNDS rounds of" \
     "-t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, alternating)"
-H=() C=() N=() U=() ND=() UD=() R1S=() R2S=()
+H=() C=() N=() U=() ND=() UD=() R1S=() R2S=() CPU1S=() CPU2S=()
 FETCH_SAME=0 FETCH_DISTINCT=0
 for round in $(seq "$ROUNDS"); do
     run_wrk healthz "$PID_CACHED" "$S1/healthz"
     H+=("$RPS")
+    healthz_us=$LAST_SVC_US
     run_wrk cached "$PID_CACHED" "$S1/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
     C+=("$RPS")
+    CPU1S+=("$(div "$LAST_SVC_US" "$healthz_us")")
     run_wrk nginx - "$UP/@$LOOKUP_NAME"
     N+=("$RPS")
     before=$(lines "$T/upstream-access.log")
@@ -254,17 +262,20 @@ for round in $(seq "$ROUNDS"); do
     FETCH_SAME=$((FETCH_SAME + after - before))
     ROTATE_PREFIX=/@bench.user_ run_wrk nginx64 - "$UP" -s "$T/rotate.lua"
     ND+=("$RPS")
+    nginx_page_us=$LAST_NGX_US
     before=$(lines "$T/upstream-access.log")
     ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk nocache64 "$PID_NOCACHE" \
         "$S2" -s "$T/rotate.lua" -H "$AUTH"
     UD+=("$RPS")
+    CPU2S+=("$(div "$LAST_SVC_US" "$nginx_page_us")")
     after=$(lines "$T/upstream-access.log")
     FETCH_DISTINCT=$((FETCH_DISTINCT + after - before))
     R1S+=("$(div "${C[-1]}" "${H[-1]}")")
     R2S+=("$(div "${UD[-1]}" "${ND[-1]}")")
     echo "  round $round: healthz ${H[-1]}/s, cached ${C[-1]}/s | one page: nginx ${N[-1]}/s," \
         "cache-off ${U[-1]}/s | 64 pages: nginx ${ND[-1]}/s, cache-off ${UD[-1]}/s" \
-        "| ratios ${R1S[-1]}, ${R2S[-1]}" >&2
+        "| ratios ${R1S[-1]}, ${R2S[-1]} | CPU: cached/healthz ${CPU1S[-1]}," \
+        "cache-off/nginx ${CPU2S[-1]}" >&2
 done
 HEALTHZ=$(mean "${H[@]}")
 CACHED=$(mean "${C[@]}")
@@ -280,9 +291,125 @@ FETCH_PER_SAME=$(div "$FETCH_SAME" "${REQS[nocache]}")
 FETCH_PER_DISTINCT=$(div "$FETCH_DISTINCT" "${REQS[nocache64]}")
 HWM_NOCACHE=$(hwm_mib "$PID_NOCACHE")
 HWM_CACHED=$(hwm_mib "$PID_CACHED")
+stop "$PID_NOCACHE"
+
+# --- 6: fleet (Redis) and latency --------------------------------------------------------
+# The cached instance above is "a replica with Redis off"; FLEET is the same configuration
+# with [redis], NOMEM that with no memory cache (every answer read from Redis).
+log "6. fleet: cached lookups with Redis on vs off; Redis hit vs memory hit; Redis round" \
+    "trips per request; latency at half the peak rate"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    >"$T/redis.log" 2>&1 &
+PID_REDIS=$!
+PIDS+=("$PID_REDIS")
+for _ in $(seq 100); do
+    [[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
+    sleep 0.05
+done
+[[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] || die "redis did not start"
+REDIS_TOML=$'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"\nkey_prefix = "load:"'
+start_service fleet "$PORT_FLEET" "$UP" "$REDIS_TOML"
+PID_FLEET=$SVC_PID
+start_service nomem "$PORT_NOMEM" "$UP" "$REDIS_TOML"$'\n[cache]\nmax_bytes = 0'
+PID_NOMEM=$SVC_PID
+S6="http://127.0.0.1:$PORT_FLEET"
+S7="http://127.0.0.1:$PORT_NOMEM"
+# Warm: the one name in both replicas' memory, the 64 names in the fleet's (and Redis).
+curl -sf -o /dev/null -H "$AUTH" "$S6/short-video/profile/$LOOKUP_NAME"
+for n in $(seq -w 0 63); do
+    curl -sf -o /dev/null -H "$AUTH" "$S6/short-video/profile/bench.user_$n"
+done
+for n in $(seq -w 0 63); do # the Redis-hit replica's NOSCRIPT loads, once
+    curl -sf -o /dev/null -H "$AUTH" "$S7/short-video/profile/bench.user_$n"
+done
+FR=() FO=() MH=() RH=() R3S=() R4S=()
+for round in $(seq "$ROUNDS"); do
+    run_wrk fleet_off "$PID_CACHED" "$S1/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
+    FO+=("$RPS")
+    run_wrk fleet_on "$PID_FLEET" "$S6/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
+    FR+=("$RPS")
+    ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk memhit "$PID_FLEET" "$S6" \
+        -s "$T/rotate.lua" -H "$AUTH"
+    MH+=("$RPS")
+    ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk redishit "$PID_NOMEM" "$S7" \
+        -s "$T/rotate.lua" -H "$AUTH"
+    RH+=("$RPS")
+    R3S+=("$(div "${FR[-1]}" "${FO[-1]}")")
+    R4S+=("$(div "${RH[-1]}" "${MH[-1]}")")
+    echo "  round $round: cached Redis off ${FO[-1]}/s, on ${FR[-1]}/s | 64 names: memory hit" \
+        "${MH[-1]}/s, Redis hit ${RH[-1]}/s | ratios ${R3S[-1]}, ${R4S[-1]}" >&2
+done
+R3=$(median "${R3S[@]}")
+R4=$(median "${R4S[@]}")
+FLEET_ON=$(mean "${FR[@]}")
+FLEET_OFF=$(mean "${FO[@]}")
+
+# Round trips: every command a replica sends, counted with MONITOR (commands a script runs
+# show as "lua" and are not round trips; the once-a-second PING is left out), over one
+# connection so that no two requests share a read.
+# round_trips LABEL URL [wrk args] -> RT (commands per completed request)
+round_trips() {
+    local label=$1 url=$2
+    shift 2
+    redis-cli -p "$REDIS_PORT" monitor >"$T/monitor-$label.txt" 2>/dev/null &
+    local mon=$!
+    sleep 0.3
+    wrk -t1 -c1 -d2s "$@" "$url" >"$T/wrk-rt-$label.txt"
+    sleep 0.3
+    kill "$mon" 2>/dev/null || true
+    wait "$mon" 2>/dev/null || true
+    local reqs cmds
+    reqs=$(awk '/requests in/ {print $1}' "$T/wrk-rt-$label.txt")
+    cmds=$(grep -E '\[[0-9]+ 127\.0\.0\.1:[0-9]+\]' "$T/monitor-$label.txt" |
+        grep -vc '"PING"' || true)
+    RT=$(div "$cmds" "$reqs")
+    echo "  round trips, $label: $cmds commands for $reqs requests" >&2
+}
+round_trips memory "$S6/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
+RT_MEMORY=$RT
+ROTATE_THREADS=1 ROTATE_PREFIX=/short-video/profile/bench.user_ round_trips redis "$S7" \
+    -s "$T/rotate.lua" -H "$AUTH"
+RT_REDIS=$RT
+# Uncached: a fresh replica on a prefix nothing is stored under, each of the 64 names once.
+start_service uncached "$PORT_UNCACHED" "$UP" "${REDIS_TOML/load:/fresh:}"
+PID_UNCACHED=$SVC_PID
+redis-cli -p "$REDIS_PORT" monitor >"$T/monitor-uncached.txt" 2>/dev/null &
+mon=$!
+sleep 0.3
+for n in $(seq -w 0 63); do
+    curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$PORT_UNCACHED/short-video/profile/bench.user_$n"
+done
+sleep 0.3
+kill "$mon" 2>/dev/null || true
+wait "$mon" 2>/dev/null || true
+uncached_cmds=$(grep -E '\[[0-9]+ 127\.0\.0\.1:[0-9]+\]' "$T/monitor-uncached.txt" |
+    grep -v '"PING"' | grep -vciE '"(SCRIPT|EVAL)"' || true)
+RT_UNCACHED=$(div "$uncached_cmds" 64)
+RT_UNCACHED_KINDS=$(grep -E '\[[0-9]+ 127\.0\.0\.1:[0-9]+\]' "$T/monitor-uncached.txt" |
+    grep -v '"PING"' | awk '{print toupper($4)}' | tr -d '"' | sort | uniq -c |
+    awk '{printf "%s%s x%d", sep, $2, $1; sep = ", "}')
+echo "  round trips, uncached: $uncached_cmds commands for 64 lookups ($RT_UNCACHED_KINDS;" \
+    "first-use script loads left out)" >&2
+stop "$PID_UNCACHED"
+
+# Latency at half the peak rate, open loop (examples/paced_load.rs), one name, cached.
+HALF=$(awk -v r="$FLEET_OFF" 'BEGIN {printf "%.0f", r / 2}')
+HALF_ON=$(awk -v r="$FLEET_ON" 'BEGIN {printf "%.0f", r / 2}')
+paced() { # URL RATE -> the PACED line
+    "$CARGO_TARGET_DIR/release/examples/paced_load" "$1" "$2" "$SECONDS_PER_RUN" "$CONNS" \
+        "$AUTH" | grep '^PACED'
+}
+PACED_OFF=$(paced "$S1/short-video/profile/$LOOKUP_NAME" "$HALF")
+PACED_ON=$(paced "$S6/short-video/profile/$LOOKUP_NAME" "$HALF_ON")
+echo "  Redis off, $HALF/s: $PACED_OFF" >&2
+echo "  Redis on, $HALF_ON/s: $PACED_ON" >&2
+pfield() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
+HWM_FLEET=$(hwm_mib "$PID_FLEET")
+stop "$PID_FLEET"
+stop "$PID_NOMEM"
+stop "$PID_REDIS"
 # The cached instance is done; stop it so the next phases have the CPU.
 stop "$PID_CACHED"
-stop "$PID_NOCACHE"
 
 # --- 3: oversized upstream bodies --------------------------------------------------------
 log "3. oversized bodies: 64 MiB and a gzip bomb (1 MiB -> 1 GiB), on a fresh instance"
@@ -420,3 +547,34 @@ row "   soak VmHWM (VmRSS at end), MiB" "$HWM_SOAK ($RSS_SOAK)" "(< 200)" \
 row "   soak upstream requests" "$SOAK_FETCHES" "(info)" ""
 echo "soak config: retry.max_attempts = 2, base_delay_ms = 10, max_delay_ms = 20," \
     "max_total_ms = 100, breaker.failure_threshold = 0 (blocked names fail fast)"
+
+# --- issue 14's table: cost per lookup and the fleet ---------------------------------------
+LOADAVG_END=$(cut -d" " -f1-3 /proc/loadavg)
+echo
+echo "cost per lookup and the fleet (CPU: utime + stime from /proc/PID/stat over a wrk run ÷" \
+    "requests completed, nginx master + workers; ratios: median of $ROUNDS alternating rounds)"
+row "figure" "value" "goal" "verdict"
+row "cached CPU ÷ /healthz CPU (rounds: ${CPU1S[*]})" "$(median "${CPU1S[@]}")" "<= 1.25" \
+    "$(verdict "$(median "${CPU1S[@]}")" '<=' 1.25)"
+row "   service CPU us/req cached / healthz" "$(us_per cached svc) / $(us_per healthz svc)" "(info)" ""
+row "uncached CPU ÷ nginx CPU per page (rounds: ${CPU2S[*]})" "$(median "${CPU2S[@]}")" "<= 1.5" \
+    "$(verdict "$(median "${CPU2S[@]}")" '<=' 1.5)"
+row "   CPU us/req cache-off svc / nginx direct" \
+    "$(us_per nocache64 svc) / $(us_per nginx64 ngx)" "(info)" ""
+row "fleet: cached Redis on ÷ off (rounds: ${R3S[*]})" "$R3" ">= 0.7" "$(verdict "$R3" '>=' 0.7)"
+row "   cached req/s Redis on / off" "$FLEET_ON / $FLEET_OFF" "(info)" ""
+row "   service CPU us/req Redis on / off" \
+    "$(us_per fleet_on svc) / $(us_per fleet_off svc)" "(info)" ""
+row "fleet: Redis hit ÷ memory hit (rounds: ${R4S[*]})" "$R4" ">= 0.5" "$(verdict "$R4" '>=' 0.5)"
+row "   req/s Redis hit / memory hit (64 names)" "$(mean "${RH[@]}") / $(mean "${MH[@]}")" \
+    "(info)" ""
+row "Redis round trips/request: in memory / in Redis" "$RT_MEMORY / $RT_REDIS" "<= 1 / 1" \
+    "$(cmp "$RT_MEMORY" '<=' 1 && cmp "$RT_REDIS" '<=' 1 && echo PASS || echo MISS)"
+row "   uncached (64 names, one Redis)" "$RT_UNCACHED" "report" "$RT_UNCACHED_KINDS"
+row "latency p50 / p99 ms, cached, Redis off at ${HALF}/s" \
+    "$(pfield "$PACED_OFF" p50_ms) / $(pfield "$PACED_OFF" p99_ms)" "report" \
+    "(sent at $(pfield "$PACED_OFF" rate)/s, $(pfield "$PACED_OFF" bad) bad)"
+row "latency p50 / p99 ms, cached, Redis on at ${HALF_ON}/s" \
+    "$(pfield "$PACED_ON" p50_ms) / $(pfield "$PACED_ON" p99_ms)" "report" \
+    "(sent at $(pfield "$PACED_ON" rate)/s, $(pfield "$PACED_ON" bad) bad)"
+row "load average at start / end" "$LOADAVG_START / $LOADAVG_END" "(info)" ""

@@ -131,19 +131,31 @@ fn describe() {
     );
 }
 
-/// Route templates the router knows (named once by [`name_routes`]), so their labels need no
-/// allocation per request.
-static ROUTES: std::sync::OnceLock<Box<[SharedString]>> = std::sync::OnceLock::new();
+/// The metrics of one route template the router knows: its label, built once, and the
+/// handles of its series, looked up in the registry once each.
+struct RouteMetrics {
+    label: SharedString,
+    requests: [OnceLock<metrics::Counter>; STATUSES.len()],
+    latency: OnceLock<metrics::Histogram>,
+}
+
+/// The routes the router serves, named once by [`name_routes`].
+static ROUTES: OnceLock<Box<[RouteMetrics]>> = OnceLock::new();
 /// The label of a request no route matched.
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 
 /// Names the route templates the router serves, once per process (every router of a process
-/// serves the same routes): their metric labels are built here, not per request.
+/// serves the same routes): their labels are built here, not per request.
 pub fn name_routes<'a>(templates: impl Iterator<Item = &'a str>) {
     ROUTES.get_or_init(|| {
         templates
             .map(|t| SharedString::from(std::sync::Arc::<str>::from(t)))
             .chain([SharedString::const_str(UNMATCHED_ROUTE)])
+            .map(|label| RouteMetrics {
+                label,
+                requests: [const { OnceLock::new() }; STATUSES.len()],
+                latency: OnceLock::new(),
+            })
             .collect()
     });
 }
@@ -165,25 +177,58 @@ const STATUSES: [(u16, &str); 12] = [
 ];
 
 /// Records one answered request.
+///
+/// Every request passes here, so the handles of the known routes and statuses are looked up
+/// in the registry once (on their first use, so no series appears before it has a count) and
+/// kept: a request then costs no label allocation and no registry hashing.
 pub fn request_done(route: &str, status: u16, elapsed: Duration) {
+    let seconds = elapsed.as_secs_f64();
     let known = ROUTES
         .get()
-        .and_then(|routes| routes.iter().find(|r| r.as_ref() == route));
-    let route: SharedString = match known {
-        Some(known) => known.clone(),
-        None => SharedString::from(route.to_owned()),
-    };
-    let status: SharedString = match STATUSES.iter().find(|(code, _)| *code == status) {
-        Some((_, text)) => SharedString::const_str(text),
+        .and_then(|routes| routes.iter().find(|r| r.label.as_ref() == route));
+    let s = STATUSES.iter().position(|(code, _)| *code == status);
+    if let Some(known) = known {
+        let route = known.label.clone();
+        match s {
+            Some(s) => known.requests[s]
+                .get_or_init(|| {
+                    let _ = metrics_handle();
+                    let status = SharedString::const_str(STATUSES[s].1);
+                    counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status)
+                })
+                .increment(1),
+            None => {
+                counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status.to_string())
+                    .increment(1)
+            }
+        }
+        known
+            .latency
+            .get_or_init(|| {
+                let _ = metrics_handle();
+                histogram!(HTTP_LATENCY, "route" => route)
+            })
+            .record(seconds);
+        return;
+    }
+    let route = SharedString::from(route.to_owned());
+    let status: SharedString = match s {
+        Some(s) => SharedString::const_str(STATUSES[s].1),
         None => SharedString::from(status.to_string()),
     };
     counter!(HTTP_REQUESTS, "route" => route.clone(), "status" => status).increment(1);
-    histogram!(HTTP_LATENCY, "route" => route).record(elapsed.as_secs_f64());
+    histogram!(HTTP_LATENCY, "route" => route).record(seconds);
 }
 
-/// Moves the in-flight gauge by `delta`.
+/// Moves the in-flight gauge by `delta` (its handle is taken once).
 pub fn in_flight(delta: f64) {
-    gauge!(HTTP_IN_FLIGHT).increment(delta);
+    static GAUGE: OnceLock<metrics::Gauge> = OnceLock::new();
+    GAUGE
+        .get_or_init(|| {
+            let _ = metrics_handle();
+            gauge!(HTTP_IN_FLIGHT)
+        })
+        .increment(delta);
 }
 
 /// Records how one upstream lookup ended.

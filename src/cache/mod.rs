@@ -102,6 +102,16 @@ struct Stores {
     flights: Arc<Mutex<HashMap<Username, Landing>>>,
     /// The fleet's level, when `[redis]` is set.
     shared: Option<Arc<shared::Shared>>,
+    /// Which answers outlive their insert here (found, not found, stale copies): an entry
+    /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
+    lasting: Lasting,
+}
+
+#[derive(Clone, Copy)]
+struct Lasting {
+    found: bool,
+    not_found: bool,
+    stale: bool,
 }
 
 /// Where the callers of one flight wait for it to land.
@@ -190,10 +200,16 @@ impl ProfileCache {
                 })
                 .build()
         });
+        let lasting = Lasting {
+            found: !in_memory(ttl).is_zero(),
+            not_found: !in_memory(negative_ttl).is_zero(),
+            stale: !in_memory(ttl + max_stale).is_zero(),
+        };
         Self {
             stores: Stores {
                 fresh,
                 stale,
+                lasting,
                 flights: Arc::default(),
                 shared: fleet.map(|fleet| {
                     Arc::new(shared::Shared::new(fleet, ttl, negative_ttl, max_stale))
@@ -214,12 +230,14 @@ impl ProfileCache {
 
     /// Answers `name` from the cache, or joins the one flight that fetches it.
     ///
-    /// `fetch` is called only by the caller that starts a flight; its future is spawned as a
-    /// task of its own, so it runs to its end (within the flight deadline), is stored and
-    /// reaches the metrics and the breaker even when every caller has hung up by then.
+    /// `fetch` is called only by a flight that goes to the platform (not when the fleet has the
+    /// answer): the flight is a task of its own, so the fetch runs to its end (within the
+    /// flight deadline), is stored and reaches the metrics and the breaker even when every
+    /// caller has hung up by then. The closure, not its future, travels into the task: a fetch
+    /// future is large, and one that is never polled need never be built.
     pub async fn get_or_fetch<C, F>(&self, name: &Username, fetch: C) -> Served
     where
-        C: FnOnce() -> F,
+        C: FnOnce() -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
         let platform = name.platform().as_str();
@@ -274,7 +292,7 @@ impl ProfileCache {
     /// The flight of `name`: the one in the air, or a new one (then `true`).
     fn join_or_start<C, F>(&self, name: &Username, fetch: C) -> (Landing, bool)
     where
-        C: FnOnce() -> F,
+        C: FnOnce() -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
         let mut flights = self.stores.lock_flights();
@@ -286,7 +304,7 @@ impl ProfileCache {
         let flight = fly(
             self.stores.clone(),
             name.clone(),
-            fetch(),
+            fetch,
             tx,
             self.flight_deadline,
         );
@@ -311,13 +329,14 @@ impl ProfileCache {
 
 /// One flight: fetches `name` unless a flight that just landed stored it, stores the result,
 /// then leaves the map and tells everyone waiting.
-async fn fly<F>(
+async fn fly<C, F>(
     stores: Stores,
     name: Username,
-    fetch: F,
+    fetch: C,
     tx: watch::Sender<Option<Landed>>,
     deadline: Duration,
 ) where
+    C: FnOnce() -> F + Send + 'static,
     F: Future<Output = Report> + Send + 'static,
 {
     // Leaves the map however the task ends, a panic included, so a name never sticks.
@@ -338,7 +357,7 @@ async fn fly<F>(
         Some(shared) => shared.fly(&stores, &name, fetch, deadline).await,
         None => Landed {
             outcome: stores
-                .store(&name, fetch_within(deadline, fetch).await)
+                .store(&name, fetch_within(deadline, fetch()).await)
                 .await,
             fetched: true,
         },
@@ -348,16 +367,23 @@ async fn fly<F>(
 }
 
 /// Runs one fetch, bounded by the flight deadline.
-async fn fetch_within<F>(deadline: Duration, fetch: F) -> Report
+///
+/// The fetch future (kilobytes: the whole upstream exchange) is boxed before the first await,
+/// so a flight's own future stays small: the flight task is spawned and moved for every miss,
+/// including the ones the fleet answers without fetching.
+fn fetch_within<F>(deadline: Duration, fetch: F) -> impl Future<Output = Report> + Send
 where
     F: Future<Output = Report> + Send + 'static,
 {
-    match tokio::time::timeout(deadline, Box::pin(fetch)).await {
-        Ok(report) => report,
-        Err(_) => Report {
-            lookup: Lookup::unavailable(format!("the fetch did not end within {deadline:?}")),
-            upstream_requests: 0,
-        },
+    let fetch = Box::pin(fetch);
+    async move {
+        match tokio::time::timeout(deadline, fetch).await {
+            Ok(report) => report,
+            Err(_) => Report {
+                lookup: Lookup::unavailable(format!("the fetch did not end within {deadline:?}")),
+                upstream_requests: 0,
+            },
+        }
     }
 }
 
@@ -406,10 +432,22 @@ impl Stores {
 
     /// Puts an answer (fetched here or by another replica) in this replica's stores.
     async fn keep(&self, name: &Username, entry: Arc<Entry>) {
-        self.fresh.insert(name.clone(), entry.clone()).await;
+        let lasts = match entry.value {
+            Stored::Found { .. } => self.lasting.found,
+            Stored::NotFound => self.lasting.not_found,
+        };
+        if lasts {
+            self.fresh.insert(name.clone(), entry.clone()).await;
+        } else if self.lasting.found || self.lasting.not_found {
+            // An answer of the other kind may still be held: this one replaces it.
+            self.fresh.invalidate(name).await;
+        }
         if let Some(stale) = &self.stale {
             match &entry.value {
-                Stored::Found { .. } => stale.insert(name.clone(), entry.clone()).await,
+                Stored::Found { .. } if self.lasting.stale => {
+                    stale.insert(name.clone(), entry.clone()).await
+                }
+                Stored::Found { .. } => {}
                 // A confirmed not-found replaces the older profile: a later outage must never
                 // bring back a profile the platform has said is gone.
                 Stored::NotFound => stale.invalidate(name).await,

@@ -44,14 +44,15 @@ impl Shared {
     }
 
     /// One flight of `name` on the fleet's level; see the module docs.
-    pub(super) async fn fly<F>(
+    pub(super) async fn fly<C, F>(
         &self,
         stores: &Stores,
         name: &Username,
-        fetch: F,
+        fetch: C,
         deadline: Duration,
     ) -> Landed
     where
+        C: FnOnce() -> F,
         F: Future<Output = Report> + Send + 'static,
     {
         let (platform, key) = (name.platform().as_str(), name.as_str());
@@ -72,7 +73,7 @@ impl Shared {
             }
         };
         let outcome = stores
-            .store(name, fetch_within(deadline, fetch).await)
+            .store(name, fetch_within(deadline, fetch()).await)
             .await;
         self.publish(platform, key, &outcome, token.as_ref()).await;
         Landed {

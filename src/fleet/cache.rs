@@ -65,6 +65,27 @@ impl SharedEntry {
 
     /// The entry stored as `raw`, or `None` for anything this version did not write.
     pub fn decode(raw: &[u8]) -> Option<Self> {
+        let (found, private, fetched_at_unix_ms) = Self::header(raw)?;
+        Some(Self {
+            body: found.then(|| Bytes::copy_from_slice(&raw[HEADER_LEN..])),
+            private,
+            fetched_at_unix_ms,
+        })
+    }
+
+    /// [`SharedEntry::decode`] of a value Redis handed over: the body is kept in place, not
+    /// copied.
+    pub fn decode_owned(raw: Vec<u8>) -> Option<Self> {
+        let (found, private, fetched_at_unix_ms) = Self::header(&raw)?;
+        Some(Self {
+            body: found.then(|| Bytes::from(raw).slice(HEADER_LEN..)),
+            private,
+            fetched_at_unix_ms,
+        })
+    }
+
+    /// Found, private and the fetch time of a well-formed value.
+    fn header(raw: &[u8]) -> Option<(bool, bool, u64)> {
         if raw.len() < HEADER_LEN || raw.len() > HEADER_LEN + MAX_BODY_BYTES {
             return None;
         }
@@ -78,11 +99,7 @@ impl SharedEntry {
             return None;
         }
         let fetched_at_unix_ms = u64::from_be_bytes(head[3..HEADER_LEN].try_into().ok()?);
-        Some(Self {
-            body: found.then(|| Bytes::copy_from_slice(body)),
-            private: flags & PRIVATE != 0,
-            fetched_at_unix_ms,
-        })
+        Some((found, flags & PRIVATE != 0, fetched_at_unix_ms))
     }
 }
 
@@ -166,7 +183,7 @@ impl Fleet {
                     .await
             })
             .await?;
-        let entry = raw.as_deref().and_then(SharedEntry::decode);
+        let entry = raw.and_then(SharedEntry::decode_owned);
         if entry.is_some() {
             metrics::counter!(REDIS_HITS, "kind" => kind).increment(1);
         } else {
@@ -194,6 +211,10 @@ mod tests {
         };
         for e in [&found, &gone] {
             assert_eq!(SharedEntry::decode(&e.encode()).as_ref(), Some(e));
+            assert_eq!(
+                SharedEntry::decode_owned(e.encode().to_vec()).as_ref(),
+                Some(e)
+            );
         }
         let good = found.encode();
         let mut bad_magic = good.to_vec();
@@ -214,6 +235,7 @@ mod tests {
             &good[..HEADER_LEN - 1],
         ] {
             assert_eq!(SharedEntry::decode(junk), None, "{junk:?}");
+            assert_eq!(SharedEntry::decode_owned(junk.to_vec()), None, "{junk:?}");
         }
     }
 

@@ -59,7 +59,9 @@ impl Fleet {
     /// holder that dies delays the others by at most `ttl`.
     pub async fn flight_lock(&self, platform: &str, name: &str, ttl: Duration) -> Lock {
         let keys = self.keys().name(platform, name);
-        let token = uuid::Uuid::new_v4().simple().to_string();
+        // Unique, not secret (it only tells holders apart): a fast generator, not a system
+        // call for randomness on every memory miss.
+        let token = format!("{:032x}", fastrand::u128(..));
         let sent = token.clone();
         let reply: Option<(Option<Vec<u8>>, i64)> = self
             .run("flight_lock", |mut conn| async move {
@@ -76,7 +78,7 @@ impl Fleet {
             return Lock::Unavailable;
         };
         if let Some(raw) = raw {
-            return match SharedEntry::decode(&raw) {
+            return match SharedEntry::decode_owned(raw) {
                 Some(entry) => {
                     metrics::counter!(REDIS_HITS, "kind" => "fresh").increment(1);
                     Lock::Ready(entry)
@@ -131,7 +133,7 @@ impl Fleet {
             let Some((raw, held)) = peek else {
                 return Wait::Unavailable;
             };
-            if let Some(entry) = raw.as_deref().and_then(SharedEntry::decode) {
+            if let Some(entry) = raw.and_then(SharedEntry::decode_owned) {
                 return Wait::Entry(entry);
             }
             if held == 0 {

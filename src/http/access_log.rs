@@ -6,12 +6,14 @@
 //! can leak here. A request whose client hangs up mid-way still gets its line and leaves the
 //! in-flight gauge, with status 499.
 
+use std::convert::Infallible;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::{self, Method};
+use futures_util::future::BoxFuture;
+use tower::{Layer, Service};
 use tracing::Instrument;
 
 use crate::error::ApiError;
@@ -29,42 +31,76 @@ pub struct LookupLog {
     pub upstream_requests: u32,
 }
 
+/// The layer that times each request, then logs and counts it ([`AccessLog`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AccessLogLayer;
+
+impl<S> Layer<S> for AccessLogLayer {
+    type Service = AccessLog<S>;
+
+    fn layer(&self, inner: S) -> AccessLog<S> {
+        AccessLog { inner }
+    }
+}
+
 /// Middleware: times the request, then logs and counts it.
+///
+/// A hand-written service rather than `axum::middleware::from_fn`: every request passes here,
+/// and `from_fn` clones the boxed inner service and boxes a future holding it per request;
+/// this calls the inner service in place and boxes one future.
 ///
 /// The accounting lives in a [`Pending`] guard, not after the `await`: when a client hangs up,
 /// hyper drops this future mid-request, and the guard's drop still moves the in-flight gauge
 /// back and writes the line, with status 499 (client closed request).
-pub async fn access_log(request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or(crate::telemetry::UNMATCHED_ROUTE, |p| p.as_str())
-        .to_owned();
-    let mut pending = Pending {
-        started: Instant::now(),
-        method: request.method().clone(),
-        id: request.extensions().get::<RequestId>().cloned(),
-        route,
-        done: false,
-    };
-    telemetry::in_flight(1.0);
-    // Everything logged while handling the request (the platform layer's warnings, a flight
-    // it starts) carries its id.
-    let span = tracing::info_span!(
-        "request",
-        request_id = pending
-            .id
-            .as_ref()
-            .and_then(|i| i.0.to_str().ok())
-            .unwrap_or("-")
-    );
-    let response = next.run(request).instrument(span).await;
-    pending.finish(
-        response.status().as_u16(),
-        response.extensions().get::<LookupLog>().copied(),
-        response.extensions().get::<ApiError>().map(ApiError::code),
-    );
-    response
+#[derive(Clone, Debug)]
+pub struct AccessLog<S> {
+    inner: S,
+}
+
+impl<S, B> Service<Request> for AccessLog<S>
+where
+    S: Service<Request, Response = http::Response<B>, Error = Infallible>,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = http::Response<B>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<http::Response<B>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut pending = Pending {
+            started: Instant::now(),
+            method: request.method().clone(),
+            id: request.extensions().get::<RequestId>().cloned(),
+            route: request.extensions().get::<MatchedPath>().cloned(),
+            done: false,
+        };
+        telemetry::in_flight(1.0);
+        // Everything logged while handling the request (the platform layer's warnings, a
+        // flight it starts) carries its id.
+        let span = tracing::info_span!(
+            "request",
+            request_id = pending
+                .id
+                .as_ref()
+                .and_then(|i| i.0.to_str().ok())
+                .unwrap_or("-")
+        );
+        let answer = self.inner.call(request).instrument(span);
+        Box::pin(async move {
+            let Ok(response) = answer.await;
+            pending.finish(
+                response.status().as_u16(),
+                response.extensions().get::<LookupLog>().copied(),
+                response.extensions().get::<ApiError>().map(ApiError::code),
+            );
+            Ok(response)
+        })
+    }
 }
 
 /// The status logged for a request whose client went away before its answer (nginx's 499).
@@ -76,7 +112,8 @@ struct Pending {
     started: Instant,
     method: Method,
     id: Option<RequestId>,
-    route: String,
+    /// The route template (`None`: no route matched).
+    route: Option<MatchedPath>,
     done: bool,
 }
 
@@ -87,11 +124,15 @@ impl Pending {
         }
         telemetry::in_flight(-1.0);
         let elapsed = self.started.elapsed();
-        telemetry::request_done(&self.route, status, elapsed);
+        let route = self
+            .route
+            .as_ref()
+            .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
+        telemetry::request_done(route, status, elapsed);
         tracing::info!(
             request_id = self.id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-"),
             method = %self.method,
-            route = %self.route,
+            route = %route,
             status,
             latency_ms = elapsed.as_secs_f64() * 1000.0,
             code = code.unwrap_or("-"),

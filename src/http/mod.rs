@@ -83,7 +83,7 @@ pub fn router(state: AppState) -> Router {
                 ]))
                 .layer(SetSensitiveResponseHeadersLayer::new([SET_COOKIE]))
                 .layer(from_fn(request_id::request_id))
-                .layer(from_fn(access_log::access_log))
+                .layer(access_log::AccessLogLayer)
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
                 })),

@@ -12,6 +12,7 @@ mod edge;
 mod fingerprint;
 mod fleet;
 mod fleet_cluster;
+mod fleet_quota_lease;
 mod flight_and_retry;
 mod forward_proxy;
 mod hangups;

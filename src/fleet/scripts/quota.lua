@@ -1,9 +1,11 @@
 -- GCRA for one API key, on Redis's clock. KEYS[1] the key id's state (its theoretical arrival
--- time, microseconds). ARGV: emission interval (us), burst.
--- Returns {allowed 0/1, remaining, retry_after_us, reset_us}.
+-- time, microseconds). ARGV: emission interval (us), burst, units wanted (a lease; 1 if
+-- absent). As many of the wanted units as fit are taken (at least 1, or none).
+-- Returns {units taken, remaining, retry_after_us, reset_us}.
 local key = KEYS[1]
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local want = math.max(1, math.floor(tonumber(ARGV[3] or '1') or 1))
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = interval * burst
@@ -13,10 +15,13 @@ if redis.call('TYPE', key).ok == 'string' and redis.call('STRLEN', key) <= 24 th
   local stored = tonumber(redis.call('GET', key))
   if stored and stored > now and stored <= now + window then tat = stored end
 end
-local new_tat = tat + interval
-if new_tat - now <= window then
+-- Units that fit: tat + n * interval <= now + window.
+local fits = math.floor((now + window - tat) / interval)
+if fits >= 1 then
+  local taken = math.min(want, fits)
+  local new_tat = tat + taken * interval
   local reset = new_tat - now
   redis.call('SET', key, string.format('%.0f', new_tat), 'PX', math.max(1, math.ceil(reset / 1000)))
-  return {1, math.floor((window - reset) / interval), 0, reset}
+  return {taken, math.floor((window - reset) / interval), 0, reset}
 end
-return {0, 0, new_tat - now - window, tat - now}
+return {0, 0, tat + interval - now - window, tat - now}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Where a lookup's CPU goes: `perf record -e cpu-clock -g` on the release binary under wrk, for
+# the cached path (one name, memory hit), the uncached path (cache off, 64 distinct ~365 KB
+# pages from nginx), with Redis the cached path of a fleet replica, and a replica without
+# memory cache reading every answer from Redis (64 names). All on 127.0.0.1.
+#
+#   bash scripts/profile.sh [cached|uncached|fleet|redishit ...]     # default: all four
+#
+# Prints `perf report --no-children --stdio` (top lines) per path; keeps perf.data and the
+# full reports in PROFILE_OUT (default /tmp/profile-lookup-perf). Knobs: PROFILE_SECONDS=8,
+# PROFILE_TOP=40. Needs linux-perf (apt-get), and a kernel that lets root use perf.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/rig.sh
+source "$REPO/scripts/lib/rig.sh"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+SECS=${PROFILE_SECONDS:-8}
+TOP=${PROFILE_TOP:-40}
+OUT=${PROFILE_OUT:-/tmp/profile-lookup-perf}
+PATHS=("$@")
+((${#PATHS[@]})) || PATHS=(cached uncached fleet redishit)
+KEY="prof-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+AUTH="Authorization: Bearer $KEY"
+NAME=sunny.kitchen.lab
+
+log() { printf '\n== %s\n' "$*" >&2; }
+die() { printf 'profile.sh: %s\n' "$*" >&2; exit 1; }
+
+rig_install wrk=wrk nginx=nginx-light curl=curl perf=linux-perf redis-server=redis-server
+rig_build "$REPO"
+read -r UP_PORT SVC_PORT REDIS_PORT < <(rig_free_ports 3)
+mkdir -p "$OUT"
+T=$(mktemp -d /tmp/profile-lookup-prof.XXXXXX)
+chmod 755 "$T"
+PIDS=()
+cleanup() {
+    local status=$?
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$T"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+
+rig_pages "$T/pages"
+{
+    rig_nginx_head "$T" auto
+    cat <<EOF
+    sendfile on;
+    server {
+        listen 127.0.0.1:$UP_PORT;
+        root $T/pages;
+        access_log off;
+        location / { try_files \$uri =404; }
+    }
+}
+EOF
+} >"$T/nginx.conf"
+"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
+PIDS+=($!)
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$UP_PORT/@$NAME" && break; sleep 0.1; done
+
+# service EXTRA_TOML -> SVC_PID
+service() {
+    cat >"$T/svc.toml" <<EOF
+[server]
+listen = "127.0.0.1:$SVC_PORT"
+max_in_flight = 4096
+[auth]
+api_keys = ["$KEY"]
+[rate_limit]
+per_key_per_minute = 1000000000
+burst = 1000000
+[short_video]
+base_url = "http://127.0.0.1:$UP_PORT"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[photo_share]
+base_url = "http://127.0.0.1:$UP_PORT"
+[log]
+level = "warn"
+$1
+EOF
+    "$BIN" serve --config "$T/svc.toml" >"$T/svc.log" 2>&1 &
+    SVC_PID=$!
+    PIDS+=("$SVC_PID")
+    for _ in $(seq 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$SVC_PORT/healthz" && return 0
+        sleep 0.1
+    done
+    die "the service did not start: $(cat "$T/svc.log")"
+}
+
+cat >"$T/rotate.lua" <<'EOF'
+local n = 0
+function setup(thread) thread:set("offset", n * 32); n = n + 1 end
+function init(args) i = 0 end
+function request()
+  i = i + 1
+  return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", offset + i % 32))
+end
+EOF
+
+# profile LABEL [wrk args + url]
+profile() {
+    local label=$1
+    shift
+    wrk -t2 -c32 -d"$((SECS + 2))s" "$@" >"$T/wrk-$label.txt" &
+    local wrk_pid=$!
+    sleep 1
+    perf record -e cpu-clock -g -o "$OUT/$label.perf.data" -p "$SVC_PID" -- sleep "$SECS" \
+        2>"$OUT/$label.record.log" >/dev/null
+    wait "$wrk_pid"
+    perf report -i "$OUT/$label.perf.data" --no-children --stdio 2>/dev/null \
+        >"$OUT/$label.report.txt"
+    echo "--- $label: $(awk '/Requests\/sec/ {print $2}' "$T/wrk-$label.txt") req/s" \
+        "(wrk -t2 -c32, perf attached); top self time:"
+    awk -v top="$TOP" '/^ +[0-9.]+%/ && n < top {print; n++}' "$OUT/$label.report.txt"
+    echo "--- $label: self time by library"
+    perf report -i "$OUT/$label.perf.data" --no-children --stdio --sort dso 2>/dev/null |
+        awk '/^ +[0-9.]+%/ && n < 6 {print; n++}'
+}
+
+for path in "${PATHS[@]}"; do
+    case $path in
+    cached)
+        service ""
+        curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
+        profile cached -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
+        ;;
+    uncached)
+        service $'[cache]\nenabled = false'
+        profile uncached -s "$T/rotate.lua" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
+        ;;
+    fleet)
+        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+            >"$T/redis.log" 2>&1 &
+        PIDS+=($!)
+        REDIS_STARTED=1
+        sleep 0.3
+        service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"'
+        curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
+        profile fleet -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
+        ;;
+    redishit)
+        # A replica without memory cache: every answer is read from Redis (warmed first).
+        [[ -n ${REDIS_STARTED:-} ]] || {
+            redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+                >"$T/redis.log" 2>&1 &
+            PIDS+=($!)
+            sleep 0.3
+        }
+        service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"\n[cache]\nmax_bytes = 0'
+        for n in $(seq -w 0 63); do
+            curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/bench.user_$n"
+        done
+        profile redishit -s "$T/rotate.lua" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
+        ;;
+    *) die "unknown path $path (cached, uncached, fleet, redishit)" ;;
+    esac
+    kill "$SVC_PID"
+    wait "$SVC_PID" 2>/dev/null || true
+done
