@@ -117,29 +117,7 @@ for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset 
 # start_service NAME PORT SHORT_VIDEO_URL EXTRA_TOML -> sets SVC_PID
 start_service() {
     local name=$1 port=$2 sv_url=$3 extra=$4
-    cat >"$T/$name.toml" <<EOF
-[server]
-listen = "127.0.0.1:$port"
-max_in_flight = 4096
-[auth]
-api_keys = ["$KEY"]
-[rate_limit]
-per_key_per_minute = 1000000000
-burst = 1000000
-[short_video]
-base_url = "$sv_url"
-requests_per_second = 1000000
-burst = 1000000
-max_concurrency = 256
-[photo_share]
-base_url = "$UP"
-requests_per_second = 1000000
-burst = 1000000
-max_concurrency = 256
-[log]
-level = "warn"
-$extra
-EOF
+    { rig_service_toml "$port" "$KEY" "$sv_url" "$UP"; echo "$extra"; } >"$T/$name.toml"
     "$BIN" serve --config "$T/$name.toml" >"$T/$name.log" 2>&1 &
     SVC_PID=$!
     PIDS+=("$SVC_PID")
