@@ -65,26 +65,8 @@ for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$UP_PORT/@$NAME" 
 
 # service EXTRA_TOML -> SVC_PID
 service() {
-    cat >"$T/svc.toml" <<EOF
-[server]
-listen = "127.0.0.1:$SVC_PORT"
-max_in_flight = 4096
-[auth]
-api_keys = ["$KEY"]
-[rate_limit]
-per_key_per_minute = 1000000000
-burst = 1000000
-[short_video]
-base_url = "http://127.0.0.1:$UP_PORT"
-requests_per_second = 1000000
-burst = 1000000
-max_concurrency = 256
-[photo_share]
-base_url = "http://127.0.0.1:$UP_PORT"
-[log]
-level = "warn"
-$1
-EOF
+    { rig_service_toml "$SVC_PORT" "$KEY" "http://127.0.0.1:$UP_PORT" "http://127.0.0.1:$UP_PORT"
+        echo "$1"; } >"$T/svc.toml"
     "$BIN" serve --config "$T/svc.toml" >"$T/svc.log" 2>&1 &
     SVC_PID=$!
     PIDS+=("$SVC_PID")

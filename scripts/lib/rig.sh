@@ -78,3 +78,31 @@ http {
     log_format names '\$request_uri \$status';
 CONF
 }
+
+# rig_service_toml PORT KEY SHORT_VIDEO_URL PHOTO_SHARE_URL: a service config on 127.0.0.1:PORT
+# accepting KEY, with a per-key limit and outbound budget so high they never interfere and logs
+# at warn; the caller appends its own sections.
+rig_service_toml() {
+    cat <<EOF
+[server]
+listen = "127.0.0.1:$1"
+max_in_flight = 4096
+[auth]
+api_keys = ["$2"]
+[rate_limit]
+per_key_per_minute = 1000000000
+burst = 1000000
+[short_video]
+base_url = "$3"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[photo_share]
+base_url = "$4"
+requests_per_second = 1000000
+burst = 1000000
+max_concurrency = 256
+[log]
+level = "warn"
+EOF
+}

@@ -24,8 +24,12 @@
 //!
 //! # What one request costs
 //!
-//! A lookup costs one [`Fleet::quota_check`]; a miss in the replica's memory one
-//! [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its lock.
+//! A lookup costs its share of one [`Fleet::quota_lease`]: a replica leases a few units of a
+//! busy key's quota at once and spends them locally (`crate::quota`), so a key sending
+//! thousands of lookups a second costs a replica one quota call per lease (about every 10 ms),
+//! and a key sending one at a time one call per lookup. A miss in the replica's memory costs
+//! one [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its
+//! lock.
 //! A miss in Redis too then adds either the fetch ([`Fleet::outbound_reserve`], [`Fleet::breaker_open_for`], and a [`Fleet::cache_put`]
 //! that also releases the lock) or [`Fleet::flight_wait`], which polls the entry and the lock
 //! every [`flight::POLL_EVERY`] (one call per poll) until the entry appears, the lock vanishes
