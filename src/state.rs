@@ -23,7 +23,7 @@ struct Inner {
     limiter: KeyLimiter,
     cache: ProfileCache,
     sources: Sources,
-    in_flight: Semaphore,
+    in_flight: Arc<Semaphore>,
     ready: AtomicBool,
     fleet: Option<Fleet>,
 }
@@ -61,7 +61,7 @@ impl AppState {
             cache: ProfileCache::new(&settings.cache, fleet.clone())
                 .with_flight_deadline(flight_deadline(&settings)),
             sources,
-            in_flight: Semaphore::new(settings.server.max_in_flight),
+            in_flight: Arc::new(Semaphore::new(settings.server.max_in_flight)),
             ready: AtomicBool::new(true),
             fleet,
             settings,
@@ -99,8 +99,8 @@ impl AppState {
     }
 
     /// Slots for requests in flight (load shedding).
-    pub fn in_flight(&self) -> &Semaphore {
-        &self.0.in_flight
+    pub fn in_flight(&self) -> Arc<Semaphore> {
+        self.0.in_flight.clone()
     }
 
     /// The total deadline of one request.

@@ -237,7 +237,7 @@ impl ProfileCache {
     /// future is large, and one that is never polled need never be built.
     pub async fn get_or_fetch<C, F>(&self, name: &Username, fetch: C) -> Served
     where
-        C: FnOnce() -> F + Send + 'static,
+        C: FnOnce(Username) -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
         let platform = name.platform().as_str();
@@ -292,7 +292,7 @@ impl ProfileCache {
     /// The flight of `name`: the one in the air, or a new one (then `true`).
     fn join_or_start<C, F>(&self, name: &Username, fetch: C) -> (Landing, bool)
     where
-        C: FnOnce() -> F + Send + 'static,
+        C: FnOnce(Username) -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
         let mut flights = self.stores.lock_flights();
@@ -336,7 +336,7 @@ async fn fly<C, F>(
     tx: watch::Sender<Option<Landed>>,
     deadline: Duration,
 ) where
-    C: FnOnce() -> F + Send + 'static,
+    C: FnOnce(Username) -> F + Send + 'static,
     F: Future<Output = Report> + Send + 'static,
 {
     // Leaves the map however the task ends, a panic included, so a name never sticks.
@@ -357,7 +357,7 @@ async fn fly<C, F>(
         Some(shared) => shared.fly(&stores, &name, fetch, deadline).await,
         None => Landed {
             outcome: stores
-                .store(&name, fetch_within(deadline, fetch()).await)
+                .store(&name, fetch_within(deadline, fetch(name.clone())).await)
                 .await,
             fetched: true,
         },

@@ -52,7 +52,7 @@ impl Shared {
         deadline: Duration,
     ) -> Landed
     where
-        C: FnOnce() -> F,
+        C: FnOnce(Username) -> F,
         F: Future<Output = Report> + Send + 'static,
     {
         let (platform, key) = (name.platform().as_str(), name.as_str());
@@ -73,7 +73,7 @@ impl Shared {
             }
         };
         let outcome = stores
-            .store(name, fetch_within(deadline, fetch()).await)
+            .store(name, fetch_within(deadline, fetch(name.clone())).await)
             .await;
         self.publish(platform, key, &outcome, token.as_ref()).await;
         Landed {

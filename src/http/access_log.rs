@@ -17,7 +17,7 @@ use tower::{Layer, Service};
 use tracing::Instrument;
 
 use crate::error::ApiError;
-use crate::http::request_id::RequestId;
+use crate::http::request_id::{self, RequestId};
 use crate::telemetry;
 
 /// What a lookup handler did, attached to its response for this layer to log.
@@ -71,11 +71,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let id = request_id::settle(&mut request);
         let mut pending = Pending {
             started: Instant::now(),
             method: request.method().clone(),
-            id: request.extensions().get::<RequestId>().cloned(),
+            id: Some(RequestId(id.clone())),
             route: request.extensions().get::<MatchedPath>().cloned(),
             done: false,
         };
@@ -92,7 +93,10 @@ where
         );
         let answer = self.inner.call(request).instrument(span);
         Box::pin(async move {
-            let Ok(response) = answer.await;
+            let Ok(mut response) = answer.await;
+            response
+                .headers_mut()
+                .insert(request_id::X_REQUEST_ID.clone(), id);
             pending.finish(
                 response.status().as_u16(),
                 response.extensions().get::<LookupLog>().copied(),

@@ -1,32 +1,72 @@
-//! The gate of the lookup routes: who is calling ([`auth`]), then whether their quota allows
-//! it ([`quota`]).
+//! The gate of the lookup routes, as an extractor: a slot among the requests in flight (load
+//! shedding), who is calling ([`auth`]), then whether their quota allows it ([`quota`]).
 //!
-//! One middleware runs both checks in order, so the two cost one layer (one service clone and
-//! one boxed future per request) instead of two on the hottest path of the service.
+//! An extractor rather than middleware: it runs inside the handler's own future, so the gate
+//! costs no service clone and no boxed future per request on the hottest path of the service.
+//! When `server.max_in_flight` lookups are already being handled, the next one is answered at
+//! once with 503 `overloaded` and a `Retry-After`, instead of queueing without bound. Operator
+//! endpoints do not pass here: they answer from memory and must keep answering when the
+//! replica is busy.
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use std::time::Duration;
+
+use axum::extract::FromRequestParts;
+use axum::http::HeaderValue;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
+use tokio::sync::OwnedSemaphorePermit;
 
+use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{auth, quota};
 
-/// Middleware: 401 without a configured key, 429 over its quota, else the handler; limited
-/// responses carry the `RateLimit` headers.
-pub async fn authenticate_and_limit(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let key: auth::KeyId = match state.keys().authenticate(request.headers()) {
-        Ok(key) => key,
-        Err(refused) => return refused.into_response(),
-    };
-    let limiter: &quota::KeyLimiter = state.limiter();
-    let (mut response, quota) = match limiter.check(key).await {
-        Ok(quota) => (next.run(request).await, quota),
-        Err((over, quota)) => (over.into_response(), quota),
-    };
-    limiter.stamp(&mut response, quota);
-    response
+/// A lookup let in: its slot among the requests in flight (held until the answer is built)
+/// and the caller's quota state for the `RateLimit` headers.
+pub struct Admitted {
+    _slot: OwnedSemaphorePermit,
+    quota: HeaderValue,
+}
+
+impl FromRequestParts<AppState> for Admitted {
+    /// 503 when the replica is full, 401 without a configured key, 429 over its quota (the
+    /// last two with the `RateLimit` headers).
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let Ok(slot) = state.in_flight().try_acquire_owned() else {
+            return Err(ApiError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            }
+            .into_response());
+        };
+        let key = state
+            .keys()
+            .authenticate(&parts.headers)
+            .map_err(IntoResponse::into_response)?;
+        let limiter = state.limiter();
+        match limiter.check(key).await {
+            Ok(quota) => Ok(Admitted { _slot: slot, quota }),
+            Err((over, quota)) => {
+                let mut response = over.into_response();
+                limiter.stamp(&mut response, quota);
+                Err(response)
+            }
+        }
+    }
+}
+
+impl Admitted {
+    /// The answer of `lookup`, within the request deadline (else 500 `upstream_unavailable`),
+    /// with the caller's `RateLimit` headers.
+    pub async fn answer(
+        self,
+        state: &AppState,
+        lookup: impl Future<Output = Response>,
+    ) -> Response {
+        let mut response = match tokio::time::timeout(state.request_deadline(), lookup).await {
+            Ok(response) => response,
+            Err(_) => ApiError::UpstreamUnavailable.into_response(),
+        };
+        state.limiter().stamp(&mut response, self.quota);
+        response
+    }
 }

@@ -1,10 +1,11 @@
 //! The edge: middleware and handlers, and the router that joins them.
 //!
-//! Layers, outermost first: sensitive headers marked (so nothing below can log a key) →
-//! request id → access log and metrics → panic guard → (lookup routes only) load shedding and
-//! the request deadline → [`guard`]: auth, then the per-key rate limit → handler. Operator
-//! endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`) are never shed: a
-//! replica busy up to `server.max_in_flight` must not look dead to its probes.
+//! Layers, outermost first: sensitive headers marked (so nothing below can log a key) → request
+//! id, access log and metrics ([`access_log`], one hand-written layer) → panic guard → handler.
+//! A lookup handler first takes [`guard::Admitted`] (load shedding, auth, the per-key rate
+//! limit), then its checked name ([`path_name::Name`]), and answers within the request
+//! deadline. Operator endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`)
+//! are never shed: a replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
 pub mod docs;
@@ -13,11 +14,9 @@ pub mod openapi;
 pub mod path_name;
 pub mod request_id;
 pub mod routes;
-pub mod shed;
 
 use axum::Router;
 use axum::http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
-use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -61,13 +60,6 @@ pub fn document() -> utoipa::openapi::OpenApi {
 /// The whole HTTP application for `state`.
 pub fn router(state: AppState) -> Router {
     let (lookups, operations) = documented();
-    let lookups = lookups
-        .route_layer(from_fn_with_state(
-            state.clone(),
-            guard::authenticate_and_limit,
-        ))
-        // Only lookups are shed: a busy replica must still answer its probes, scrapes and docs.
-        .route_layer(from_fn_with_state(state.clone(), shed::shed_and_deadline));
     let (routes, document) = lookups.merge(operations).split_for_parts();
     crate::telemetry::name_routes(document.paths.paths.keys().map(String::as_str));
     routes
@@ -82,7 +74,6 @@ pub fn router(state: AppState) -> Router {
                     COOKIE,
                 ]))
                 .layer(SetSensitiveResponseHeadersLayer::new([SET_COOKIE]))
-                .layer(from_fn(request_id::request_id))
                 .layer(access_log::AccessLogLayer)
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()

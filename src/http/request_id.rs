@@ -6,8 +6,6 @@
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
-use axum::middleware::Next;
-use axum::response::Response;
 
 /// The header name.
 pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -38,8 +36,10 @@ pub fn fresh_id() -> HeaderValue {
         .unwrap_or(HeaderValue::from_static("unknown"))
 }
 
-/// Middleware: settles the id, exposes it to inner layers and sets it on the response.
-pub async fn request_id(mut request: Request, next: Next) -> Response {
+/// Settles the id of `request`: the caller's when sane, else a fresh one; sets it on the
+/// request's headers and extensions for the layers and handlers inside, and returns it for
+/// the response (the access-log layer does both ends).
+pub fn settle(request: &mut Request) -> HeaderValue {
     let id = request
         .headers()
         .get(&X_REQUEST_ID)
@@ -50,9 +50,7 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
         .headers_mut()
         .insert(X_REQUEST_ID.clone(), id.clone());
     request.extensions_mut().insert(RequestId(id.clone()));
-    let mut response = next.run(request).await;
-    response.headers_mut().insert(X_REQUEST_ID.clone(), id);
-    response
+    id
 }
 
 #[cfg(test)]

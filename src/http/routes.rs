@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use crate::cache::{Entry, Served, Stored};
 use crate::error::{ApiError, Problem};
 use crate::http::access_log::LookupLog;
+use crate::http::guard::Admitted;
 use crate::http::path_name::Name;
 use crate::platform::photo_share::PhotoShare;
 use crate::platform::short_video::ShortVideo;
@@ -35,9 +36,10 @@ use crate::username::Username;
 )]
 pub async fn short_video_profile(
     State(state): State<AppState>,
-    Name { name, .. }: Name<ShortVideo>,
+    admitted: Admitted,
+    name: Result<Name<ShortVideo>, ApiError>,
 ) -> Response {
-    lookup::<ShortVideo>(state, name).await
+    lookup::<ShortVideo>(state, admitted, name).await
 }
 
 /// The photo-share profile of one user.
@@ -59,20 +61,37 @@ pub async fn short_video_profile(
 )]
 pub async fn photo_share_profile(
     State(state): State<AppState>,
-    Name { name, .. }: Name<PhotoShare>,
+    admitted: Admitted,
+    name: Result<Name<PhotoShare>, ApiError>,
 ) -> Response {
-    lookup::<PhotoShare>(state, name).await
+    lookup::<PhotoShare>(state, admitted, name).await
 }
 
-/// One lookup of a checked name on site `S`: from the cache, or through the one flight that
-/// fetches it.
-async fn lookup<S: Registered>(state: AppState, name: Username) -> Response {
-    let flight = (state.clone(), name.clone());
+/// One lookup on site `S`, once [`Admitted`]: the name checked (400 otherwise), then the
+/// cache or the one flight that fetches it, within the request deadline.
+async fn lookup<S: Registered>(
+    state: AppState,
+    admitted: Admitted,
+    name: Result<Name<S>, ApiError>,
+) -> Response {
+    let answer = async {
+        match name {
+            Ok(Name { name, .. }) => lookup_name::<S>(&state, name).await,
+            Err(invalid) => invalid.into_response(),
+        }
+    };
+    admitted.answer(&state, answer).await
+}
+
+/// A checked name on site `S`: from the cache, or through the one flight that fetches it.
+async fn lookup_name<S: Registered>(state: &AppState, name: Username) -> Response {
+    // The fetch gets its own copy of the name from the cache, and only when it runs: a hit
+    // copies nothing.
+    let flight = state.clone();
     let served = state
         .cache()
-        .get_or_fetch(&name, move || async move {
-            let (state, name) = flight;
-            state.sources().of::<S>().lookup(&name).await
+        .get_or_fetch(&name, move |name| async move {
+            flight.sources().of::<S>().lookup(&name).await
         })
         .await;
     let (mut response, log) = match served {
