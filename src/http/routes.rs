@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::cache::{Entry, Served, Stored};
@@ -140,6 +140,14 @@ fn outcome_label(stored: &Stored) -> &'static str {
     }
 }
 
+/// The `x-cache` header: whether the answer came from the cache (`hit`, `miss`, `stale`).
+static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+
+/// Headers a lookup answer ends up with (content type, cache control, age, x-cache, the two
+/// `RateLimit` headers, the request id): room for them up front, so the map is allocated once
+/// instead of growing twice on every answer.
+const ANSWER_HEADERS: usize = 8;
+
 /// The answer a stored entry gives: the profile body with its freshness headers, or the 404.
 fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response {
     let Stored::Found { body, .. } = &entry.value else {
@@ -147,6 +155,7 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
     };
     let mut response = Response::new(Body::from(body.clone()));
     let headers = response.headers_mut();
+    headers.reserve(ANSWER_HEADERS);
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -158,7 +167,7 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
         header::AGE,
         HeaderValue::from(entry.stored_at.elapsed().as_secs()),
     );
-    headers.insert("x-cache", HeaderValue::from_static(cache));
+    headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
     response
 }
 
