@@ -14,7 +14,7 @@
 //! # Leases
 //!
 //! A replica does not ask Redis for every request: it *leases* a few units of the key's fleet
-//! bucket at once and spends them locally ([`Lease`]). Every unit is counted by the fleet when
+//! bucket at once and spends them locally (`Lease`). Every unit is counted by the fleet when
 //! it is leased, so the fleet never admits more than its quota; a unit left unspent when its
 //! lease lapses ([`LEASE_LIFETIME`]) is lost, so it may admit slightly fewer. The lease size
 //! adapts per key and replica: it starts at 1 (one call per request, exactly as without

@@ -17,7 +17,7 @@
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
 //!
 //! In a fleet (`[redis]` set) these stores are the replica's copy in front of the fleet's
-//! ([`shared`]): a flight first reads Redis, then takes the fleet's lock on the name and
+//! (`shared`): a flight first reads Redis, then takes the fleet's lock on the name and
 //! fetches, or waits for the replica holding it; what is fetched is written to both levels.
 
 mod shared;

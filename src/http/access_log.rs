@@ -49,7 +49,7 @@ impl<S> Layer<S> for AccessLogLayer {
 /// and `from_fn` clones the boxed inner service and boxes a future holding it per request;
 /// this calls the inner service in place and boxes one future.
 ///
-/// The accounting lives in a [`Pending`] guard, not after the `await`: when a client hangs up,
+/// The accounting lives in a `Pending` guard, not after the `await`: when a client hangs up,
 /// hyper drops this future mid-request, and the guard's drop still moves the in-flight gauge
 /// back and writes the line, with status 499 (client closed request).
 #[derive(Clone, Debug)]

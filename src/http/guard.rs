@@ -1,5 +1,5 @@
 //! The gate of the lookup routes, as an extractor: a slot among the requests in flight (load
-//! shedding), who is calling ([`auth`]), then whether their quota allows it ([`quota`]).
+//! shedding), who is calling ([`crate::auth`]), then whether their quota allows it ([`crate::quota`]).
 //!
 //! An extractor rather than middleware: it runs inside the handler's own future, so the gate
 //! costs no service clone and no boxed future per request on the hottest path of the service.

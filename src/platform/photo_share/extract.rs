@@ -9,7 +9,7 @@
 //! - the returned `username` must equal the requested name ASCII case-insensitively, otherwise
 //!   the verdict is [`PageVerdict::Unreadable`](crate::platform::PageVerdict::Unreadable);
 //! - a count is a non-negative integer that fits a `u64`, an integral float up to 2^53 or a
-//!   string of digits ([`crate::platform::fields`]); anything else, or no count, is `None`
+//!   string of digits (`platform::fields`); anything else, or no count, is `None`
 //!   (never a made-up 0);
 //! - a missing (or `null`, or wrongly typed) string is `""`, a missing boolean is `false`;
 //! - `profile_pic_url_hd` falls back to `profile_pic_url` when the document has no HD picture;
