@@ -15,15 +15,18 @@ use axum::http::HeaderValue;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// A lookup let in: its slot among the requests in flight (held until the answer is built)
-/// and the caller's quota state for the `RateLimit` headers.
+/// A lookup let in: its slot among the requests in flight (held until the answer is built),
+/// the caller's quota state for the `RateLimit` headers, and the request's deadline, which
+/// counts from the gate (the quota check included).
 pub struct Admitted {
     _slot: OwnedSemaphorePermit,
     quota: HeaderValue,
+    deadline: Instant,
 }
 
 impl FromRequestParts<AppState> for Admitted {
@@ -32,6 +35,7 @@ impl FromRequestParts<AppState> for Admitted {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let deadline = Instant::now() + state.request_deadline();
         let Ok(slot) = state.in_flight().try_acquire_owned() else {
             return Err(ApiError::Overloaded {
                 retry_after: Duration::from_secs(1),
@@ -43,8 +47,15 @@ impl FromRequestParts<AppState> for Admitted {
             .authenticate(&parts.headers)
             .map_err(IntoResponse::into_response)?;
         let limiter = state.limiter();
-        match limiter.check(key).await {
-            Ok(quota) => Ok(Admitted { _slot: slot, quota }),
+        let Ok(checked) = tokio::time::timeout_at(deadline, limiter.check(key)).await else {
+            return Err(ApiError::UpstreamUnavailable.into_response());
+        };
+        match checked {
+            Ok(quota) => Ok(Admitted {
+                _slot: slot,
+                quota,
+                deadline,
+            }),
             Err((over, quota)) => {
                 let mut response = over.into_response();
                 limiter.stamp(&mut response, quota);
@@ -55,14 +66,14 @@ impl FromRequestParts<AppState> for Admitted {
 }
 
 impl Admitted {
-    /// The answer of `lookup`, within the request deadline (else 500 `upstream_unavailable`),
-    /// with the caller's `RateLimit` headers.
+    /// The answer of `lookup`, within what is left of the request deadline (else 500
+    /// `upstream_unavailable`), with the caller's `RateLimit` headers.
     pub async fn answer(
         self,
         state: &AppState,
         lookup: impl Future<Output = Response>,
     ) -> Response {
-        let mut response = match tokio::time::timeout(state.request_deadline(), lookup).await {
+        let mut response = match tokio::time::timeout_at(self.deadline, lookup).await {
             Ok(response) => response,
             Err(_) => ApiError::UpstreamUnavailable.into_response(),
         };
