@@ -112,3 +112,42 @@ fn counts_are_declared_wide_enough_for_what_is_served() {
     let count = &doc["components"]["schemas"]["Count"]["properties"]["count"];
     assert_ne!(count["format"], "int64", "{count}");
 }
+
+/// The document's `pattern` is the username rule as a regex; `Username::parse` is the rule
+/// as code. Every string of the rule's alphabet (and a few characters outside it) must get
+/// the same answer from both, so the contract cannot drift from what the service accepts.
+#[test]
+fn the_documented_pattern_is_the_rule_the_service_applies() {
+    use profile_lookup::platform::Platform;
+    use profile_lookup::username::{PATTERN, Username};
+    use proptest::prelude::*;
+
+    let pattern = fancy_regex::Regex::new(PATTERN).expect("the pattern compiles");
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    assert_eq!(
+        doc["paths"]["/photo-share/profile/{username}"]["get"]["parameters"][0]["schema"]["pattern"],
+        PATTERN
+    );
+    // The whole alphabet and a few outsiders; then only `a`, `.` and `_`, where the dot rules
+    // (first, last, two in a row) are met in almost every case.
+    for alphabet in ["[a-z_.A-Z0-9/@%-]{1,30}", "[a._]{1,8}"] {
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(&alphabet, |raw| {
+                let documented = pattern.is_match(&raw).expect("no backtracking limit");
+                let accepted = Username::parse(Platform::PhotoShare, &raw).is_ok();
+                prop_assert_eq!(documented, accepted, "{:?}", raw);
+                Ok(())
+            })
+            .unwrap();
+    }
+    for raw in [
+        "a", "a.b", "_", "a..b", ".a", "a.", "a_b.c_", "A.B.C", "a/b", "",
+    ] {
+        assert_eq!(
+            pattern.is_match(raw).unwrap() && !raw.is_empty(),
+            Username::parse(Platform::PhotoShare, raw).is_ok(),
+            "{raw:?}"
+        );
+    }
+}
