@@ -179,12 +179,12 @@ impl<S: Site> Source<S> {
                 }
                 Reading::Follow(_) => return Ok(Lookup::unavailable("too many redirects")),
                 Reading::Hurdle(_) if hurdle_cleared => {
-                    return Ok(self.answer(blocked("challenge_repeated")));
+                    return Ok(self.answer(Reading::blocked("challenge_repeated")));
                 }
                 Reading::Hurdle(hurdle) => {
                     crate::telemetry::challenge(S::PLATFORM.as_str());
                     if !self.site.clear(hurdle, &url, route).await {
-                        return Ok(self.answer(blocked("challenge_unsolved")));
+                        return Ok(self.answer(Reading::blocked("challenge_unsolved")));
                     }
                     hurdle_cleared = true;
                 }
@@ -268,14 +268,6 @@ pub fn answer<H>(reading: Reading<H>, block_wait: Duration) -> Lookup {
         Reading::Hurdle(_) => Failure::Unavailable("a challenge was left unsolved".into()),
     };
     Lookup::Failed(failure)
-}
-
-/// A block the platform named no wait for.
-fn blocked<H>(reason: &'static str) -> Reading<H> {
-    Reading::Blocked {
-        reason,
-        retry_after: None,
-    }
 }
 
 /// An upstream error as an attempt: transport faults may be retried once, the rest are final.

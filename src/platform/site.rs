@@ -119,16 +119,23 @@ impl Miss {
     }
 }
 
+impl<H> Reading<H> {
+    /// A block the platform named no wait for (the ladder then tells the caller its own).
+    pub fn blocked(reason: &'static str) -> Self {
+        Reading::Blocked {
+            reason,
+            retry_after: None,
+        }
+    }
+}
+
 impl<H> From<PageVerdict<Profile>> for Reading<H> {
     /// An extractor's verdict as a reading: a verdict maps one to one.
     fn from(verdict: PageVerdict<Profile>) -> Self {
         match verdict {
             PageVerdict::Profile(profile) => Reading::Found(Box::new(profile)),
             PageVerdict::NotFound => Reading::NotFound,
-            PageVerdict::Blocked(reason) => Reading::Blocked {
-                reason,
-                retry_after: None,
-            },
+            PageVerdict::Blocked(reason) => Reading::blocked(reason),
             PageVerdict::RegionLocked => Reading::RegionLocked,
             PageVerdict::Unreadable(why) => Reading::Unreadable(why),
         }

@@ -136,10 +136,7 @@ impl Site for PhotoShare {
     /// throttling looks like, so it is reported as a block, not as absence.
     fn conclude(&self, misses: &[Miss]) -> Reading<Infallible> {
         match misses {
-            [Miss::Inconclusive(USER_NULL), ..] => Reading::Blocked {
-                reason: "unconfirmed_absence",
-                retry_after: None,
-            },
+            [Miss::Inconclusive(USER_NULL), ..] => Reading::blocked("unconfirmed_absence"),
             [json, page] => Reading::Unreadable(format!(
                 "profile JSON: {}; profile page: {}",
                 json.why(),

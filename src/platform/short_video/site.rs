@@ -76,11 +76,11 @@ impl Site for ShortVideo {
 
     fn read(&self, _: ProfilePage, response: &Response, name: &Username) -> Reading<WafChallenge> {
         if response.headers.contains_key("bdturing-verify") {
-            return blocked("bdturing_verify");
+            return Reading::blocked("bdturing_verify");
         }
         if let Some(target) = response.redirect_target() {
             return if target.path().starts_with("/login") {
-                blocked("login_redirect")
+                Reading::blocked("login_redirect")
             } else if same_origin(&self.base, &target) {
                 Reading::Follow(target)
             } else {
@@ -93,7 +93,7 @@ impl Site for ShortVideo {
                 reason: "http_429",
                 retry_after: response.retry_after(),
             },
-            StatusCode::FORBIDDEN => blocked("http_403"),
+            StatusCode::FORBIDDEN => Reading::blocked("http_403"),
             s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}")),
             // The platform answers 200 for missing users too; the page's state decides (and a
             // bare 404 without state is reported by the extractor as unreadable).
@@ -126,12 +126,5 @@ impl Site for ShortVideo {
 
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
         extract::extract(document, requested).map(Profile::ShortVideo)
-    }
-}
-
-fn blocked(reason: &'static str) -> Reading<WafChallenge> {
-    Reading::Blocked {
-        reason,
-        retry_after: None,
     }
 }
