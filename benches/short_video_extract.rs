@@ -1,14 +1,17 @@
 //! Extraction against the bare serde parse of the same embedded JSON (SPEC: ≤ 1.5×).
 //!
-//! Cases: (a) the project's ~1 MB current-era sample page; (b) the real 917 KB SIGI page from
-//! `../shared/fixtures/real` (skipped with a notice when absent). Each case benches `extract`
-//! on the whole page and `serde_json::from_slice::<Value>` on the state script's text alone.
+//! Cases: (a) the project's ~1 MB current-era sample page; (b) the ~365 KB page that
+//! `scripts/load.sh` serves (its markup before the state script is what the uncached path
+//! tokenizes); (c) the real 917 KB SIGI page from `../shared/fixtures/real` (skipped with a
+//! notice when absent). Each case benches `extract` on the whole page, the tokenizer alone
+//! (`html::scripts` to the state script) and `serde_json::from_slice::<Value>` on the state
+//! script's text alone.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profile_lookup::demo::samples::short_video::{
-    self as samples, BENCH_PAGE_SIZE, Era, PUBLIC_USER,
+    self as samples, BENCH_PAGE_SIZE, DEFAULT_PAGE_SIZE, Era, PUBLIC_USER,
 };
 use profile_lookup::html;
 use profile_lookup::platform::short_video::extract::extract;
@@ -32,6 +35,9 @@ fn case(c: &mut Criterion, label: &str, page: &[u8], script_id: &str, user: &str
     group.bench_function("extract", |b| {
         b.iter(|| extract(black_box(page), black_box(&requested)))
     });
+    group.bench_function("tokenize_to_state", |b| {
+        b.iter(|| html::script_by_id(black_box(page), black_box(script_id)))
+    });
     group.bench_function("serde_value_of_state", |b| {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(state)))
     });
@@ -44,6 +50,14 @@ fn benches(c: &mut Criterion) {
         c,
         "universal_sample_1mb",
         universal.as_bytes(),
+        "__UNIVERSAL_DATA_FOR_REHYDRATION__",
+        PUBLIC_USER.unique_id,
+    );
+    let load_page = samples::profile_page(Era::Universal, &PUBLIC_USER, DEFAULT_PAGE_SIZE);
+    case(
+        c,
+        "universal_load_page_365kb",
+        load_page.as_bytes(),
         "__UNIVERSAL_DATA_FOR_REHYDRATION__",
         PUBLIC_USER.unique_id,
     );

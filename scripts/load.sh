@@ -539,6 +539,11 @@ row "uncached CPU ÷ nginx CPU per page (rounds: ${CPU2S[*]})" "$(median "${CPU2
     "$(verdict "$(median "${CPU2S[@]}")" '<=' 1.5)"
 row "   CPU us/req cache-off svc / nginx direct" \
     "$(us_per nocache64 svc) / $(us_per nginx64 ngx)" "(info)" ""
+# The floor under that goal: wrk itself reading the same pages from nginx (a C client that
+# only receives and frames the bytes, answers no one and parses nothing), over nginx's CPU.
+row "   floor: wrk's CPU reading those pages ÷ nginx's" \
+    "$(div "$(us_per nginx64 wrk)" "$(us_per nginx64 ngx)")" "(info)" \
+    "$(us_per nginx64 wrk) / $(us_per nginx64 ngx) us"
 row "fleet: cached Redis on ÷ off (rounds: ${R3S[*]})" "$R3" ">= 0.7" "$(verdict "$R3" '>=' 0.7)"
 row "   cached req/s Redis on / off" "$FLEET_ON / $FLEET_OFF" "(info)" ""
 row "   service CPU us/req Redis on / off" \

@@ -8,7 +8,8 @@
 #
 # Prints `perf report --no-children --stdio` (top lines) per path; keeps perf.data and the
 # full reports in PROFILE_OUT (default /tmp/profile-lookup-perf). Knobs: PROFILE_SECONDS=8,
-# PROFILE_TOP=40. Needs linux-perf (apt-get), and a kernel that lets root use perf.
+# PROFILE_TOP=40, PROFILE_CALL_GRAPH=fp (or dwarf: whole stacks through libc and memcpy, at
+# the price of a 100 MB record; read them with `perf report -G -S SYMBOL`). Needs linux-perf (apt-get), and a kernel that lets root use perf.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -94,7 +95,7 @@ profile() {
     wrk -t2 -c32 -d"$((SECS + 2))s" "$@" >"$T/wrk-$label.txt" &
     local wrk_pid=$!
     sleep 1
-    perf record -e cpu-clock -g -o "$OUT/$label.perf.data" -p "$SVC_PID" -- sleep "$SECS" \
+    perf record -e cpu-clock --call-graph "${PROFILE_CALL_GRAPH:-fp}" -o "$OUT/$label.perf.data" -p "$SVC_PID" -- sleep "$SECS" \
         2>"$OUT/$label.record.log" >/dev/null
     wait "$wrk_pid"
     perf report -i "$OUT/$label.perf.data" --no-children --stdio 2>/dev/null \

@@ -75,20 +75,22 @@ fn bogus_comment_end(html: &[u8], from: usize) -> usize {
 
 /// For a tag starting with its name: the name's length, and the position of the `>` that ends
 /// the tag (`None` when the page ends first).
+///
+/// A page has thousands of tags and the readers look at few of them, so this is the tokenizer's
+/// hot loop: it follows the attribute states (a `>` inside a quoted value does not end the
+/// tag) with the byte classes of [`CLASS`], and counts the tag's bytes once.
 fn tag_extent(s: &[u8]) -> (usize, Option<usize>) {
-    let name_len = s
-        .iter()
-        .position(|&b| is_space(b) || b == b'/' || b == b'>')
-        .unwrap_or(s.len());
-    cost::examined(name_len);
+    let name_len = run(s, 0, SPACE | SLASH | GT);
     let mut at = name_len;
-    loop {
-        match next_attr(s, at) {
+    let end = loop {
+        match lex_attr(s, at) {
             Lexed::Attr { next, .. } => at = next,
-            Lexed::End(end) => return (name_len, Some(end)),
-            Lexed::Eof => return (name_len, None),
+            Lexed::End(end) => break Some(end),
+            Lexed::Eof => break None,
         }
-    }
+    };
+    cost::examined(end.map_or(s.len(), |end| end + 1));
+    (name_len, end)
 }
 
 /// One step of reading a tag's attributes.
@@ -119,25 +121,68 @@ pub(super) fn next_attr(s: &[u8], at: usize) -> Lexed {
     lexed
 }
 
+/// Whitespace (with CR, which the input stream turns into LF): a class of [`CLASS`].
+const SPACE: u8 = 1;
+/// `/`: a class of [`CLASS`].
+const SLASH: u8 = 2;
+/// `>`: a class of [`CLASS`].
+const GT: u8 = 4;
+/// `=`: a class of [`CLASS`].
+const EQ: u8 = 8;
+
+/// The classes of the bytes that end a run in a tag, so each run is one table-driven loop.
+static CLASS: [u8; 256] = {
+    let mut class = [0; 256];
+    class[b' ' as usize] = SPACE;
+    class[b'\t' as usize] = SPACE;
+    class[b'\n' as usize] = SPACE;
+    class[b'\r' as usize] = SPACE;
+    class[0x0c] = SPACE;
+    class[b'/' as usize] = SLASH;
+    class[b'>' as usize] = GT;
+    class[b'=' as usize] = EQ;
+    class
+};
+
+/// The position of the first byte at or after `at` in one of the classes `stop` (or the end).
+#[inline]
+fn run(s: &[u8], at: usize, stop: u8) -> usize {
+    s.get(at..)
+        .and_then(|rest| rest.iter().position(|&b| CLASS[b as usize] & stop != 0))
+        .map_or(s.len(), |len| at + len)
+}
+
+/// The position of the first byte at or after `at` outside the classes `skip` (or the end).
+#[inline]
+fn skip(s: &[u8], at: usize, skip: u8) -> usize {
+    s.get(at..)
+        .and_then(|rest| rest.iter().position(|&b| CLASS[b as usize] & skip == 0))
+        .map_or(s.len(), |len| at + len)
+}
+
+/// The position of `quote` in `s` from `from` (or the end). Most values are short, where a
+/// plain loop beats the setup of a vector search.
+#[inline]
+fn closing(s: &[u8], from: usize, quote: u8) -> usize {
+    let rest = &s[from.min(s.len())..];
+    let head = rest.len().min(32);
+    rest[..head]
+        .iter()
+        .position(|&b| b == quote)
+        .or_else(|| memchr::memchr(quote, &rest[head..]).map(|at| head + at))
+        .map_or(s.len(), |at| from + at)
+}
+
 /// [`next_attr`] without the count of the bytes it examined.
-fn lex_attr(s: &[u8], mut at: usize) -> Lexed {
-    while at < s.len() && (is_space(s[at]) || s[at] == b'/') {
-        at += 1;
-    }
+fn lex_attr(s: &[u8], at: usize) -> Lexed {
+    let at = skip(s, at, SPACE | SLASH);
     match s.get(at) {
         None => return Lexed::Eof,
         Some(b'>') => return Lexed::End(at),
         Some(_) => {}
     }
-    let name_start = at;
-    at += 1;
-    while at < s.len() && !is_space(s[at]) && !matches!(s[at], b'/' | b'>' | b'=') {
-        at += 1;
-    }
-    let name = (name_start, at);
-    while at < s.len() && is_space(s[at]) {
-        at += 1;
-    }
+    let name = (at, run(s, at + 1, SPACE | SLASH | GT | EQ));
+    let at = skip(s, name.1, SPACE);
     if s.get(at) != Some(&b'=') {
         return Lexed::Attr {
             name,
@@ -145,29 +190,22 @@ fn lex_attr(s: &[u8], mut at: usize) -> Lexed {
             next: at,
         };
     }
-    at += 1;
-    while at < s.len() && is_space(s[at]) {
-        at += 1;
-    }
+    let at = skip(s, at + 1, SPACE);
     match s.get(at) {
         Some(&quote @ (b'"' | b'\'')) => {
-            let start = at + 1;
-            let end = memchr::memchr(quote, &s[start..]).map_or(s.len(), |len| start + len);
+            let end = closing(s, at + 1, quote);
             Lexed::Attr {
                 name,
-                value: (start, end),
+                value: (at + 1, end),
                 next: (end + 1).min(s.len()),
             }
         }
         _ => {
-            let start = at;
-            while at < s.len() && !is_space(s[at]) && s[at] != b'>' {
-                at += 1;
-            }
+            let end = run(s, at, SPACE | GT);
             Lexed::Attr {
                 name,
-                value: (start, at),
-                next: at,
+                value: (at, end),
+                next: end,
             }
         }
     }
@@ -175,5 +213,5 @@ fn lex_attr(s: &[u8], mut at: usize) -> Lexed {
 
 /// HTML whitespace (with CR, which the input stream turns into LF).
 pub(super) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+    CLASS[b as usize] == SPACE
 }

@@ -119,17 +119,39 @@ impl<'a> Iterator for Tokens<'a> {
     type Item = Token<'a>;
 
     fn next(&mut self) -> Option<Token<'a>> {
+        self.step(true)
+    }
+}
+
+impl<'a> Tokens<'a> {
+    /// The next token that is markup (a start tag or an element), the text between skipped:
+    /// for readers that look for tags only, which then pay nothing for the text.
+    pub fn next_markup(&mut self) -> Option<Token<'a>> {
+        self.step(false)
+    }
+
+    /// The next token, text included only when `text` is asked for.
+    fn step(&mut self, text: bool) -> Option<Token<'a>> {
         let html = self.html;
         if let Some(markup) = self.pending.take() {
-            return self.enter(markup);
+            return self.enter(markup, text);
         }
         let mut search = self.pos;
         loop {
-            let Some(found) = html.get(search..).and_then(|rest| cost::memchr(b'<', rest)) else {
+            // A tag often follows the previous one at once: look before searching.
+            let found = match html.get(search..) {
+                Some([b'<', ..]) => {
+                    cost::examined(1);
+                    Some(0)
+                }
+                Some(rest) => cost::memchr(b'<', rest),
+                None => None,
+            };
+            let Some(found) = found else {
                 // No more markup: the rest is text.
-                let text = html.get(self.pos..).filter(|t| !t.is_empty())?;
+                let rest = html.get(self.pos..).filter(|t| text && !t.is_empty());
                 self.pos = html.len();
-                return Some(Token::Text(text));
+                return rest.map(Token::Text);
             };
             let lt = search + found;
             let Some(markup) = markup_at(html, lt) else {
@@ -137,31 +159,29 @@ impl<'a> Iterator for Tokens<'a> {
                 search = lt + 1;
                 continue;
             };
-            if lt > self.pos {
+            if text && lt > self.pos {
                 // The text before the markup first.
-                let text = &html[self.pos..lt];
+                let before = &html[self.pos..lt];
                 self.pos = lt;
                 self.pending = Some(markup);
-                return Some(Token::Text(text));
+                return Some(Token::Text(before));
             }
             if let Markup::Skip(end) = markup {
                 self.pos = end;
                 search = end;
                 continue;
             }
-            return self.enter(markup);
+            return self.enter(markup, text);
         }
     }
-}
 
-impl<'a> Tokens<'a> {
     /// Moves past `markup` found at `pos`, returning its token.
-    fn enter(&mut self, markup: Markup<'a>) -> Option<Token<'a>> {
+    fn enter(&mut self, markup: Markup<'a>, text: bool) -> Option<Token<'a>> {
         let html = self.html;
         match markup {
             Markup::Skip(end) => {
                 self.pos = end;
-                self.next()
+                self.step(text)
             }
             Markup::Start(tag, after) => {
                 let Some(content) = content_of(tag.name) else {

@@ -51,10 +51,12 @@ impl<'a> Iterator for Scripts<'a> {
     type Item = Script<'a>;
 
     fn next(&mut self) -> Option<Script<'a>> {
-        self.tokens.find_map(|token| match token {
-            Token::Element(tag, text) if tag.is("script") => Some(Script { tag, text }),
-            _ => None,
-        })
+        loop {
+            match self.tokens.next_markup()? {
+                Token::Element(tag, text) if tag.is("script") => return Some(Script { tag, text }),
+                _ => continue,
+            }
+        }
     }
 }
 
