@@ -209,10 +209,14 @@ impl KeyLimiter {
         };
         // Counts this call out of `fetching` however it ends, a caller hanging up included.
         let _fetching = Fetching(lease);
-        let d = fleet
-            .fleet
-            .quota_lease(id, self.per_minute, self.burst, want)
-            .await?;
+        // Boxed: a Redis call is a large future, and most checks are answered by the lease
+        // above without one.
+        let d = Box::pin(
+            fleet
+                .fleet
+                .quota_lease(id, self.per_minute, self.burst, want),
+        )
+        .await?;
         let mut held = lock(lease);
         let now = Instant::now();
         held.reset_at = now + d.reset;

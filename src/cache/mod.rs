@@ -240,11 +240,23 @@ impl ProfileCache {
         C: FnOnce(Username) -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
-        let platform = name.platform().as_str();
         if let Some(entry) = self.stores.fresh.get(name).await {
-            telemetry::cache(platform, "hit");
+            telemetry::cache(name.platform().as_str(), "hit");
             return self.fresh(entry, false);
         }
+        // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
+        // every hit would otherwise carry (and move) in its own future.
+        Box::pin(self.miss(name, fetch)).await
+    }
+
+    /// A memory miss: the one flight (which asks the fleet first), then a stale copy if the
+    /// flight failed in a way that allows one.
+    async fn miss<C, F>(&self, name: &Username, fetch: C) -> Served
+    where
+        C: FnOnce(Username) -> F + Send + 'static,
+        F: Future<Output = Report> + Send + 'static,
+    {
+        let platform = name.platform().as_str();
         let (mut landing, started) = self.join_or_start(name, fetch);
         let landed = match landing.wait_for(Option::is_some).await {
             Ok(landed) => landed.clone(),

@@ -6,6 +6,7 @@
 //! can leak here. A request whose client hangs up mid-way still gets its line and leaves the
 //! in-flight gauge, with status 499.
 
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -20,7 +21,7 @@ use crate::error::ApiError;
 use crate::http::request_id::{self, RequestId};
 use crate::telemetry;
 
-/// What a lookup handler did, attached to its response for this layer to log.
+/// What a lookup handler did, handed to this layer with [`LookupLog::record`] to log.
 #[derive(Clone, Copy, Debug)]
 pub struct LookupLog {
     /// `hit`, `miss` or `stale`.
@@ -29,6 +30,19 @@ pub struct LookupLog {
     pub upstream: &'static str,
     /// Upstream requests made for this response (0 on a hit).
     pub upstream_requests: u32,
+}
+
+tokio::task_local! {
+    /// The [`LookupLog`] of the request this task is answering: a slot on the task rather
+    /// than a response extension, whose map would cost three allocations per answer.
+    static LOOKUP: Cell<Option<LookupLog>>;
+}
+
+impl LookupLog {
+    /// Hands this to the access log of the request being answered (a no-op outside one).
+    pub fn record(self) {
+        let _ = LOOKUP.try_with(|slot| slot.set(Some(self)));
+    }
 }
 
 /// The layer that times each request, then logs and counts it ([`AccessLog`]).
@@ -92,18 +106,18 @@ where
                 .unwrap_or("-")
         );
         let answer = self.inner.call(request).instrument(span);
-        Box::pin(async move {
+        Box::pin(LOOKUP.scope(Cell::new(None), async move {
             let Ok(mut response) = answer.await;
             response
                 .headers_mut()
                 .insert(request_id::X_REQUEST_ID.clone(), id);
             pending.finish(
                 response.status().as_u16(),
-                response.extensions().get::<LookupLog>().copied(),
+                LOOKUP.with(Cell::take),
                 response.extensions().get::<ApiError>().map(ApiError::code),
             );
             Ok(response)
-        })
+        }))
     }
 }
 

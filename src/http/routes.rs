@@ -94,7 +94,7 @@ async fn lookup_name<S: Registered>(state: &AppState, name: Username) -> Respons
             flight.sources().of::<S>().lookup(&name).await
         })
         .await;
-    let (mut response, log) = match served {
+    let (response, log) = match served {
         Served::Fresh {
             entry,
             fetched,
@@ -128,7 +128,7 @@ async fn lookup_name<S: Registered>(state: &AppState, name: Username) -> Respons
             (ApiError::from(report.failure).into_response(), log)
         }
     };
-    response.extensions_mut().insert(log);
+    log.record();
     response
 }
 
@@ -160,15 +160,28 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Ok(value) = HeaderValue::from_str(&format!("private, max-age={max_age}")) {
-        headers.insert(header::CACHE_CONTROL, value);
-    }
+    headers.insert(
+        header::CACHE_CONTROL,
+        seconds_value("private, max-age=", max_age),
+    );
     headers.insert(
         header::AGE,
-        HeaderValue::from(entry.stored_at.elapsed().as_secs()),
+        seconds_value("", entry.stored_at.elapsed().as_secs()),
     );
     headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
     response
+}
+
+/// `prefix` then `seconds` in decimal, as a header value, written on the stack: one
+/// allocation (the value's own) instead of a formatted `String` and its copy.
+fn seconds_value(prefix: &str, seconds: u64) -> HeaderValue {
+    use std::io::Write;
+    let mut text = [0u8; 48];
+    let mut cursor = std::io::Cursor::new(&mut text[..]);
+    // 48 bytes hold the longest prefix here and any u64.
+    let _ = write!(cursor, "{prefix}{seconds}");
+    let len = cursor.position() as usize;
+    HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("0"))
 }
 
 /// The body of `/healthz` and `/readyz`.
