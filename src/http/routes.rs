@@ -255,7 +255,10 @@ mod tests {
     #[test]
     fn seconds_values_are_written_whole_up_to_the_largest_u64() {
         assert_eq!(seconds_value("", 0), "0");
-        assert_eq!(seconds_value("private, max-age=", 599), "private, max-age=599");
+        assert_eq!(
+            seconds_value("private, max-age=", 599),
+            "private, max-age=599"
+        );
         assert_eq!(
             seconds_value("private, max-age=", u64::MAX),
             "private, max-age=18446744073709551615"
