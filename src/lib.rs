@@ -54,6 +54,7 @@ pub mod cost;
 pub mod demo;
 pub mod error;
 pub mod fleet;
+pub mod header_text;
 pub mod html;
 pub mod http;
 pub mod json_skim;

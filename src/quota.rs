@@ -43,6 +43,7 @@ use crate::auth::{KeyId, Keys};
 use crate::config::RateLimitConfig;
 use crate::error::{ApiError, retry_after_secs};
 use crate::fleet::Fleet;
+use crate::header_text::{self, Part};
 
 /// The `RateLimit` response header.
 pub static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -312,19 +313,16 @@ fn refused(wait: Duration, reset: Duration) -> (ApiError, HeaderValue) {
 }
 
 fn state_header(remaining: u32, reset: Duration) -> HeaderValue {
-    use std::io::Write;
     let reset = if reset.is_zero() {
         0
     } else {
         retry_after_secs(reset)
     };
-    // Written on the stack: the header value's own copy is the only allocation.
-    let mut buf = [0u8; 64];
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    let written = write!(cursor, "\"per-key\";r={remaining};t={reset}").is_ok();
-    let len = usize::try_from(cursor.position()).unwrap_or(0);
-    written
-        .then(|| HeaderValue::from_bytes(&buf[..len]).ok())
-        .flatten()
-        .unwrap_or(HeaderValue::from_static("\"per-key\""))
+    header_text::joined(&[
+        Part::Text("\"per-key\";r="),
+        Part::Number(remaining.into()),
+        Part::Text(";t="),
+        Part::Number(reset),
+    ])
+    .unwrap_or(HeaderValue::from_static("\"per-key\""))
 }

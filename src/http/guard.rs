@@ -8,6 +8,7 @@
 //! endpoints do not pass here: they answer from memory and must keep answering when the
 //! replica is busy.
 
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::extract::FromRequestParts;
@@ -47,7 +48,7 @@ impl FromRequestParts<AppState> for Admitted {
             .authenticate(&parts.headers)
             .map_err(IntoResponse::into_response)?;
         let limiter = state.limiter();
-        let Ok(checked) = tokio::time::timeout_at(deadline, limiter.check(key)).await else {
+        let Some(checked) = within(deadline, limiter.check(key)).await else {
             return Err(ApiError::UpstreamUnavailable.into_response());
         };
         match checked {
@@ -73,11 +74,22 @@ impl Admitted {
         state: &AppState,
         lookup: impl Future<Output = Response>,
     ) -> Response {
-        let mut response = match tokio::time::timeout_at(self.deadline, lookup).await {
-            Ok(response) => response,
-            Err(_) => ApiError::UpstreamUnavailable.into_response(),
+        let mut response = match within(self.deadline, lookup).await {
+            Some(response) => response,
+            None => ApiError::UpstreamUnavailable.into_response(),
         };
         state.limiter().stamp(&mut response, self.quota);
         response
     }
+}
+
+/// `work`'s output, or `None` once `deadline` has passed. The timer is armed only when `work`
+/// does not finish on its first poll: a quota answered from the local lease and a lookup
+/// answered from memory (most requests) then cost no timer entry.
+async fn within<F: Future>(deadline: Instant, work: F) -> Option<F::Output> {
+    let mut work = std::pin::pin!(work);
+    if let Poll::Ready(output) = futures_util::poll!(work.as_mut()) {
+        return Some(output);
+    }
+    tokio::time::timeout_at(deadline, work).await.ok()
 }

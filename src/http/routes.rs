@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::cache::{Entry, Served, Stored};
 use crate::error::{ApiError, Problem};
+use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
 use crate::http::guard::Admitted;
 use crate::http::path_name::Name;
@@ -172,16 +173,10 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
     response
 }
 
-/// `prefix` then `seconds` in decimal, as a header value, written on the stack: one
-/// allocation (the value's own) instead of a formatted `String` and its copy.
+/// `prefix` then `seconds` in decimal, as a header value.
 fn seconds_value(prefix: &str, seconds: u64) -> HeaderValue {
-    use std::io::Write;
-    let mut text = [0u8; 48];
-    let mut cursor = std::io::Cursor::new(&mut text[..]);
-    // 48 bytes hold the longest prefix here and any u64.
-    let _ = write!(cursor, "{prefix}{seconds}");
-    let len = cursor.position() as usize;
-    HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("0"))
+    header_text::joined(&[Part::Text(prefix), Part::Number(seconds)])
+        .unwrap_or(HeaderValue::from_static("0"))
 }
 
 /// The body of `/healthz` and `/readyz`.
