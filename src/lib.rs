@@ -37,9 +37,9 @@
 //!   lookup's failure to them; [`saved`]: what `profile-lookup extract` makes of a saved
 //!   document (the same extractor and mapping); [`config`]: the layered settings (`*Config`
 //!   per section; it knows nothing of HTTP); [`state`]: built from the settings by
-//!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names; [`header_text`]: the numeric header values every
-//!   answer carries, built without `format!`; [`demo`]:
-//!   the built-in sample upstream.
+//!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names;
+//!   [`header_text`]: the numeric header values every answer carries, built without
+//!   `format!`; [`demo`]: the built-in sample upstream.
 //!
 //! The module graph has no cycle (checked by parsing every `crate::`/`super::` path per module
 //! and looking for strongly connected groups). Data moves one way: nothing below the handlers
