@@ -26,19 +26,8 @@ for b in "${BINS[@]}"; do [[ -x $b ]] || die "not an executable: $b"; done
 rig_install wrk=wrk nginx=nginx-light curl=curl
 (cd "$REPO" && cargo build --release --quiet --example sample_pages)
 
-T=$(mktemp -d /tmp/profile-lookup-ab.XXXXXX)
-chmod 755 "$T"
-PIDS=()
-cleanup() {
-    local status=$?
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$T"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+rig_workdir ab
+rig_clean_env
 
 read -r UP P0 P1 Q0 Q1 < <(rig_free_ports 5)
 rig_pages "$T/pages"

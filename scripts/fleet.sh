@@ -60,7 +60,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+rig_clean_env
 
 rig_still_free "$UP_PORT" "$SLOW_PORT" "$LB_PORT" "$REDIS_PORT" "$R1" "$R2" "$R3" "$MEM_PORT" \
     "$NOMEM_PORT"

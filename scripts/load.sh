@@ -46,18 +46,7 @@ rig_build "$REPO"
 LOADAVG_START=$(cut -d" " -f1-3 /proc/loadavg)
 
 # --- temp dir, cleanup -------------------------------------------------------------------
-T=$(mktemp -d /tmp/profile-lookup-load.XXXXXX)
-chmod 755 "$T" # nginx workers run as an unprivileged user when started by root
-PIDS=()
-cleanup() {
-    local status=$?
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    if [[ ${LOAD_KEEP_TMP:-0} == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+rig_workdir load "${LOAD_KEEP_TMP:-0}"
 
 rig_still_free "$NGINX_PORT" "$SLOW_PORT" "$PORT_CACHED" "$PORT_NOCACHE" "$PORT_RSS" \
     "$PORT_FLIGHT" "$PORT_SOAK" "$REDIS_PORT" "$PORT_FLEET" "$PORT_NOMEM" "$PORT_UNCACHED"
@@ -114,7 +103,7 @@ done
 
 # --- service instances -------------------------------------------------------------------
 # The service reads PROFILE_LOOKUP__* and RUST_LOG; none may leak in from the caller.
-for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+rig_clean_env
 
 # start_service NAME PORT SHORT_VIDEO_URL EXTRA_TOML -> sets SVC_PID
 start_service() {

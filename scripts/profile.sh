@@ -32,19 +32,8 @@ rig_install wrk=wrk nginx=nginx-light curl=curl perf=linux-perf redis-server=red
 rig_build "$REPO"
 read -r UP_PORT SVC_PORT REDIS_PORT < <(rig_free_ports 3)
 mkdir -p "$OUT"
-T=$(mktemp -d /tmp/profile-lookup-prof.XXXXXX)
-chmod 755 "$T"
-PIDS=()
-cleanup() {
-    local status=$?
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$T"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+rig_workdir prof
+rig_clean_env
 
 rig_pages "$T/pages"
 {

@@ -1,5 +1,33 @@
-# Sourced by the loopback load scripts (load.sh, fleet.sh): what both need to stand up their
-# rig on 127.0.0.1. Expects `log` and `die` functions and CARGO_TARGET_DIR from the caller.
+# Sourced by the loopback load scripts (load.sh, fleet.sh, profile.sh, ab.sh): what they need to
+# stand up their rig on 127.0.0.1. Expects `log` and `die` functions and CARGO_TARGET_DIR from
+# the caller.
+
+# rig_workdir NAME [KEEP]: a temp dir $T (readable by nginx workers, which run unprivileged
+# when nginx is started by root) and an empty $PIDS. On exit every process in PIDS is stopped
+# and waited for, and $T is removed unless KEEP is 1; INT and TERM exit 130 the same way.
+rig_workdir() {
+    T=$(mktemp -d "/tmp/profile-lookup-$1.XXXXXX")
+    chmod 755 "$T"
+    PIDS=()
+    RIG_KEEP=${2:-0}
+    trap rig_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+rig_cleanup() {
+    local status=$? pid
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [[ $RIG_KEEP == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+    exit "$status"
+}
+
+# rig_clean_env: drops PROFILE_LOOKUP_* and RUST_LOG from the environment, so the services the
+# rig starts read only the config files it writes.
+rig_clean_env() {
+    local v
+    for v in $(compgen -e | grep -E '^(PROFILE_LOOKUP|RUST_LOG)' || true); do unset "$v"; done
+}
 
 # rig_free_ports N: N distinct ports the OS picked as free just now (the sockets are held
 # together while choosing, so no two are the same). The machine is shared: never a fixed port.
