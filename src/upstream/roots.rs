@@ -50,12 +50,12 @@ pub fn plain_roots(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientBuild
 mod tests {
     use super::*;
 
-    fn temp_file(name: &str, content: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("roots-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, content).unwrap();
-        path
+    /// A file removed when the handle drops.
+    fn temp_file(name: &str, content: &[u8]) -> tempfile::NamedTempFile {
+        use std::io::Write;
+        let mut file = tempfile::Builder::new().suffix(name).tempfile().unwrap();
+        file.write_all(content).unwrap();
+        file
     }
 
     #[test]
@@ -66,13 +66,13 @@ mod tests {
 
     #[test]
     fn a_file_without_certificates_is_refused() {
-        let path = temp_file("empty.pem", b"just some text\n");
-        let err = read_pem_roots(&path).unwrap_err().to_string();
+        let file = temp_file("empty.pem", b"just some text\n");
+        let err = read_pem_roots(file.path()).unwrap_err().to_string();
         assert!(err.contains("no PEM certificate"), "{err}");
-        let path = temp_file(
+        let file = temp_file(
             "broken.pem",
             b"-----BEGIN CERTIFICATE-----\n!!!notbase64!!!\n-----END CERTIFICATE-----\n",
         );
-        assert!(read_pem_roots(&path).is_err());
+        assert!(read_pem_roots(file.path()).is_err());
     }
 }

@@ -4,7 +4,7 @@
 //! The real captures are third-party data read in place from `../shared/fixtures/real`; when
 //! that folder is absent those cases print a notice and are skipped.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -14,11 +14,8 @@ use crate::support::real;
 
 const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 
-fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path =
-        std::env::temp_dir().join(format!("profile-lookup-cli-{}-{name}", std::process::id()));
-    std::fs::write(&path, bytes).unwrap();
-    path
+fn temp_file(name: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
+    crate::support::temp_file("profile-lookup-cli-", &format!("-{name}"), bytes)
 }
 
 /// Runs `extract`; `Ok(body)` on exit 0, `Err(problem)` on a non-zero exit.
@@ -88,7 +85,7 @@ fn extract_reads_every_real_short_video_shape() {
             array[0]
         );
         let page = temp_file("wrapped.html", &wrap_user_info(&detail));
-        let body = extract("short-video", &page).unwrap_or_else(|p| panic!("{rel}: {p}"));
+        let body = extract("short-video", page.path()).unwrap_or_else(|p| panic!("{rel}: {p}"));
         assert_eq!(body["userInfo"]["user"]["uniqueId"], "oddanimalspecimens");
         assert_eq!(
             body["userInfo"]["stats"]["followerCount"], followers,
@@ -104,7 +101,7 @@ fn extract_reads_every_real_short_video_shape() {
             &wrap_user_info(r#"{"statusCode":10221,"statusMsg":"","userInfo":{}}"#),
         );
         assert_eq!(
-            extract("short-video", &page).unwrap_err()["code"],
+            extract("short-video", page.path()).unwrap_err()["code"],
             "profile_not_found"
         );
     }
@@ -171,7 +168,7 @@ fn extract_reads_the_projects_own_samples() {
             "sample.html",
             sv::profile_page(era, &sv::PUBLIC_USER, 128 * 1024).as_bytes(),
         );
-        let body = extract("short-video", &page).unwrap();
+        let body = extract("short-video", page.path()).unwrap();
         assert_eq!(
             body,
             serde_json::to_value(sv::expected_body(&sv::PUBLIC_USER)).unwrap(),
@@ -183,12 +180,12 @@ fn extract_reads_the_projects_own_samples() {
         ps::web_profile_info(&ps::PUBLIC_USER, 32 * 1024).as_bytes(),
     );
     assert_eq!(
-        extract("photo-share", &json).unwrap(),
+        extract("photo-share", json.path()).unwrap(),
         serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap()
     );
     let wrong = Command::new(BIN)
         .args(["extract", "photo-share", "--username", "someone.else"])
-        .arg(&json)
+        .arg(json.path())
         .output()
         .unwrap();
     assert!(

@@ -29,7 +29,7 @@ fn layering_and_validation() {
     // A file overrides defaults.
     let mut file = tempfile();
     writeln!(
-        file.1,
+        file,
         "[auth]\napi_keys = [\"from-file\"]\n[cache]\nttl_seconds = 5\n[short_video]\nbase_url = \"http://127.0.0.1:9\"\n"
     )
     .unwrap();
@@ -41,7 +41,7 @@ fn layering_and_validation() {
             "--exact",
             "--quiet",
         ])
-        .env(CHILD, &file.0)
+        .env(CHILD, file.path())
         .env("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7")
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2")
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
@@ -81,22 +81,16 @@ fn layering_and_validation() {
         ),
     ] {
         let mut file = tempfile();
-        file.1.write_all(toml.as_bytes()).unwrap();
-        let err = Settings::load(Some(&file.0)).expect_err(toml).to_string();
+        file.write_all(toml.as_bytes()).unwrap();
+        let err = Settings::load(Some(file.path()))
+            .expect_err(toml)
+            .to_string();
         assert!(err.contains(needle), "{toml}: {err}");
     }
 }
 
-fn tempfile() -> (std::path::PathBuf, std::fs::File) {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "profile-lookup-test-{}-{}.toml",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let file = std::fs::File::create(&path).unwrap();
-    (path, file)
+fn tempfile() -> tempfile::NamedTempFile {
+    crate::support::temp_file("profile-lookup-test-", ".toml", b"")
 }
 
 /// Run by [`layering_and_validation`] in a child process with the environment set; on its own

@@ -6,7 +6,6 @@
 //!
 //! They run in a child process of their own: see [`crate::support::run_alone`].
 
-use std::io::Write;
 use std::sync::Mutex;
 
 use profile_lookup::config::Settings;
@@ -19,18 +18,9 @@ const DIGESTS: &str = "PROFILE_LOOKUP__AUTH__API_KEY_SHA256";
 /// Loads the settings with `vars` set (and the config file env unset), then unsets them.
 fn load_with(vars: &[(&str, &str)], file: Option<&str>) -> Result<Settings, String> {
     let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let path = file.map(|toml| {
-        let path = std::env::temp_dir().join(format!(
-            "profile-lookup-keys-{}-{}.toml",
-            std::process::id(),
-            uuid_like()
-        ));
-        std::fs::File::create(&path)
-            .unwrap()
-            .write_all(toml.as_bytes())
-            .unwrap();
-        path
-    });
+    let file = file
+        .map(|toml| crate::support::temp_file("profile-lookup-keys-", ".toml", toml.as_bytes()));
+    let path = file.as_ref().map(|f| f.path().to_path_buf());
     unsafe {
         std::env::remove_var("PROFILE_LOOKUP_CONFIG");
         for (k, v) in vars {
@@ -44,12 +34,6 @@ fn load_with(vars: &[(&str, &str)], file: Option<&str>) -> Result<Settings, Stri
         }
     }
     result
-}
-
-fn uuid_like() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::SeqCst)
 }
 
 #[test]

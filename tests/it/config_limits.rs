@@ -6,7 +6,6 @@
 //!
 //! They run in a child process of their own: see [`crate::support::run_alone`].
 
-use std::io::Write;
 use std::sync::Mutex;
 
 use profile_lookup::config::Settings;
@@ -44,18 +43,9 @@ const I64_MAX: &str = "9223372036854775807";
 /// Loads with `env` set and, when given, `toml` as the config file; catches any panic.
 fn load(env: &[(String, String)], toml: Option<&str>) -> Result<Settings, String> {
     let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let path = toml.map(|toml| {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "profile-lookup-limits-{}-{}.toml",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let mut file = std::fs::File::create(&path).unwrap();
-        file.write_all(toml.as_bytes()).unwrap();
-        path
-    });
+    let file = toml
+        .map(|toml| crate::support::temp_file("profile-lookup-limits-", ".toml", toml.as_bytes()));
+    let path = file.as_ref().map(|f| f.path().to_path_buf());
     unsafe {
         std::env::remove_var("PROFILE_LOOKUP_CONFIG");
         for (k, v) in env {

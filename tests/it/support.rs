@@ -245,3 +245,18 @@ pub fn run_alone(module: &str, expected: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A file holding `bytes` in the system's temp dir, named `{prefix}…{suffix}`, removed when the
+/// returned handle drops: the tests write thousands of config files and pages per run, which
+/// must not pile up in `/tmp`.
+pub fn temp_file(prefix: &str, suffix: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .tempfile()
+        .expect("a temp file");
+    file.write_all(bytes).expect("written");
+    file.flush().expect("flushed");
+    file
+}

@@ -87,6 +87,8 @@ pub struct TestPki {
     pub ca_pem: String,
     leaf_der: rustls::pki_types::CertificateDer<'static>,
     leaf_key_der: Vec<u8>,
+    /// Where [`TestPki::write_ca_file`] writes, removed with this value.
+    dir: tempfile::TempDir,
 }
 
 impl TestPki {
@@ -116,18 +118,17 @@ impl TestPki {
             ca_pem: ca_cert.pem(),
             leaf_der: leaf.der().clone(),
             leaf_key_der: leaf_key.serialize_der(),
+            dir: tempfile::Builder::new()
+                .prefix("fingerprint-ca-")
+                .tempdir()
+                .expect("a temp dir"),
         }
     }
 
-    /// Writes the CA certificate to a new file and returns its path.
+    /// Writes the CA certificate to a file that lives as long as this value, and returns its
+    /// path.
     pub fn write_ca_file(&self) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "fingerprint-ca-{}-{}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("ca.pem");
+        let path = self.dir.path().join("ca.pem");
         std::fs::write(&path, &self.ca_pem).unwrap();
         path
     }
