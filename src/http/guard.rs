@@ -93,3 +93,27 @@ async fn within<F: Future>(deadline: Instant, work: F) -> Option<F::Output> {
     }
     tokio::time::timeout_at(deadline, work).await.ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn work_done_at_once_is_kept_and_work_past_the_deadline_is_cut() {
+        let passed = Instant::now() - Duration::from_secs(1);
+        // Finished on the first poll: its output, even with the deadline already gone.
+        assert_eq!(within(passed, async { 7 }).await, Some(7));
+        // Not finished: bounded by the deadline.
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let slow = tokio::time::sleep(Duration::from_secs(5));
+        assert_eq!(within(deadline, slow).await, None);
+        assert!(Instant::now() >= deadline);
+        // Finishing after a first pending poll, before the deadline.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let later = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            8
+        };
+        assert_eq!(within(deadline, later).await, Some(8));
+    }
+}
