@@ -52,16 +52,8 @@ KEY="ab-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
 # start BINARY PORT EXTRA_TOML -> SVC_PID
 start() {
-    { rig_service_toml "$2" "$KEY" "http://127.0.0.1:$UP" "http://127.0.0.1:$UP"
-        echo "$3"; } >"$T/svc-$2.toml"
-    "$1" serve --config "$T/svc-$2.toml" >"$T/svc-$2.log" 2>&1 &
-    SVC_PID=$!
-    PIDS+=("$SVC_PID")
-    for _ in $(seq 100); do
-        curl -sf -o /dev/null "http://127.0.0.1:$2/healthz" && return 0
-        sleep 0.1
-    done
-    die "$1 did not start: $(cat "$T/svc-$2.log")"
+    local up="http://127.0.0.1:$UP"
+    rig_serve "$1" "svc-$2" "$2" "$(rig_service_toml "$2" "$KEY" "$up" "$up")"$'\n'"$3"
 }
 start "${BINS[0]}" "$P0" ""
 CACHED=("$SVC_PID")

@@ -107,17 +107,7 @@ rig_clean_env
 
 # start_service NAME PORT SHORT_VIDEO_URL EXTRA_TOML -> sets SVC_PID
 start_service() {
-    local name=$1 port=$2 sv_url=$3 extra=$4
-    { rig_service_toml "$port" "$KEY" "$sv_url" "$UP"; echo "$extra"; } >"$T/$name.toml"
-    "$BIN" serve --config "$T/$name.toml" >"$T/$name.log" 2>&1 &
-    SVC_PID=$!
-    PIDS+=("$SVC_PID")
-    for _ in $(seq 100); do
-        curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
-        kill -0 "$SVC_PID" 2>/dev/null || die "$name exited: $(cat "$T/$name.log")"
-        sleep 0.1
-    done
-    die "$name did not become healthy"
+    rig_serve "$BIN" "$1" "$2" "$(rig_service_toml "$2" "$KEY" "$3" "$UP")"$'\n'"$4"
 }
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }

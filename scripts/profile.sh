@@ -55,16 +55,8 @@ for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$UP_PORT/@$NAME" 
 
 # service EXTRA_TOML -> SVC_PID
 service() {
-    { rig_service_toml "$SVC_PORT" "$KEY" "http://127.0.0.1:$UP_PORT" "http://127.0.0.1:$UP_PORT"
-        echo "$1"; } >"$T/svc.toml"
-    "$BIN" serve --config "$T/svc.toml" >"$T/svc.log" 2>&1 &
-    SVC_PID=$!
-    PIDS+=("$SVC_PID")
-    for _ in $(seq 100); do
-        curl -sf -o /dev/null "http://127.0.0.1:$SVC_PORT/healthz" && return 0
-        sleep 0.1
-    done
-    die "the service did not start: $(cat "$T/svc.log")"
+    local up="http://127.0.0.1:$UP_PORT"
+    rig_serve "$BIN" svc "$SVC_PORT" "$(rig_service_toml "$SVC_PORT" "$KEY" "$up" "$up")"$'\n'"$1"
 }
 
 cat >"$T/rotate.lua" <<'EOF'

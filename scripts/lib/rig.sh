@@ -22,6 +22,23 @@ rig_cleanup() {
     exit "$status"
 }
 
+# rig_serve BINARY NAME PORT TOML: `BINARY serve` with the config TOML (written to $T/NAME.toml,
+# its output to $T/NAME.log), listening on 127.0.0.1:PORT; added to PIDS, and waited for until
+# /healthz answers (dies with its log if it exits or is not healthy within 10 s). Sets SVC_PID.
+rig_serve() {
+    local bin=$1 name=$2 port=$3
+    printf '%s\n' "$4" >"$T/$name.toml"
+    "$bin" serve --config "$T/$name.toml" >"$T/$name.log" 2>&1 &
+    SVC_PID=$!
+    PIDS+=("$SVC_PID")
+    for _ in $(seq 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
+        kill -0 "$SVC_PID" 2>/dev/null || die "$name exited: $(cat "$T/$name.log")"
+        sleep 0.1
+    done
+    die "$name did not become healthy: $(cat "$T/$name.log")"
+}
+
 # rig_clean_env: drops PROFILE_LOOKUP_* and RUST_LOG from the environment, so the services the
 # rig starts read only the config files it writes.
 rig_clean_env() {
