@@ -152,11 +152,11 @@ fn run(s: &[u8], at: usize, stop: u8) -> usize {
         .map_or(s.len(), |len| at + len)
 }
 
-/// The position of the first byte at or after `at` outside the classes `skip` (or the end).
+/// The position of the first byte at or after `at` outside the classes `over` (or the end).
 #[inline]
-fn skip(s: &[u8], at: usize, skip: u8) -> usize {
+fn skip(s: &[u8], at: usize, over: u8) -> usize {
     s.get(at..)
-        .and_then(|rest| rest.iter().position(|&b| CLASS[b as usize] & skip == 0))
+        .and_then(|rest| rest.iter().position(|&b| CLASS[b as usize] & over == 0))
         .map_or(s.len(), |len| at + len)
 }
 
