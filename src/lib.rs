@@ -5,7 +5,7 @@
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
 //!   [`http::guard`]: [`auth`] (bearer key → [`auth::KeyId`]) and [`quota`] (GCRA per key),
-//!   then the handlers in [`http::routes`], which take a checked name from
+//!   then the handlers in [`http::handlers`], which take a checked name from
 //!   [`http::path_name::Name`]. Each route is registered with its OpenAPI operation in one
 //!   call ([`http::router`]); [`http::openapi`] holds the document's root.
 //! - [`username`]: the [`username::Username`] newtype, its rule, and the
@@ -31,7 +31,7 @@
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
-//!   [`upstream::routes`] (one client and cookie jar per proxy, a sticky route per lookup,
+//!   [`upstream::egress`] (one client and cookie jar per proxy, a sticky route per lookup,
 //!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).
 //! - [`error`]: the API errors as RFC 9457 problem documents, and the one mapping of a
 //!   lookup's failure to them; [`saved`]: what `profile-lookup extract` makes of a saved

@@ -17,10 +17,10 @@
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
 //!
 //! In a fleet (`[redis]` set) these stores are the replica's copy in front of the fleet's
-//! (`shared`): a flight first reads Redis, then takes the fleet's lock on the name and
+//! (`fleet_tier`): a flight first reads Redis, then takes the fleet's lock on the name and
 //! fetches, or waits for the replica holding it; what is fetched is written to both levels.
 
-mod shared;
+mod fleet_tier;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -101,7 +101,7 @@ struct Stores {
     stale: Option<Cache<Username, Arc<Entry>>>,
     flights: Arc<Mutex<HashMap<Username, Landing>>>,
     /// The fleet's level, when `[redis]` is set.
-    shared: Option<Arc<shared::Shared>>,
+    shared: Option<Arc<fleet_tier::FleetTier>>,
     /// Which answers outlive their insert here (found, not found, stale copies): an entry
     /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
     lasting: Lasting,
@@ -212,7 +212,12 @@ impl ProfileCache {
                 lasting,
                 flights: Arc::default(),
                 shared: fleet.map(|fleet| {
-                    Arc::new(shared::Shared::new(fleet, ttl, negative_ttl, max_stale))
+                    Arc::new(fleet_tier::FleetTier::new(
+                        fleet,
+                        ttl,
+                        negative_ttl,
+                        max_stale,
+                    ))
                 }),
             },
             ttl,

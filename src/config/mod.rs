@@ -16,7 +16,10 @@ use url::Url;
 pub mod ca_file;
 mod limits;
 pub mod proxies;
+pub mod redis;
 mod secret_list;
+
+pub use redis::{RedisConfig, RedisTarget};
 
 /// Environment variable naming the config file when `--config` is not given.
 pub const CONFIG_ENV: &str = "PROFILE_LOOKUP_CONFIG";
@@ -48,7 +51,7 @@ pub struct Settings {
     /// Log output.
     pub log: LogConfig,
     /// Where a fleet of replicas keeps its shared state (empty `url`: each keeps its own).
-    pub redis: crate::fleet::RedisConfig,
+    pub redis: RedisConfig,
 }
 
 /// `[server]`
@@ -420,9 +423,7 @@ impl Settings {
                 ConfigError::Invalid(format!("upstream.ca_file {}: {reason}", path.display()))
             })?;
         }
-        self.redis
-            .target()
-            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        self.redis.target().map_err(ConfigError::Invalid)?;
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
@@ -494,7 +495,7 @@ impl Default for Settings {
             cache: CacheConfig::default(),
             breaker: BreakerConfig::default(),
             log: LogConfig::default(),
-            redis: crate::fleet::RedisConfig::default(),
+            redis: RedisConfig::default(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A proxy URL may carry a user name and a password, so no error here quotes one; the
 //! configuration (`upstream.proxies`, `<platform>.proxies`) is checked with
-//! [`check_proxies`], and `upstream::routes` builds its clients from [`parse_proxy`]'s
+//! [`check_proxies`], and `upstream::egress` builds its clients from [`parse_proxy`]'s
 //! result. It lives with the configuration (as `ca_file` does) so that the upstream layer
 //! reads the config and never the other way round.
 

@@ -9,7 +9,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
 use super::FleetError;
-use super::config::{RedisTarget, redact};
+use crate::config::redis::{RedisTarget, redact};
 
 /// A multiplexed connection to the fleet's Redis; cheap to clone.
 #[derive(Clone)]

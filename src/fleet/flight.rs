@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis::Script;
 use tokio::time::Instant;
 
-use super::cache::{MAX_BODY_BYTES, SharedEntry};
+use super::entry::{MAX_BODY_BYTES, SharedEntry};
 use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 /// How often a waiter looks for the holder's answer (one Redis call each time).

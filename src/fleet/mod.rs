@@ -55,14 +55,14 @@
 //! A restarted, empty node is simply a cold cache and a fresh quota for its slots; the scripts
 //! are loaded again by the first `EVALSHA` that finds them missing (`NOSCRIPT`).
 
-pub mod cache;
-pub mod config;
+pub mod answers;
 mod conn;
+pub mod entry;
 pub mod flight;
+pub mod gcra;
 pub mod health;
 mod keys;
 pub mod outbound;
-pub mod quota;
 #[cfg(test)]
 mod test_redis;
 #[cfg(test)]
@@ -73,12 +73,13 @@ use std::time::Duration;
 
 use redis::RedisResult;
 
-pub use cache::SharedEntry;
-pub use config::{RedisConfig, RedisTarget};
+use crate::config::RedisConfig;
+
+pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
+pub use gcra::QuotaDecision;
 pub use keys::key_id;
 pub use outbound::Reservation;
-pub use quota::QuotaDecision;
 
 use conn::Conn;
 use health::Health;
@@ -119,7 +120,7 @@ impl Fleet {
     /// fails because Redis is down: the connection is made by the first call and remade by
     /// itself. Must be called inside a Tokio runtime.
     pub fn new(config: &RedisConfig) -> Result<Option<Self>, FleetError> {
-        let Some(target) = config.target()? else {
+        let Some(target) = config.target().map_err(FleetError::Config)? else {
             return Ok(None);
         };
         if tokio::runtime::Handle::try_current().is_err() {

@@ -7,7 +7,7 @@ use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::cache::now_unix_ms;
+use super::entry::now_unix_ms;
 use super::test_redis::{self, TestRedis, free_port};
 use super::*;
 

@@ -10,10 +10,10 @@
 pub mod access_log;
 pub mod docs;
 pub mod guard;
+pub mod handlers;
 pub mod openapi;
 pub mod path_name;
 pub mod request_id;
-pub mod routes;
 
 use axum::Router;
 use axum::http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
@@ -35,12 +35,12 @@ use crate::state::AppState;
 /// come from it. Lookups first, operator endpoints second (they get different layers).
 fn documented() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
     let lookups = OpenApiRouter::new()
-        .routes(routes!(routes::short_video_profile))
-        .routes(routes!(routes::photo_share_profile));
+        .routes(routes!(handlers::short_video_profile))
+        .routes(routes!(handlers::photo_share_profile));
     let operations = OpenApiRouter::new()
-        .routes(routes!(routes::healthz))
-        .routes(routes!(routes::readyz))
-        .routes(routes!(routes::metrics))
+        .routes(routes!(handlers::healthz))
+        .routes(routes!(handlers::readyz))
+        .routes(routes!(handlers::metrics))
         .routes(routes!(openapi::serve));
     (lookups, operations)
 }
@@ -64,8 +64,8 @@ pub fn router(state: AppState) -> Router {
     crate::telemetry::name_routes(document.paths.paths.keys().map(String::as_str));
     routes
         .merge(docs::router())
-        .method_not_allowed_fallback(routes::method_not_allowed)
-        .fallback(routes::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .fallback(handlers::not_found)
         .layer(
             ServiceBuilder::new()
                 .layer(SetSensitiveRequestHeadersLayer::new([

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::routes;
+use super::handlers;
 use crate::error::Problem;
 use crate::platform::{
     Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
@@ -27,7 +27,7 @@ use crate::username::{self, Platform};
     ),
     components(schemas(
         ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
-        PhotoShareProfile, Count, Problem, routes::Health
+        PhotoShareProfile, Count, Problem, handlers::Health
     )),
     modifiers(&BearerScheme),
     tags((name = "profiles", description = "Profile lookups (bearer key required)"),

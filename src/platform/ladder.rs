@@ -21,10 +21,10 @@ use super::{Failure, Lookup, Platform, Report};
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
 use crate::upstream::capture::Capture;
+use crate::upstream::egress::{Egress, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal, Verdict};
 use crate::upstream::retry::{Attempt, RetryPolicy};
 use crate::upstream::roots::ClientBuildError;
-use crate::upstream::routes::{RouteLease, Routes, Switch, is_proxy_failure};
 use crate::upstream::{Response, UpstreamError};
 use crate::username::Username;
 
@@ -37,7 +37,7 @@ const MAX_DEFAULT_WAIT: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct Source<S> {
     site: S,
-    routes: Routes,
+    egress: Egress,
     gate: Gate,
     retry: RetryPolicy,
     capture: Option<Arc<Capture>>,
@@ -61,7 +61,7 @@ impl<S: Site> Source<S> {
         let scope = S::PLATFORM.as_str();
         Ok(Self {
             site: S::new(settings),
-            routes: Routes::new(scope, settings, config, fleet.cloned())?,
+            egress: Egress::new(scope, settings, config, fleet.cloned())?,
             gate: Gate::new(scope, config, &settings.breaker, fleet.cloned()),
             retry: RetryPolicy::new(&settings.retry),
             capture: Capture::new(&settings.upstream),
@@ -79,7 +79,7 @@ impl<S: Site> Source<S> {
         let mut sent = 0;
         let lookup = match self.gate.admit().await {
             Err(refusal) => refused(refusal),
-            Ok(ticket) => match self.routes.lease().await {
+            Ok(ticket) => match self.egress.lease().await {
                 // Nothing was sent, so the breaker learns nothing.
                 Err(wait) => {
                     self.gate.record(ticket, Verdict::Inconclusive).await;

@@ -13,7 +13,7 @@ use url::Url;
 use super::{PageVerdict, Platform, Profile};
 use crate::config::{PlatformConfig, Settings};
 use crate::upstream::Response;
-use crate::upstream::routes::RouteLease;
+use crate::upstream::egress::RouteLease;
 use crate::username::{Subject, Username};
 
 /// One platform, as the fetch ladder drives it.

@@ -11,10 +11,10 @@
 pub mod browser;
 pub mod capture;
 pub mod cookies;
+pub mod egress;
 pub mod gate;
 pub mod retry;
 pub mod roots;
-pub mod routes;
 
 use std::time::Duration;
 

@@ -69,7 +69,7 @@ impl RetryPolicy {
     /// ladder). Transport faults and 5xx keep their one retry.
     pub fn on(
         &self,
-        route: &crate::upstream::routes::RouteLease<'_>,
+        route: &crate::upstream::egress::RouteLease<'_>,
         retries_blocks: bool,
     ) -> Self {
         Self {

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use profile_lookup::auth::{KeyId, Keys};
+use profile_lookup::config::RedisConfig;
 use profile_lookup::config::{AuthConfig, RateLimitConfig};
-use profile_lookup::fleet::{Fleet, RedisConfig};
+use profile_lookup::fleet::Fleet;
 use profile_lookup::quota::KeyLimiter;
 
 use crate::test_redis;

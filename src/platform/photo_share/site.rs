@@ -17,7 +17,7 @@ use super::web_headers::{self, WwwClaim};
 use crate::config::{PlatformConfig, Settings};
 use crate::platform::site::{Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
-use crate::upstream::routes::RouteLease;
+use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
 use crate::username::{Subject, Username};
 

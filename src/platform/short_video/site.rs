@@ -19,7 +19,7 @@ use super::extract;
 use crate::config::{PlatformConfig, Settings};
 use crate::platform::site::{Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
-use crate::upstream::routes::RouteLease;
+use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
 use crate::username::{Subject, Username};
 

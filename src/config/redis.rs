@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::FleetError;
-
 /// The longest `key_prefix` accepted: every key carries it, so it is kept short.
 pub const MAX_KEY_PREFIX_LEN: usize = 64;
 /// Bounds of `timeout_ms`: a call slower than this counts as Redis being down.
@@ -51,14 +49,14 @@ pub enum RedisTarget {
 
 impl RedisConfig {
     /// `None` when the fleet layer is off (empty url); the target otherwise, or why the section
-    /// is wrong. Nothing here touches the network.
-    pub fn target(&self) -> Result<Option<RedisTarget>, FleetError> {
+    /// is wrong (naming the key, never a password). Nothing here touches the network.
+    pub fn target(&self) -> Result<Option<RedisTarget>, String> {
         self.validate_prefix()?;
         if !TIMEOUT_MS_RANGE.contains(&self.timeout_ms) {
-            return Err(FleetError::Config(format!(
+            return Err(format!(
                 "redis.timeout_ms must be within 1..=10000, not {}",
                 self.timeout_ms
-            )));
+            ));
         }
         let urls: Vec<&str> = self
             .url
@@ -67,10 +65,10 @@ impl RedisConfig {
             .filter(|u| !u.is_empty())
             .collect();
         if urls.len() > MAX_SEED_NODES {
-            return Err(FleetError::Config(format!(
+            return Err(format!(
                 "redis.url lists {} nodes; at most {MAX_SEED_NODES}",
                 urls.len()
-            )));
+            ));
         }
         for u in &urls {
             validate_url(u)?;
@@ -89,7 +87,7 @@ impl RedisConfig {
         Duration::from_millis(self.timeout_ms)
     }
 
-    fn validate_prefix(&self) -> Result<(), FleetError> {
+    fn validate_prefix(&self) -> Result<(), String> {
         let p = &self.key_prefix;
         // Braces would start a hash tag of their own and break the slot layout of the keys.
         let ok = p.len() <= MAX_KEY_PREFIX_LEN
@@ -98,28 +96,24 @@ impl RedisConfig {
         if ok {
             Ok(())
         } else {
-            Err(FleetError::Config(format!(
+            Err(format!(
                 "redis.key_prefix must be at most {MAX_KEY_PREFIX_LEN} printable ASCII characters \
                  without spaces or braces"
-            )))
+            ))
         }
     }
 }
 
-fn validate_url(u: &str) -> Result<(), FleetError> {
-    let parsed = url::Url::parse(u)
-        .map_err(|e| FleetError::Config(format!("redis.url {:?}: {e}", redact(u))))?;
+fn validate_url(u: &str) -> Result<(), String> {
+    let parsed = url::Url::parse(u).map_err(|e| format!("redis.url {:?}: {e}", redact(u)))?;
     if parsed.scheme() != "redis" {
-        return Err(FleetError::Config(format!(
+        return Err(format!(
             "redis.url {:?}: only redis:// URLs are accepted",
             redact(u)
-        )));
+        ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(FleetError::Config(format!(
-            "redis.url {:?} has no host",
-            redact(u)
-        )));
+        return Err(format!("redis.url {:?} has no host", redact(u)));
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::fleet::cache::now_unix_ms;
+use crate::fleet::entry::now_unix_ms;
 use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
 use crate::platform::{Failure, FailureReport, Report};
 use crate::username::Username;
@@ -21,14 +21,14 @@ use crate::username::Username;
 use super::{Entry, Landed, Stored, Stores, fetch_within};
 
 /// The fleet's level and the lifetimes entries get there.
-pub(super) struct Shared {
+pub(super) struct FleetTier {
     fleet: Fleet,
     ttl: Duration,
     negative_ttl: Duration,
     max_stale: Duration,
 }
 
-impl Shared {
+impl FleetTier {
     pub(super) fn new(
         fleet: Fleet,
         ttl: Duration,

@@ -90,7 +90,7 @@ impl Route {
 }
 
 /// The routes to one platform; one per source, built once.
-pub struct Routes {
+pub struct Egress {
     scope: &'static str,
     routes: Vec<Route>,
     proxied: bool,
@@ -100,10 +100,10 @@ pub struct Routes {
     fleet: Option<Fleet>,
 }
 
-impl std::fmt::Debug for Routes {
+impl std::fmt::Debug for Egress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Positions only: a client's own Debug could print its proxy's URL.
-        f.debug_struct("Routes")
+        f.debug_struct("Egress")
             .field("scope", &self.scope)
             .field("routes", &self.routes.len())
             .field("proxied", &self.proxied)
@@ -122,7 +122,7 @@ pub enum Switch {
     AllResting(Duration),
 }
 
-impl Routes {
+impl Egress {
     /// The routes of platform `scope` (its metric label and Redis scope): its own `proxies`
     /// when it has any, else `upstream.proxies`, else the direct route. With a `fleet`, rests
     /// are shared with the other replicas.
@@ -245,7 +245,7 @@ impl Routes {
 /// One lookup's hold on a route: every request of the lookup goes through it, and it moves
 /// to another proxy only when the current one is rested.
 pub struct RouteLease<'a> {
-    routes: &'a Routes,
+    routes: &'a Egress,
     current: AtomicUsize,
     rested: Mutex<Vec<usize>>,
     exhausted: Mutex<Option<Duration>>,
@@ -373,7 +373,7 @@ mod tests {
     async fn leases_take_proxies_in_turn_and_skip_the_resting() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Routes::new("test-turns", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new("test-turns", &settings, &settings.short_video, None).unwrap();
         let labels: Vec<String> = {
             let mut v = Vec::new();
             for _ in 0..6 {
@@ -402,7 +402,7 @@ mod tests {
     fn no_debug_output_shows_a_proxy_password() {
         let mut settings = Settings::default();
         settings.upstream.proxies = vec!["http://agent:hunter2@127.0.0.1:3128".into()];
-        let routes = Routes::new("test-debug", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new("test-debug", &settings, &settings.short_video, None).unwrap();
         let url = Url::parse(&settings.upstream.proxies[0]).unwrap();
         let client = Upstream::via(&settings, Some(&url)).unwrap();
         for text in [format!("{routes:?}"), format!("{client:?}")] {
@@ -413,7 +413,7 @@ mod tests {
     #[tokio::test]
     async fn the_direct_route_never_rests() {
         let settings = Settings::default();
-        let routes = Routes::new("test-direct", &settings, &settings.photo_share, None).unwrap();
+        let routes = Egress::new("test-direct", &settings, &settings.photo_share, None).unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!(lease.label(), DIRECT);
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
