@@ -41,8 +41,9 @@
 //!   [`header_text`]: the numeric header values every answer carries, built without
 //!   `format!`; [`demo`]: the built-in sample upstream.
 //!
-//! The module graph has no cycle (checked by parsing every `crate::`/`super::` path per module
-//! and looking for strongly connected groups). Data moves one way: nothing below the handlers
+//! The module graph has no cycle at any depth, among the top-level modules or among the files
+//! of any folder (`tests/it/module_graph.rs` resolves every `crate::`, `super::` and `self::`
+//! path of every file). Data moves one way: nothing below the handlers
 //! knows about HTTP responses to the caller, and nothing above the platform sources knows
 //! about page formats.
 
