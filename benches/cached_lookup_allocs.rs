@@ -141,12 +141,7 @@ async fn measure(app: &axum::Router, path: &str) -> (f64, f64) {
 }
 
 async fn app(redis: Option<&str>) -> axum::Router {
-    let short_video = demo::upstream::spawn(demo::upstream::short_video_router())
-        .await
-        .expect("sample upstream");
-    let photo_share = demo::upstream::spawn(demo::upstream::photo_share_router())
-        .await
-        .expect("sample upstream");
+    let stand_ins = demo::spawn_stand_ins().await.expect("sample upstreams");
     let mut base = Settings::default();
     base.rate_limit.per_key_per_minute = 1_000_000_000;
     base.rate_limit.burst = 1_000_000;
@@ -157,8 +152,7 @@ async fn app(redis: Option<&str>) -> axum::Router {
     let settings = demo::settings(
         base,
         "127.0.0.1:0".parse().expect("an address"),
-        short_video,
-        photo_share,
+        &stand_ins,
         KEY.to_owned(),
     );
     let state = AppState::new(settings).expect("state");

@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use profile_lookup::demo::samples::photo_share as samples;
 use profile_lookup::html;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
+use profile_lookup::platform::photo_share::samples;
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
 
@@ -38,7 +38,10 @@ fn compare(
     group_name: &str,
     doc: &[u8],
     json: &[u8],
-    extract: fn(&[u8], &Username) -> PageVerdict<profile_lookup::platform::PhotoShareProfile>,
+    extract: fn(
+        &[u8],
+        &Username,
+    ) -> PageVerdict<profile_lookup::platform::photo_share::PhotoShareProfile>,
     asked: &Username,
 ) {
     assert!(

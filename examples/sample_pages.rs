@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use profile_lookup::demo::samples::photo_share as ps;
-use profile_lookup::demo::samples::short_video::{
+use profile_lookup::platform::photo_share::samples as ps;
+use profile_lookup::platform::short_video::samples::{
     self as sv, DEFAULT_PAGE_SIZE, Era::Universal, NOT_FOUND_USER,
 };
 

@@ -51,6 +51,7 @@
 
 pub mod auth;
 pub mod cache;
+pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod demo;
@@ -62,6 +63,7 @@ pub mod http;
 pub mod json_skim;
 pub mod platform;
 pub mod quota;
+pub mod registry;
 pub mod saved;
 pub mod server;
 pub mod state;

@@ -5,40 +5,11 @@
 //! meaning, and control characters would poison logs and headers. Checking happens before any
 //! other work, so a bad name costs nothing upstream.
 //!
-//! [`Platform`] names whose rule a name passed; it lives here, below the platform layer that
-//! re-exports it, so that the name type and the platforms do not import each other.
+//! A name's length bounds are its [`Platform`]'s, as registered in [`crate::registry`].
 
 use std::fmt;
 
-/// The two platforms this service reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Platform {
-    /// The TikTok-style short-video platform (HTML page with embedded JSON state).
-    ShortVideo,
-    /// The Instagram-style photo platform (profile JSON, falling back to the page).
-    PhotoShare,
-}
-
-impl Platform {
-    /// Every platform, in the order the API lists them.
-    pub const ALL: [Platform; 2] = [Platform::ShortVideo, Platform::PhotoShare];
-
-    /// Inclusive length bounds of a username on this platform.
-    pub fn username_len(self) -> (usize, usize) {
-        match self {
-            Platform::ShortVideo => (2, 24),
-            Platform::PhotoShare => (1, 30),
-        }
-    }
-
-    /// The label used in metrics, logs and the route path.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::ShortVideo => "short-video",
-            Platform::PhotoShare => "photo-share",
-        }
-    }
-}
+use crate::registry::Platform;
 
 /// A username that passed its platform's format rule, stored lowercased.
 ///

@@ -246,7 +246,7 @@ impl ProfileCache {
         F: Future<Output = Report> + Send + 'static,
     {
         if let Some(entry) = self.stores.fresh.get(name).await {
-            telemetry::cache(name.platform().as_str(), "hit");
+            telemetry::cache(name.platform(), "hit");
             return self.fresh(entry, false);
         }
         // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
@@ -261,7 +261,7 @@ impl ProfileCache {
         C: FnOnce(Username) -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
-        let platform = name.platform().as_str();
+        let platform = name.platform();
         let (mut landing, started) = self.join_or_start(name, fetch);
         let landed = match landing.wait_for(Option::is_some).await {
             Ok(landed) => landed.clone(),
@@ -427,7 +427,7 @@ impl Stores {
     async fn store(&self, name: &Username, report: Report) -> Result<Arc<Entry>, FailureReport> {
         let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
-                body: Bytes::from(profile.to_json()),
+                body: profile.json().clone(),
                 private: profile.is_private(),
             },
             Lookup::NotFound => Stored::NotFound,

@@ -6,6 +6,7 @@
 //! semaphore can hold. Each key's range is written down here and in `config/default.toml`.
 
 use super::{ConfigError, Settings};
+use crate::registry::Platform;
 
 /// One hour, in milliseconds: the longest timeout or wait.
 const HOUR_MS: u64 = 3_600_000;
@@ -20,16 +21,16 @@ const GIB: u64 = 1 << 30;
 
 /// A key's value and its allowed range (inclusive), with the range said in words.
 struct Range {
-    key: &'static str,
+    key: String,
     value: u64,
     min: u64,
     max: u64,
     max_in_words: &'static str,
 }
 
-fn range(key: &'static str, value: u64, min: u64, max: u64, words: &'static str) -> Range {
+fn range(key: impl Into<String>, value: u64, min: u64, max: u64, words: &'static str) -> Range {
     Range {
-        key,
+        key: key.into(),
         value,
         min,
         max,
@@ -44,8 +45,7 @@ fn n(value: usize) -> u64 {
 
 /// The first key whose value is out of its range, as an error naming the key and the range.
 pub fn check(s: &Settings) -> Result<(), ConfigError> {
-    let (sv, ps) = (&s.short_video, &s.photo_share);
-    let ranges = [
+    let mut ranges = vec![
         range(
             "server.header_read_timeout_ms",
             s.server.header_read_timeout_ms,
@@ -87,34 +87,6 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
             0,
             HOUR_MS,
             "1 hour",
-        ),
-        range(
-            "short_video.max_queue_ms",
-            sv.max_queue_ms,
-            0,
-            HOUR_MS,
-            "1 hour",
-        ),
-        range(
-            "short_video.max_concurrency",
-            n(sv.max_concurrency),
-            1,
-            100_000,
-            "100000",
-        ),
-        range(
-            "photo_share.max_queue_ms",
-            ps.max_queue_ms,
-            0,
-            HOUR_MS,
-            "1 hour",
-        ),
-        range(
-            "photo_share.max_concurrency",
-            n(ps.max_concurrency),
-            1,
-            100_000,
-            "100000",
         ),
         range(
             "upstream.timeout_ms",
@@ -195,6 +167,23 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
             "1 day",
         ),
     ];
+    for &platform in Platform::ALL {
+        let (section, p) = (platform.section(), s.platform(platform));
+        ranges.push(range(
+            format!("{section}.max_queue_ms"),
+            p.max_queue_ms,
+            0,
+            HOUR_MS,
+            "1 hour",
+        ));
+        ranges.push(range(
+            format!("{section}.max_concurrency"),
+            n(p.max_concurrency),
+            1,
+            100_000,
+            "100000",
+        ));
+    }
     match ranges.iter().find(|r| r.value < r.min || r.value > r.max) {
         None => Ok(()),
         Some(r) => Err(ConfigError::Invalid(format!(

@@ -13,6 +13,8 @@ use config::{Config, Environment, File, FileFormat};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::registry::Platform;
+
 pub mod ca_file;
 mod limits;
 pub mod proxies;
@@ -36,7 +38,8 @@ pub struct Settings {
     pub auth: AuthConfig,
     /// The per-key quota.
     pub rate_limit: RateLimitConfig,
-    /// The short-video platform.
+    /// The short-video platform (each registered platform has its section; see
+    /// [`Settings::platform`]).
     pub short_video: PlatformConfig,
     /// The photo-share platform.
     pub photo_share: PlatformConfig,
@@ -121,7 +124,8 @@ impl Default for RateLimitConfig {
     }
 }
 
-/// `[short_video]` and `[photo_share]`: where the platform is and how hard we may knock.
+/// A platform's section (`[short_video]`, `[photo_share]`): where the platform is and how hard
+/// we may knock.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlatformConfig {
@@ -388,10 +392,8 @@ impl Settings {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |msg: String| Err(ConfigError::Invalid(msg));
         limits::check(self)?;
-        for (name, p) in [
-            ("short_video", &self.short_video),
-            ("photo_share", &self.photo_share),
-        ] {
+        for &platform in Platform::ALL {
+            let (name, p) = (platform.section(), self.platform(platform));
             if !matches!(p.base_url.scheme(), "http" | "https") || p.base_url.host().is_none() {
                 return bad(format!(
                     "{name}.base_url must be an http(s) URL with a host"
@@ -405,14 +407,11 @@ impl Settings {
                     "{name}.requests_per_second, burst and max_concurrency must be at least 1"
                 ));
             }
+            proxies::check_proxies(&format!("{name}.proxies"), &p.proxies)
+                .map_err(ConfigError::Invalid)?;
         }
-        for (name, list) in [
-            ("upstream.proxies", &self.upstream.proxies),
-            ("short_video.proxies", &self.short_video.proxies),
-            ("photo_share.proxies", &self.photo_share.proxies),
-        ] {
-            proxies::check_proxies(name, list).map_err(ConfigError::Invalid)?;
-        }
+        proxies::check_proxies("upstream.proxies", &self.upstream.proxies)
+            .map_err(ConfigError::Invalid)?;
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(
                 "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
@@ -479,6 +478,25 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+}
+
+impl Settings {
+    /// The settings section of `platform` (`[short_video]`, …).
+    pub fn platform(&self, platform: Platform) -> &PlatformConfig {
+        match platform {
+            Platform::ShortVideo => &self.short_video,
+            Platform::PhotoShare => &self.photo_share,
+        }
+    }
+
+    /// The settings section of `platform`, to change (the demo and the tests point every
+    /// platform at their own loopback upstream).
+    pub fn platform_mut(&mut self, platform: Platform) -> &mut PlatformConfig {
+        match platform {
+            Platform::ShortVideo => &mut self.short_video,
+            Platform::PhotoShare => &mut self.photo_share,
+        }
     }
 }
 

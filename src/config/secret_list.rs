@@ -14,18 +14,21 @@ use serde::Deserializer;
 use serde::de::{Error, SeqAccess, Visitor};
 
 use super::{ConfigError, ENV_PREFIX};
+use crate::registry::Platform;
 
 /// The longest key an `Authorization` header is looked at for (see `http::auth`).
 pub const MAX_KEY_BYTES: usize = 4096;
 
-/// The config paths of the secret lists.
-const LIST_KEYS: [&str; 5] = [
-    "auth.api_keys",
-    "auth.api_key_sha256",
-    "upstream.proxies",
-    "short_video.proxies",
-    "photo_share.proxies",
-];
+/// Whether the config path `path` is a secret list: the key lists, and every proxy list
+/// (`upstream.proxies` and each registered platform's own).
+fn is_secret_list(path: &str) -> bool {
+    matches!(
+        path,
+        "auth.api_keys" | "auth.api_key_sha256" | "upstream.proxies"
+    ) || Platform::ALL
+        .iter()
+        .any(|p| path.strip_prefix(p.section()) == Some(".proxies"))
+}
 
 /// Whether `key` can be sent as `Authorization: Bearer <key>` and so can ever match.
 pub fn fits_bearer(key: &str) -> bool {
@@ -37,7 +40,7 @@ pub struct Env {
     /// `PROFILE_LOOKUP__…` variables other than the secret lists, for the `config` crate.
     pub scalars: HashMap<String, String>,
     /// The secret lists present in the environment, by config path, items trimmed.
-    pub lists: Vec<(&'static str, Vec<String>)>,
+    pub lists: Vec<(String, Vec<String>)>,
 }
 
 impl Env {
@@ -60,11 +63,10 @@ impl Env {
                 )));
             };
             let path = path.replace("__", ".");
-            match LIST_KEYS.iter().find(|k| **k == path) {
-                Some(key) => env.lists.push((key, split_list(&value))),
-                None => {
-                    env.scalars.insert(name.to_owned(), value);
-                }
+            if is_secret_list(&path) {
+                env.lists.push((path, split_list(&value)));
+            } else {
+                env.scalars.insert(name.to_owned(), value);
             }
         }
         Ok(env)
@@ -208,6 +210,15 @@ impl<'de> Visitor<'de> for ItemSeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_proxy_list_is_a_secret_list() {
+        for p in Platform::ALL {
+            assert!(is_secret_list(&format!("{}.proxies", p.section())), "{p}");
+        }
+        assert!(is_secret_list("upstream.proxies") && is_secret_list("auth.api_keys"));
+        assert!(!is_secret_list("short_video.base_url") && !is_secret_list("proxies"));
+    }
 
     #[test]
     fn lists_are_trimmed_and_blanks_kept_for_validation() {

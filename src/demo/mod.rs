@@ -1,34 +1,52 @@
-//! `profile-lookup demo`: the real service against a built-in sample upstream on loopback.
+//! `profile-lookup demo`: the real service against built-in sample upstreams on loopback.
 //!
-//! Nothing leaves the machine: both platforms are played by [`upstream`], serving the invented
-//! documents of [`samples`]. The service itself is the same code `serve` runs, with a fresh
-//! random key printed at start.
-
-pub mod samples;
-pub mod upstream;
+//! Nothing leaves the machine: every platform is played by its stand-in (its folder's
+//! `samples`), serving invented documents. The service itself is the same code `serve` runs,
+//! with a fresh random key printed at start.
 
 use std::net::SocketAddr;
 
 use crate::config::Settings;
+use crate::platform::samples::{self, DemoCall};
+use crate::platform::{Platform, Site, SiteJob, with_site};
 use crate::state::AppState;
 
-/// The settings the demo runs with: `base` (defaults and environment) with both platforms on
-/// the sample upstream and one fresh key.
+/// Where each platform's stand-in listens, by [`Platform::index`].
+pub type StandIns = Vec<SocketAddr>;
+
+/// Starts every platform's stand-in on a free loopback port; returns where, by
+/// [`Platform::index`].
+pub async fn spawn_stand_ins() -> std::io::Result<StandIns> {
+    struct Router;
+    impl SiteJob for Router {
+        type Output = axum::Router;
+        fn run<S: Site>(self) -> axum::Router {
+            S::stand_in()
+        }
+    }
+    let mut addrs = Vec::with_capacity(Platform::ALL.len());
+    for &platform in Platform::ALL {
+        addrs.push(samples::spawn(with_site(platform, Router)).await?);
+    }
+    Ok(addrs)
+}
+
+/// The settings the demo runs with: `base` (defaults and environment) with every platform on
+/// its stand-in and one fresh key.
 pub fn settings(
     mut settings: Settings,
     listen: SocketAddr,
-    short_video: SocketAddr,
-    photo_share: SocketAddr,
+    stand_ins: &StandIns,
     key: String,
 ) -> Settings {
     settings.server.listen = listen;
     settings.auth.api_keys = vec![key];
-    settings.short_video.base_url = format!("http://{short_video}")
-        .parse()
-        .expect("loopback URL");
-    settings.photo_share.base_url = format!("http://{photo_share}")
-        .parse()
-        .expect("loopback URL");
+    for &platform in Platform::ALL {
+        settings.platform_mut(platform).base_url =
+            format!("http://{}", stand_ins[platform.index()])
+                .parse()
+                .expect("loopback URL");
+    }
     // A short retry budget, so the throttled sample answers 429 within about a second instead of
     // retrying for the production budget (24 s with nothing printed meanwhile).
     settings.retry.max_attempts = settings.retry.max_attempts.min(2);
@@ -49,10 +67,9 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let (listener, taken) = bind_or_free_port(listen).await?;
     let addr = listener.local_addr()?;
-    let short_video = upstream::spawn(upstream::short_video_router()).await?;
-    let photo_share = upstream::spawn(upstream::photo_share_router()).await?;
+    let stand_ins = spawn_stand_ins().await?;
     let key = format!("demo-{}", uuid::Uuid::new_v4().simple());
-    let settings = settings(base, addr, short_video, photo_share, key.clone());
+    let settings = settings(base, addr, &stand_ins, key.clone());
     crate::telemetry::init_logging(&settings.log);
     let state = AppState::new(settings).map_err(std::io::Error::other)?;
     print_banner(addr, taken, &key);
@@ -87,46 +104,43 @@ async fn bind_or_free_port(
 }
 
 fn print_banner(addr: SocketAddr, taken: Option<SocketAddr>, key: &str) {
-    use samples::{photo_share as ps, short_video as sv};
+    struct Calls;
+    impl SiteJob for Calls {
+        type Output = Vec<DemoCall>;
+        fn run<S: Site>(self) -> Vec<DemoCall> {
+            S::demo_calls()
+        }
+    }
     let base = format!("http://{addr}");
-    let curl = |path: String| format!("  curl -s -H 'Authorization: Bearer {key}' {base}{path}");
-    let moved = taken.map(|taken| {
-        format!("{taken} is in use by another process, so the demo took a free port: {addr}")
-    });
-    let lines = [
+    let mut lines = vec![
         "profile-lookup demo: the real service against a built-in sample upstream (no network)."
             .to_owned(),
-        format!("Listening on {base}   API key: {key}"),
-        String::new(),
-        "Short-video: a public, a private and a missing user:".into(),
-        curl(format!(
-            "/short-video/profile/{}",
-            sv::PUBLIC_USER.unique_id
-        )),
-        curl(format!(
-            "/short-video/profile/{}",
-            sv::PRIVATE_USER.unique_id.to_uppercase()
-        )),
-        curl(format!("/short-video/profile/{}", sv::NOT_FOUND_USER)),
-        "Photo-share: a public, a private and a missing user:".into(),
-        curl(format!("/photo-share/profile/{}", ps::PUBLIC_USER.username)),
-        curl(format!(
-            "/photo-share/profile/{}",
-            ps::PRIVATE_USER.username
-        )),
-        curl(format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME)),
-        "A throttling platform (429 upstream_blocked with Retry-After, after one retry, ~1 s), and a bad name (400 invalid_username):".into(),
-        curl(format!("/photo-share/profile/{}", upstream::THROTTLED_NAME)),
-        curl("/short-video/profile/..%2Fadmin".into()),
-        format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
-        format!("The API in a browser (Authorize with the key above, then Try it out): {base}/docs/"),
-        "Ctrl-C stops.".into(),
     ];
+    if let Some(taken) = taken {
+        lines.push(format!(
+            "{taken} is in use by another process, so the demo took a free port: {addr}"
+        ));
+    }
+    lines.push(format!("Listening on {base}   API key: {key}"));
+    for &platform in Platform::ALL {
+        lines.push(String::new());
+        lines.push(format!("{platform}:"));
+        for call in with_site(platform, Calls) {
+            lines.push(format!(
+                "  curl -s -H 'Authorization: Bearer {key}' {base}/{platform}/profile/{}   # {}",
+                call.username, call.shows
+            ));
+        }
+    }
+    lines.extend([
+        String::new(),
+        format!("Operations: {base}/healthz  {base}/readyz  {base}/metrics  {base}/openapi.json"),
+        format!(
+            "The API in a browser (Authorize with the key above, then Try it out): {base}/docs/"
+        ),
+        "Ctrl-C stops.".into(),
+    ]);
     // A closed stdout (a piped reader that went away) must not stop the service.
     use std::io::Write;
-    let mut text = lines.join("\n");
-    if let Some(moved) = moved {
-        text.insert_str(lines[0].len() + 1, &format!("{moved}\n"));
-    }
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    let _ = writeln!(std::io::stdout().lock(), "{}", lines.join("\n"));
 }

@@ -1,4 +1,5 @@
-//! The handlers: the two lookups and the operator endpoints.
+//! The handlers: the lookup of every platform (one generic handler, routed once per
+//! registered platform) and the operator endpoints.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -6,72 +7,21 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::cache::{Entry, Served, Stored};
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
 use crate::http::guard::Admitted;
 use crate::http::path_name::Name;
-use crate::platform::photo_share::PhotoShare;
-use crate::platform::short_video::ShortVideo;
-use crate::platform::{PhotoShareProfile, Registered, ShortVideoProfile};
+use crate::platform::Site;
 use crate::state::AppState;
 use crate::username::Username;
 
-/// The short-video profile of one user.
-#[utoipa::path(
-    get,
-    path = "/short-video/profile/{username}",
-    tag = "profiles",
-    params(("username" = String, Path, example = "sunny.kitchen.lab")),
-    responses(
-        (status = 200, description = "The profile (private accounts have `privateAccount: true` and may lack counts)", body = ShortVideoProfile),
-        (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "unauthorized", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "profile_not_found", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "rate_limited or upstream_blocked", body = Problem, content_type = "application/problem+json"),
-        (status = 451, description = "region_locked: the platform withholds the profile from the service's network region", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "extraction_failed or upstream_unavailable", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "overloaded", body = Problem, content_type = "application/problem+json"),
-    ),
-    security(("bearer" = []))
-)]
-pub async fn short_video_profile(
+/// `GET /{platform}/profile/{username}`: one lookup on site `S`, once [`Admitted`]: the name
+/// checked (400 otherwise), then the cache or the one flight that fetches it, within the
+/// request deadline. The OpenAPI document describes it per platform
+/// ([`super::openapi::lookup_path`]).
+pub async fn lookup<S: Site>(
     State(state): State<AppState>,
-    admitted: Admitted,
-    name: Result<Name<ShortVideo>, ApiError>,
-) -> Response {
-    lookup::<ShortVideo>(state, admitted, name).await
-}
-
-/// The photo-share profile of one user.
-#[utoipa::path(
-    get,
-    path = "/photo-share/profile/{username}",
-    tag = "profiles",
-    params(("username" = String, Path, example = "lumen.trails")),
-    responses(
-        (status = 200, description = "The profile (private accounts have `is_private: true`)", body = PhotoShareProfile),
-        (status = 400, description = "invalid_username", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "unauthorized", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "profile_not_found", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "rate_limited or upstream_blocked", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "extraction_failed or upstream_unavailable", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "overloaded", body = Problem, content_type = "application/problem+json"),
-    ),
-    security(("bearer" = []))
-)]
-pub async fn photo_share_profile(
-    State(state): State<AppState>,
-    admitted: Admitted,
-    name: Result<Name<PhotoShare>, ApiError>,
-) -> Response {
-    lookup::<PhotoShare>(state, admitted, name).await
-}
-
-/// One lookup on site `S`, once [`Admitted`]: the name checked (400 otherwise), then the
-/// cache or the one flight that fetches it, within the request deadline.
-async fn lookup<S: Registered>(
-    state: AppState,
     admitted: Admitted,
     name: Result<Name<S>, ApiError>,
 ) -> Response {
@@ -85,7 +35,7 @@ async fn lookup<S: Registered>(
 }
 
 /// A checked name on site `S`: from the cache, or through the one flight that fetches it.
-async fn lookup_name<S: Registered>(state: &AppState, name: Username) -> Response {
+async fn lookup_name<S: Site>(state: &AppState, name: Username) -> Response {
     // The fetch gets its own copy of the name from the cache, and only when it runs: a hit
     // copies nothing.
     let flight = state.clone();

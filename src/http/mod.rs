@@ -18,6 +18,7 @@ pub mod request_id;
 use axum::Router;
 use axum::http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
 use axum::response::IntoResponse;
+use axum::routing::get;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::{
@@ -28,41 +29,60 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
+use crate::platform::{Platform, Site, SiteJob, with_site};
 use crate::state::AppState;
 
-/// The documented routes, each registered with its OpenAPI operation in one call: the one
-/// list of what the API serves. The router, the document and the metrics' route labels all
-/// come from it. Lookups first, operator endpoints second (they get different layers).
-fn documented() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
-    let lookups = OpenApiRouter::new()
-        .routes(routes!(handlers::short_video_profile))
-        .routes(routes!(handlers::photo_share_profile));
-    let operations = OpenApiRouter::new()
+/// The operator endpoints, each registered with its OpenAPI operation in one call.
+fn operations() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .routes(routes!(handlers::healthz))
         .routes(routes!(handlers::readyz))
         .routes(routes!(handlers::metrics))
-        .routes(routes!(openapi::serve));
-    (lookups, operations)
+        .routes(routes!(openapi::serve))
 }
 
-/// The OpenAPI document: the root ([`openapi::ApiDoc`]: info, schemas, security, tags) and
-/// every documented route.
+/// The OpenAPI document: the root ([`openapi::ApiDoc`]: info, shared schemas, security, tags),
+/// every registered platform's lookup route, and the operator endpoints.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let (lookups, operations) = documented();
+    use utoipa::openapi::path::{HttpMethod, PathItem};
     let mut document = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .merge(lookups)
-        .merge(operations)
+        .merge(operations())
         .into_openapi();
-    openapi::state_username_rules(&mut document);
+    let components = document.components.get_or_insert_with(Default::default);
+    for &platform in Platform::ALL {
+        let lookup = openapi::lookup_path(platform);
+        components.schemas.extend(lookup.schemas);
+        document.paths.paths.insert(
+            lookup.path,
+            PathItem::new(HttpMethod::Get, lookup.operation),
+        );
+    }
     document
+}
+
+/// The lookup route of every registered platform, each at `/{label}/profile/{username}`.
+fn lookups() -> Router<AppState> {
+    struct Route(Router<AppState>);
+    impl SiteJob for Route {
+        type Output = Router<AppState>;
+        fn run<S: Site>(self) -> Router<AppState> {
+            let path = format!("/{}/profile/{{username}}", S::PLATFORM);
+            self.0.route(&path, get(handlers::lookup::<S>))
+        }
+    }
+    Platform::ALL
+        .iter()
+        .fold(Router::new(), |router, &p| with_site(p, Route(router)))
 }
 
 /// The whole HTTP application for `state`.
 pub fn router(state: AppState) -> Router {
-    let (lookups, operations) = documented();
-    let (routes, document) = lookups.merge(operations).split_for_parts();
-    crate::telemetry::name_routes(document.paths.paths.keys().map(String::as_str));
-    routes
+    // Every route is in the document, the lookups included: their templates are the metrics'
+    // route labels.
+    crate::telemetry::name_routes(document().paths.paths.keys().map(String::as_str));
+    let (operations, _) = operations().split_for_parts();
+    lookups()
+        .merge(operations)
         .merge(docs::router())
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .fallback(handlers::not_found)

@@ -1,4 +1,5 @@
-//! The OpenAPI 3.1 document, generated from the handlers and body types, and its handler.
+//! The OpenAPI 3.1 document, generated from the handlers, the registered platforms and their
+//! body types, and its handler.
 
 use std::sync::LazyLock;
 
@@ -11,11 +12,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::handlers;
 use crate::error::Problem;
-use crate::platform::{
-    Count, PhotoShareProfile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
-    ShortVideoUserInfo,
-};
-use crate::username::{self, Platform};
+use crate::platform::{Platform, Site, SiteJob, with_site};
+use crate::username;
 
 /// The document's root: info, schemas, the bearer scheme and tags; the paths come with the
 /// routes ([`super::document`]).
@@ -25,10 +23,7 @@ use crate::username::{self, Platform};
         title = "profile-lookup",
         description = "Public profiles of one user per request from a short-video platform and a photo-share platform. Errors are RFC 9457 problem documents with a stable `code`.",
     ),
-    components(schemas(
-        ShortVideoProfile, ShortVideoUserInfo, ShortVideoUser, ShortVideoStats,
-        PhotoShareProfile, Count, Problem, handlers::Health
-    )),
+    components(schemas(Problem, handlers::Health)),
     modifiers(&BearerScheme),
     tags((name = "profiles", description = "Profile lookups (bearer key required)"),
          (name = "operations", description = "Health, readiness, metrics and this document"))
@@ -54,38 +49,101 @@ impl Modify for BearerScheme {
     }
 }
 
-/// States each lookup route's username rule (lengths, pattern, description) from
-/// [`crate::username`], where the rule lives, instead of repeating it in the handlers'
-/// annotations.
-pub fn state_username_rules(document: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    for platform in Platform::ALL {
-        let path = format!("/{}/profile/{{username}}", platform.as_str());
-        let Some(get) = document
-            .paths
-            .paths
-            .get_mut(&path)
-            .and_then(|p| p.get.as_mut())
-        else {
-            continue;
-        };
+/// The problem answers every lookup route gives, by status; `451` only on a platform that
+/// withholds profiles by region.
+const LOOKUP_PROBLEMS: [(&str, &str); 7] = [
+    ("400", "invalid_username"),
+    ("401", "unauthorized"),
+    ("404", "profile_not_found"),
+    ("429", "rate_limited or upstream_blocked"),
+    (
+        "451",
+        "region_locked: the platform withholds the profile from the service's network region",
+    ),
+    ("500", "extraction_failed or upstream_unavailable"),
+    ("503", "overloaded"),
+];
+
+/// The lookup route of `platform`, its path and operation, with the schemas of its body.
+pub fn lookup_path(platform: Platform) -> LookupPath {
+    with_site(platform, DescribeLookup)
+}
+
+/// One platform's lookup route as the document holds it.
+pub struct LookupPath {
+    /// `/{label}/profile/{username}`.
+    pub path: String,
+    /// Its GET operation.
+    pub operation: utoipa::openapi::path::Operation,
+    /// The body's schema and those it refers to, by name.
+    pub schemas: Vec<(
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+    )>,
+}
+
+struct DescribeLookup;
+
+impl SiteJob for DescribeLookup {
+    type Output = LookupPath;
+
+    fn run<S: Site>(self) -> LookupPath {
+        use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        use utoipa::openapi::security::SecurityRequirement;
+        use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ResponsesBuilder};
+        use utoipa::{PartialSchema, ToSchema};
+
+        let platform = S::PLATFORM;
         let (min, max) = platform.username_len();
-        for param in get.parameters.iter_mut().flatten() {
-            let utoipa::openapi::RefOr::T(param) = param else {
-                continue;
-            };
-            if param.name != "username" {
-                continue;
-            }
-            param.description = Some(username::rule_summary(min, max));
-            param.schema = Some(
+        let username = ParameterBuilder::new()
+            .name("username")
+            .parameter_in(ParameterIn::Path)
+            .description(Some(username::rule_summary(min, max)))
+            .required(Required::True)
+            .schema(Some(
                 ObjectBuilder::new()
                     .schema_type(Type::String)
                     .min_length(Some(min))
                     .max_length(Some(max))
-                    .pattern(Some(username::PATTERN))
-                    .into(),
+                    .pattern(Some(username::PATTERN)),
+            ))
+            .example(Some(S::API.example_username.into()))
+            .build();
+        let body = <S::Body as ToSchema>::name();
+        let found = ResponseBuilder::new().description(S::API.found).content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name(body.clone())))
+                .build(),
+        );
+        let mut responses = ResponsesBuilder::new().response("200", found);
+        for (status, description) in LOOKUP_PROBLEMS {
+            if status == "451" && !S::API.region_locks {
+                continue;
+            }
+            let problem = ResponseBuilder::new().description(description).content(
+                "application/problem+json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("Problem")))
+                    .build(),
             );
+            responses = responses.response(status, problem);
+        }
+        let operation = OperationBuilder::new()
+            .tag("profiles")
+            .summary(Some(format!("The {platform} profile of one user.")))
+            .operation_id(Some(format!("{}_profile", platform.section())))
+            .parameter(username)
+            .responses(responses.build())
+            .security(SecurityRequirement::new("bearer", Vec::<String>::new()))
+            .build();
+        let mut schemas = vec![(body.into_owned(), <S::Body as PartialSchema>::schema())];
+        <S::Body as ToSchema>::schemas(&mut schemas);
+        LookupPath {
+            path: format!("/{platform}/profile/{{username}}"),
+            operation,
+            schemas,
         }
     }
 }

@@ -57,7 +57,7 @@ impl<S: Site> Source<S> {
     /// Builds the source of `S` from the settings: its routes out (proxies or direct), gate,
     /// retry policy and drift capture; with a `fleet`, budget, breaker and rests are shared.
     pub fn new(settings: &Settings, fleet: Option<&Fleet>) -> Result<Self, ClientBuildError> {
-        let config = S::config(settings);
+        let config = settings.platform(S::PLATFORM);
         let scope = S::PLATFORM.as_str();
         Ok(Self {
             site: S::new(settings),

@@ -2,18 +2,23 @@
 //! fetch ladder every platform runs on.
 //!
 //! Everything below this module knows page formats; nothing above it does. A platform is a
-//! folder that implements [`site::Site`] (its documents, their requests, how to read an
+//! folder that implements [`Site`] (its documents, their requests, how to read an
 //! answer, its extractor); [`ladder::Source`] runs any `Site` through the outbound gate, the
 //! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]. The
 //! HTTP edge maps that outcome to a status code, once.
 
-pub mod bodies;
 pub(crate) mod fields;
 pub mod ladder;
-pub mod photo_share;
-pub mod short_video;
+pub mod profile;
+pub mod samples;
 pub mod site;
 
+// The platforms: each is a folder, registered by its line in `crate::registry` and its arm in
+// `with_site` below.
+pub mod photo_share;
+pub mod short_video;
+
+use std::any::Any;
 use std::time::Duration;
 
 use crate::config::Settings;
@@ -21,11 +26,9 @@ use crate::fleet::Fleet;
 use crate::upstream::roots::ClientBuildError;
 use crate::username::Subject;
 
-pub use crate::username::Platform;
-pub use bodies::{
-    Count, PhotoShareProfile, Profile, ShortVideoProfile, ShortVideoStats, ShortVideoUser,
-    ShortVideoUserInfo,
-};
+pub use crate::registry::Platform;
+pub use profile::{Body, Count, Profile, Summary};
+pub use site::Site;
 
 /// What a lookup came to: the platform layer's whole vocabulary.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,45 +161,57 @@ impl<P> PageVerdict<P> {
     }
 }
 
-/// Every platform's source: the registry. A platform is one field here, one line in
-/// [`Sources::new`], one [`Registered`] impl and one arm in [`extract`].
+/// Something done with one platform's [`Site`] type, whichever it is: what [`with_site`]
+/// calls for a [`Platform`].
+pub trait SiteJob {
+    /// What the job gives back.
+    type Output;
+
+    /// Runs the job with platform `S`'s site type.
+    fn run<S: Site>(self) -> Self::Output;
+}
+
+/// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its code.
+/// Every per-platform list (sources, routes, the OpenAPI operations, the demo's stand-ins, the
+/// extractor of `profile-lookup extract`) is built by looping over [`Platform::ALL`] through
+/// here.
+pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
+    match platform {
+        Platform::ShortVideo => job.run::<short_video::ShortVideo>(),
+        Platform::PhotoShare => job.run::<photo_share::PhotoShare>(),
+    }
+}
+
+/// Every platform's source, one per [`Platform::ALL`], built once.
 pub struct Sources {
-    short_video: ladder::Source<short_video::ShortVideo>,
-    photo_share: ladder::Source<photo_share::PhotoShare>,
+    /// `ladder::Source<S>` of each platform, at the platform's [`Platform::index`].
+    by_platform: Vec<Box<dyn Any + Send + Sync>>,
 }
 
 impl Sources {
     /// Builds each platform's source from the settings: its routes out (proxies or direct),
     /// gate, retries and capture; with a `fleet`, budget, breaker and rests are the fleet's.
     pub fn new(settings: &Settings, fleet: Option<&Fleet>) -> Result<Self, ClientBuildError> {
-        Ok(Self {
-            short_video: ladder::Source::new(settings, fleet)?,
-            photo_share: ladder::Source::new(settings, fleet)?,
-        })
+        struct Build<'a>(&'a Settings, Option<&'a Fleet>);
+        impl SiteJob for Build<'_> {
+            type Output = Result<Box<dyn Any + Send + Sync>, ClientBuildError>;
+            fn run<S: Site>(self) -> Self::Output {
+                Ok(Box::new(ladder::Source::<S>::new(self.0, self.1)?))
+            }
+        }
+        let by_platform = Platform::ALL
+            .iter()
+            .map(|&p| with_site(p, Build(settings, fleet)))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { by_platform })
     }
 
     /// The source of site `S`: a route that knows its platform asks for it by type, so
     /// nothing matches on the platform again.
-    pub fn of<S: Registered>(&self) -> &ladder::Source<S> {
-        S::source(self)
-    }
-}
-
-/// A site the registry holds a source for.
-pub trait Registered: site::Site {
-    /// Where the registry keeps this site's source.
-    fn source(sources: &Sources) -> &ladder::Source<Self>;
-}
-
-impl Registered for short_video::ShortVideo {
-    fn source(sources: &Sources) -> &ladder::Source<Self> {
-        &sources.short_video
-    }
-}
-
-impl Registered for photo_share::PhotoShare {
-    fn source(sources: &Sources) -> &ladder::Source<Self> {
-        &sources.photo_share
+    pub fn of<S: Site>(&self) -> &ladder::Source<S> {
+        self.by_platform[S::PLATFORM.index()]
+            .downcast_ref()
+            .expect("Sources::new builds every platform's source at its index")
     }
 }
 
@@ -207,9 +222,12 @@ pub fn extract(
     document: &[u8],
     requested: Subject<'_>,
 ) -> PageVerdict<Profile> {
-    use site::Site;
-    match platform {
-        Platform::ShortVideo => short_video::ShortVideo::extract(document, requested),
-        Platform::PhotoShare => photo_share::PhotoShare::extract(document, requested),
+    struct Extract<'a>(&'a [u8], Subject<'a>);
+    impl SiteJob for Extract<'_> {
+        type Output = PageVerdict<Profile>;
+        fn run<S: Site>(self) -> Self::Output {
+            S::extract(self.0, self.1)
+        }
     }
+    with_site(platform, Extract(document, requested))
 }

@@ -10,16 +10,21 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::{PageVerdict, Platform, Profile};
-use crate::config::{PlatformConfig, Settings};
+use super::samples::Samples;
+use super::{Body, PageVerdict, Platform, Profile};
+use crate::config::Settings;
 use crate::upstream::Response;
 use crate::upstream::egress::RouteLease;
 use crate::username::{Subject, Username};
 
-/// One platform, as the fetch ladder drives it.
-pub trait Site: Send + Sync + Sized + 'static {
+/// One platform, as the fetch ladder drives it, the API documents it and the demo shows it.
+pub trait Site: Samples + Send + Sync + Sized + 'static {
     /// Which platform this is: the metrics label, the username rule, the settings section.
     const PLATFORM: Platform;
+    /// How the API documents the platform's lookup route.
+    const API: Api;
+    /// The platform's success body, exactly as the API answers it.
+    type Body: Body;
     /// Whether a block is waited out with backoff and asked again (on a direct route), or is
     /// final at once and left to the breaker (a captcha only gets worse when repeated).
     const RETRIES_BLOCKS: bool;
@@ -31,11 +36,9 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// The documents a lookup asks for, in order: the next only when one had nothing usable.
     const PLAN: &'static [Self::Doc];
 
-    /// Builds the platform's own state from the settings.
+    /// Builds the platform's own state from the settings (its section is
+    /// `settings.platform(Self::PLATFORM)`).
     fn new(settings: &Settings) -> Self;
-
-    /// The platform's settings section (base URL, proxies, outbound budget).
-    fn config(settings: &Settings) -> &PlatformConfig;
 
     /// The URL of `doc` for `name`.
     fn url(&self, doc: Self::Doc, name: &Username) -> Url;
@@ -66,6 +69,20 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// The platform's extractor on one document of any of its kinds: what it says about
     /// `requested` (a lookup's name, or whoever a saved document is about).
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
+}
+
+/// What the OpenAPI document says of one platform's lookup route that only the platform knows;
+/// the rest (the statuses, the problem bodies, the username rule) is the same for every
+/// platform.
+#[derive(Clone, Copy, Debug)]
+pub struct Api {
+    /// The example username (one its stand-in serves).
+    pub example_username: &'static str,
+    /// The description of the 200 answer.
+    pub found: &'static str,
+    /// Whether the platform withholds profiles by region, so that 451 `region_locked` is an
+    /// answer of the route.
+    pub region_locks: bool,
 }
 
 /// What one answer from the platform means, in the platform's own terms; the ladder decides

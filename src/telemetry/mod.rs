@@ -11,6 +11,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
+use crate::registry::Platform;
 
 mod escaped_fields;
 
@@ -255,27 +256,25 @@ pub fn retry(platform: &'static str, reason: &'static str) {
 ///
 /// Every cached answer passes here, so the six counters are looked up in the registry once and
 /// kept, instead of hashing their labels on each hit.
-pub fn cache(platform: &'static str, result: &'static str) {
-    const PLATFORMS: [&str; 2] = ["short-video", "photo-share"];
+pub fn cache(platform: Platform, result: &'static str) {
     const RESULTS: [&str; 3] = ["hit", "miss", "stale"];
     static COUNTERS: OnceLock<Vec<metrics::Counter>> = OnceLock::new();
     let counters = COUNTERS.get_or_init(|| {
         // The recorder must exist before handles are taken, or they would count nowhere.
         let _ = metrics_handle();
-        PLATFORMS
+        Platform::ALL
             .iter()
             .flat_map(|p| {
                 RESULTS
                     .iter()
-                    .map(move |r| counter!(CACHE_LOOKUPS, "platform" => *p, "result" => *r))
+                    .map(move |r| counter!(CACHE_LOOKUPS, "platform" => p.as_str(), "result" => *r))
             })
             .collect()
     });
-    let p = PLATFORMS.iter().position(|p| *p == platform);
-    let r = RESULTS.iter().position(|r| *r == result);
-    match (p, r) {
-        (Some(p), Some(r)) => counters[p * RESULTS.len() + r].increment(1),
-        _ => counter!(CACHE_LOOKUPS, "platform" => platform, "result" => result).increment(1),
+    match RESULTS.iter().position(|r| *r == result) {
+        Some(r) => counters[platform.index() * RESULTS.len() + r].increment(1),
+        None => counter!(CACHE_LOOKUPS, "platform" => platform.as_str(), "result" => result)
+            .increment(1),
     }
 }
 

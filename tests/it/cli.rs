@@ -162,7 +162,8 @@ fn extract_reads_every_real_photo_share_shape() {
 
 #[test]
 fn extract_reads_the_projects_own_samples() {
-    use profile_lookup::demo::samples::{photo_share as ps, short_video as sv};
+    use profile_lookup::platform::photo_share::samples as ps;
+    use profile_lookup::platform::short_video::samples as sv;
     for era in sv::Era::ALL {
         let page = temp_file(
             "sample.html",
@@ -201,7 +202,7 @@ fn extract_reads_the_projects_own_samples() {
 
 #[test]
 fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
-    use profile_lookup::demo::samples::short_video as sv;
+    use profile_lookup::platform::short_video::samples as sv;
     let dir = std::env::temp_dir().join(format!("profile-lookup-cli-{}-drift", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
@@ -501,8 +502,9 @@ fn the_demos_throttled_line_answers_429_within_two_seconds() {
                 base = rest.split_whitespace().next().map(str::to_owned);
                 key = rest.rsplit(' ').next().map(str::to_owned);
             }
-            if line.contains("throttl") && !line.trim_start().starts_with("curl") {
-                heading = Some(line.clone());
+            // The throttled name's curl line says what it shows, after a `#`.
+            if line.contains("throttled.demo") {
+                heading = line.split_once('#').map(|(_, what)| what.to_owned());
             }
             if line.starts_with("Ctrl-C") {
                 break;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use profile_lookup::demo::upstream::short_video_router;
+use profile_lookup::platform::samples::Samples;
+use profile_lookup::platform::short_video::ShortVideo;
 use sha2::{Digest, Sha256};
 
 use crate::fleet::{
@@ -127,7 +128,7 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
     let Some(mut cluster) = test_redis::start_cluster() else {
         return;
     };
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let mut base = settings(upstream.addr);
     base.redis.timeout_ms = 100;
     // Ten units a second and a bucket nothing here empties: never a 429, and the quota's key

@@ -5,10 +5,10 @@
 //! and the real page after it: the real state must win. A decoy that won would answer 404
 //! (it says "not found") instead of the profile.
 
-use profile_lookup::demo::samples::photo_share as ps;
-use profile_lookup::demo::samples::short_video::{self as samples, Era, PUBLIC_USER};
 use profile_lookup::platform::photo_share::extract::from_page;
+use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::short_video::extract::extract;
+use profile_lookup::platform::short_video::samples::{self as samples, Era, PUBLIC_USER};
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
 use proptest::prelude::*;

@@ -4,9 +4,11 @@
 //! an unreadable document never quote it.
 
 use crate::support::{photo_share_name, short_video_name};
+use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::photo_share::PhotoShareProfile;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
+use profile_lookup::platform::short_video::ShortVideoProfile;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::{PageVerdict, PhotoShareProfile, ShortVideoProfile};
 
 const NAME: &str = "field.probe";
 

@@ -10,8 +10,11 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use profile_lookup::demo::samples::{photo_share as ps, short_video as sv};
-use profile_lookup::demo::upstream::{photo_share_router, short_video_router};
+use profile_lookup::platform::photo_share::PhotoShare;
+use profile_lookup::platform::photo_share::samples as ps;
+use profile_lookup::platform::samples::Samples;
+use profile_lookup::platform::short_video::ShortVideo;
+use profile_lookup::platform::short_video::samples as sv;
 use serde_json::Value;
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -22,7 +25,7 @@ fn keys(v: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn short_video_bodies_are_exactly_the_spec_shape() {
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     for user in sv::sample_users() {
         let response = app
@@ -95,7 +98,7 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
 
 #[tokio::test]
 async fn private_accounts_are_flagged_with_null_for_missing_counts() {
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app
         .get(&format!(
@@ -109,7 +112,7 @@ async fn private_accounts_are_flagged_with_null_for_missing_counts() {
     assert_eq!(body["userInfo"]["stats"]["videoCount"], Value::Null);
     assert_eq!(body["userInfo"]["stats"]["followerCount"], 87);
 
-    let upstream = spawn_upstream(photo_share_router()).await;
+    let upstream = spawn_upstream(PhotoShare::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let body: Value = app
         .get(&format!(
@@ -130,7 +133,7 @@ async fn private_accounts_are_flagged_with_null_for_missing_counts() {
 
 #[tokio::test]
 async fn usernames_are_case_insensitive_and_share_one_fetch() {
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let name = sv::SMALL_USER.unique_id;
     let first = app
@@ -160,7 +163,7 @@ async fn usernames_are_case_insensitive_and_share_one_fetch() {
 
 #[tokio::test]
 async fn photo_share_bodies_are_exactly_the_spec_shape() {
-    let upstream = spawn_upstream(photo_share_router()).await;
+    let upstream = spawn_upstream(PhotoShare::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app
         .get(&format!(
@@ -196,7 +199,7 @@ async fn photo_share_bodies_are_exactly_the_spec_shape() {
 
 #[tokio::test]
 async fn not_found_is_404_on_both_platforms() {
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app
         .get(&format!("/short-video/profile/{}", sv::NOT_FOUND_USER))
@@ -204,7 +207,7 @@ async fn not_found_is_404_on_both_platforms() {
     assert_eq!(response.status(), 404);
     assert_eq!(problem(response).await["code"], "profile_not_found");
 
-    let upstream = spawn_upstream(photo_share_router()).await;
+    let upstream = spawn_upstream(PhotoShare::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app
         .get(&format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME))
@@ -377,7 +380,7 @@ type Block = fn() -> Response;
 /// sample platform.
 fn flaky(blocks: usize, block: Block) -> Router {
     let seen = Arc::new(AtomicUsize::new(0));
-    let real = photo_share_router();
+    let real = PhotoShare::stand_in();
     Router::new().fallback(move |request: Request| {
         let seen = seen.clone();
         let real = real.clone();
@@ -521,7 +524,7 @@ async fn user_null_without_a_404_page_is_not_taken_as_absence() {
 async fn a_stale_profile_is_served_when_the_platform_fails() {
     let broken = Arc::new(AtomicBool::new(false));
     let flag = broken.clone();
-    let real = short_video_router();
+    let real = ShortVideo::stand_in();
     let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
         let (flag, real) = (flag.clone(), real.clone());
         async move {
@@ -561,7 +564,7 @@ async fn a_stale_profile_is_served_when_the_platform_fails() {
 
 #[tokio::test]
 async fn with_the_cache_off_every_lookup_goes_upstream_but_concurrent_ones_coalesce() {
-    let upstream = spawn_upstream(short_video_router()).await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let mut s = settings(upstream.addr);
     s.cache.enabled = false;
     let app = Arc::new(spawn_app(s).await);
@@ -600,7 +603,7 @@ async fn the_photo_share_json_request_carries_the_web_clients_headers_and_state(
     // The platform hands out a csrftoken cookie and a www-claim; later requests repeat both.
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
-    let upstream = spawn_upstream(photo_share_router().layer(axum::middleware::from_fn(
+    let upstream = spawn_upstream(PhotoShare::stand_in().layer(axum::middleware::from_fn(
         move |request: Request, next: axum::middleware::Next| {
             let log = log.clone();
             async move {

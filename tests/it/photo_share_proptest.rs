@@ -6,11 +6,11 @@ use proptest::prelude::*;
 
 use crate::support::photo_share_name as name;
 use profile_lookup::cost;
-use profile_lookup::demo::samples::photo_share as samples;
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::photo_share::extract::{
     block_signal, from_api, from_page, redirect_is_block,
 };
+use profile_lookup::platform::photo_share::samples;
 use profile_lookup::username::Username;
 
 fn run_all(body: &[u8], asked: &Username) {

@@ -4,8 +4,9 @@
 //! absent (a checkout without it) each test prints a notice and passes.
 
 use crate::support::{capture, photo_share_name as name};
+use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::photo_share::PhotoShareProfile;
 use profile_lookup::platform::photo_share::extract::{block_signal, from_api, from_page};
-use profile_lookup::platform::{PageVerdict, PhotoShareProfile};
 
 fn profile(verdict: PageVerdict<PhotoShareProfile>) -> PhotoShareProfile {
     match verdict {

@@ -13,8 +13,10 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
-use profile_lookup::demo::samples::short_video as sv;
-use profile_lookup::demo::upstream::{photo_share_router, short_video_router};
+use profile_lookup::platform::photo_share::PhotoShare;
+use profile_lookup::platform::samples::Samples;
+use profile_lookup::platform::short_video::ShortVideo;
+use profile_lookup::platform::short_video::samples as sv;
 use tower::ServiceExt;
 
 use crate::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
@@ -55,7 +57,7 @@ impl Rig {
 
 /// Both platforms' sample routers on one host (short-video pages are `/@name`).
 fn both_platforms() -> Router {
-    let (sv, ps) = (short_video_router(), photo_share_router());
+    let (sv, ps) = (ShortVideo::stand_in(), PhotoShare::stand_in());
     Router::new().fallback(move |request: Request| {
         let (sv, ps) = (sv.clone(), ps.clone());
         async move {

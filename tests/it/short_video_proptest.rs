@@ -4,10 +4,10 @@
 
 use crate::support::short_video_name as name;
 use profile_lookup::cost;
-use profile_lookup::demo::samples::short_video::{self as samples, Era, SMALL_USER};
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::short_video::challenge;
 use profile_lookup::platform::short_video::extract::extract;
+use profile_lookup::platform::short_video::samples::{self as samples, Era, SMALL_USER};
 use proptest::prelude::*;
 
 const IDS: [&str; 3] = [

@@ -3,8 +3,9 @@
 //! fixture folder is absent.
 
 use crate::support::{capture, short_video_name as name};
+use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::short_video::ShortVideoProfile;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::{PageVerdict, ShortVideoProfile};
 
 fn profile(page: &[u8], requested: &str) -> ShortVideoProfile {
     match extract(page, &name(requested)) {

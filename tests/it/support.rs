@@ -68,13 +68,14 @@ impl Drop for TestApp {
     }
 }
 
-/// Settings for tests: the test key, both platforms at `upstream`, quick retries.
+/// Settings for tests: the test key, every registered platform at `upstream`, quick retries.
 pub fn settings(upstream: SocketAddr) -> Settings {
     let mut s = Settings::default();
     s.auth.api_keys = vec![KEY.into()];
     let base = format!("http://{upstream}");
-    s.short_video.base_url = base.parse().unwrap();
-    s.photo_share.base_url = base.parse().unwrap();
+    for &platform in Platform::ALL {
+        s.platform_mut(platform).base_url = base.parse().unwrap();
+    }
     s.rate_limit.per_key_per_minute = 10_000;
     s.rate_limit.burst = 10_000;
     s.retry.base_delay_ms = 10;

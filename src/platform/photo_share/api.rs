@@ -2,12 +2,13 @@
 
 use serde::Deserialize;
 
-use super::body::is_requested;
+use super::PhotoShareProfile;
 use super::edge_user::{EdgeUser, present};
+use super::parts::is_requested;
 use super::signals::message_block;
 use crate::cost;
+use crate::platform::PageVerdict;
 use crate::platform::fields::{Flag, Text, describe};
-use crate::platform::{PageVerdict, PhotoShareProfile};
 use crate::username::Subject;
 
 /// The top level of an API answer: the profile, or a failure with its signals.

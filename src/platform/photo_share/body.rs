@@ -1,56 +1,46 @@
-//! The body built from what a document gives: the one place its rules live, whichever shape
-//! (the edge-style user of the API and the legacy page, or the current page's xig object) the
-//! parts came from.
+//! The photo-share success body, exactly as the API returns it and the OpenAPI document
+//! describes it: a flat object in the platform's web field names.
 
-use crate::platform::fields::{Flag, Num, Text};
-use crate::platform::{Count, PhotoShareProfile};
-use crate::username::Subject;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-/// The body's fields as one document shape gives them, read with the shared lenient types.
-#[derive(Debug, Default)]
-pub(super) struct Parts<'a> {
-    pub id: Text<'a>,
-    pub username: Text<'a>,
-    pub full_name: Text<'a>,
-    pub biography: Text<'a>,
-    pub profile_pic_url: Text<'a>,
-    /// Empty when the document has no HD picture.
-    pub profile_pic_url_hd: Text<'a>,
-    pub is_verified: Flag,
-    pub is_private: Flag,
-    pub followers: Num,
-    pub following: Num,
-    pub posts: Num,
+use crate::platform::profile::{Body, Count, Summary};
+
+/// The photo-share success body: a flat object in the platform's web field names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhotoShareProfile {
+    /// The platform's numeric user id, as a string.
+    pub id: String,
+    /// The handle.
+    pub username: String,
+    /// The display name.
+    pub full_name: String,
+    /// The bio.
+    pub biography: String,
+    /// Profile picture URL.
+    pub profile_pic_url: String,
+    /// High-resolution profile picture URL (the plain one when no HD one is given).
+    pub profile_pic_url_hd: String,
+    /// Whether the platform verified the account.
+    pub is_verified: bool,
+    /// Whether the account is private.
+    pub is_private: bool,
+    /// Followers.
+    pub edge_followed_by: Count,
+    /// Accounts followed.
+    pub edge_follow: Count,
+    /// Posts.
+    pub edge_owner_to_timeline_media: Count,
 }
 
-impl Parts<'_> {
-    /// The body: strings as decoded, the HD picture falling back to the plain one, and a count
-    /// `null` unless the document gave a usable one.
-    pub(super) fn into_profile(self) -> PhotoShareProfile {
-        let profile_pic_url = self.profile_pic_url.into_string();
-        let profile_pic_url_hd = if self.profile_pic_url_hd.0.is_empty() {
-            profile_pic_url.clone()
-        } else {
-            self.profile_pic_url_hd.into_string()
-        };
-        let count = |n: Num| Count { count: n.value() };
-        PhotoShareProfile {
-            id: self.id.into_string(),
-            username: self.username.into_string(),
-            full_name: self.full_name.into_string(),
-            biography: self.biography.into_string(),
-            profile_pic_url,
-            profile_pic_url_hd,
-            is_verified: self.is_verified.0,
-            is_private: self.is_private.0,
-            edge_followed_by: count(self.followers),
-            edge_follow: count(self.following),
-            edge_owner_to_timeline_media: count(self.posts),
+impl Body for PhotoShareProfile {
+    fn summary(&self) -> Summary {
+        Summary {
+            username: self.username.clone(),
+            private: self.is_private,
+            followers: self.edge_followed_by.count,
+            posts: ("posts", self.edge_owner_to_timeline_media.count),
         }
     }
-}
-
-/// Whether a profile read from a document is the one that was asked for.
-pub(super) fn is_requested(profile: &PhotoShareProfile, requested: Subject<'_>) -> bool {
-    requested.matches(&profile.username)
 }

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Deserializer};
 
-use super::body::Parts;
-use crate::platform::PhotoShareProfile;
+use super::PhotoShareProfile;
+use super::parts::Parts;
 use crate::platform::fields::{Flag, Num, Object, Text};
 
 /// Deserializes a field so that a present `null` (`Some(None)`) differs from a missing key

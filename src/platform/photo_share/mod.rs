@@ -3,15 +3,18 @@
 //! `site` is the platform's contract (which documents to ask for, their headers, what an HTTP
 //! answer means); `extract` (and the small readers behind it) turn one document into a verdict.
 mod api;
-mod body;
+pub mod body;
 mod edge_user;
 pub mod extract;
 mod markers;
 mod page;
+mod parts;
+pub mod samples;
 mod shared_data;
 mod signals;
 pub mod site;
 pub mod web_headers;
 mod xig;
 
+pub use body::PhotoShareProfile;
 pub use site::PhotoShare;

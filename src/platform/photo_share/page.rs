@@ -3,10 +3,11 @@
 
 use memchr::memmem::Finder;
 
-use super::body::is_requested;
+use super::PhotoShareProfile;
+use super::parts::is_requested;
 use super::{markers, shared_data, xig};
 use crate::html;
-use crate::platform::{PageVerdict, PhotoShareProfile};
+use crate::platform::PageVerdict;
 use crate::username::Subject;
 
 /// Reads a profile HTML page.

@@ -8,10 +8,10 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use super::PhotoShareProfile;
 use super::edge_user::EdgeUser;
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::PhotoShareProfile;
 use crate::platform::fields::{describe, first_value};
 
 #[derive(Deserialize)]

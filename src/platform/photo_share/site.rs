@@ -12,10 +12,10 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::extract;
 use super::web_headers::{self, WwwClaim};
-use crate::config::{PlatformConfig, Settings};
-use crate::platform::site::{Miss, Reading, Site};
+use super::{PhotoShareProfile, extract};
+use crate::config::Settings;
+use crate::platform::site::{Api, Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
@@ -42,6 +42,12 @@ pub enum Doc {
 
 impl Site for PhotoShare {
     const PLATFORM: Platform = Platform::PhotoShare;
+    const API: Api = Api {
+        example_username: "lumen.trails",
+        found: "The profile (private accounts have `is_private: true`)",
+        region_locks: false,
+    };
+    type Body = PhotoShareProfile;
     const RETRIES_BLOCKS: bool = true;
     type Doc = Doc;
     type Hurdle = Infallible;
@@ -49,13 +55,9 @@ impl Site for PhotoShare {
 
     fn new(settings: &Settings) -> Self {
         Self {
-            base: settings.photo_share.base_url.clone(),
+            base: settings.platform(Self::PLATFORM).base_url.clone(),
             claim: WwwClaim::default(),
         }
-    }
-
-    fn config(settings: &Settings) -> &PlatformConfig {
-        &settings.photo_share
     }
 
     fn url(&self, doc: Doc, name: &Username) -> Url {
@@ -124,7 +126,7 @@ impl Site for PhotoShare {
                 tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
                 Reading::Inconclusive("unreadable")
             }
-            (_, verdict) => Reading::from(verdict.map(Profile::PhotoShare)),
+            (_, verdict) => Reading::from(verdict.map(|body| Profile::new(&body))),
         }
     }
 
@@ -157,6 +159,6 @@ impl Site for PhotoShare {
         } else {
             extract::from_page(document, requested)
         };
-        verdict.map(Profile::PhotoShare)
+        verdict.map(|body| Profile::new(&body))
     }
 }

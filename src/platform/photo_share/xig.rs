@@ -13,10 +13,10 @@
 use memchr::memmem::Finder;
 use serde::Deserialize;
 
-use super::body::{Parts, is_requested};
+use super::PhotoShareProfile;
+use super::parts::{Parts, is_requested};
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::PhotoShareProfile;
 use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
 use crate::username::Subject;
 

@@ -7,9 +7,10 @@
 //! that merely mention these ids are never mistaken for state, and nothing outside the chosen
 //! state (suggested users, page text) is ever consulted.
 
+use super::ShortVideoProfile;
 use super::{next_data, sigi, universal};
 use crate::html;
-use crate::platform::{PageVerdict, ShortVideoProfile};
+use crate::platform::PageVerdict;
 use crate::username::Subject;
 
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
@@ -55,10 +56,10 @@ pub fn extract<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo::samples::short_video::{
+    use crate::platform::Platform;
+    use crate::platform::short_video::samples::{
         self as samples, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER, SMALL_USER,
     };
-    use crate::platform::Platform;
     use crate::username::Username;
 
     fn name(s: &str) -> Username {

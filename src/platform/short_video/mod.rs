@@ -5,12 +5,15 @@
 //! find the state in the page and share `user_json`: the `user` and `stats` objects every era
 //! carries, and the one place where a status code and a user become a verdict; `challenge`
 //! solves the WAF's proof-of-work page.
+pub mod body;
 pub mod challenge;
 pub mod extract;
 mod next_data;
+pub mod samples;
 mod sigi;
 pub mod site;
 mod universal;
 mod user_json;
 
+pub use body::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 pub use site::ShortVideo;

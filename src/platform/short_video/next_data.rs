@@ -6,9 +6,10 @@
 
 use serde::Deserialize;
 
+use super::ShortVideoProfile;
 use super::user_json::{self, Found, RawUserInfo};
+use crate::platform::PageVerdict;
 use crate::platform::fields::Text;
-use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Subject;
 
 /// The id of this era's state script.

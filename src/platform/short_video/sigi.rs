@@ -14,10 +14,11 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use super::ShortVideoProfile;
 use super::user_json::{self, Found, RawStats, RawUser};
 use crate::cost;
+use crate::platform::PageVerdict;
 use crate::platform::fields::{Object, Text};
-use crate::platform::{PageVerdict, ShortVideoProfile};
 use crate::username::Subject;
 
 /// The id of this era's JSON state script.

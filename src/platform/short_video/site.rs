@@ -15,9 +15,9 @@ use tokio::sync::Semaphore;
 use url::Url;
 
 use super::challenge::{self, WafChallenge};
-use super::extract;
-use crate::config::{PlatformConfig, Settings};
-use crate::platform::site::{Reading, Site};
+use super::{ShortVideoProfile, extract};
+use crate::config::Settings;
+use crate::platform::site::{Api, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
@@ -41,6 +41,12 @@ pub struct ProfilePage;
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
+    const API: Api = Api {
+        example_username: "sunny.kitchen.lab",
+        found: "The profile (private accounts have `privateAccount: true` and may lack counts)",
+        region_locks: true,
+    };
+    type Body = ShortVideoProfile;
     const RETRIES_BLOCKS: bool = false;
     type Doc = ProfilePage;
     type Hurdle = WafChallenge;
@@ -48,13 +54,9 @@ impl Site for ShortVideo {
 
     fn new(settings: &Settings) -> Self {
         Self {
-            base: settings.short_video.base_url.clone(),
+            base: settings.platform(Self::PLATFORM).base_url.clone(),
             solvers: Arc::new(Semaphore::new(CONCURRENT_SOLVES)),
         }
-    }
-
-    fn config(settings: &Settings) -> &PlatformConfig {
-        &settings.short_video
     }
 
     fn url(&self, _: ProfilePage, name: &Username) -> Url {
@@ -125,6 +127,6 @@ impl Site for ShortVideo {
     }
 
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
-        extract::extract(document, requested).map(Profile::ShortVideo)
+        extract::extract(document, requested).map(|body| Profile::new(&body))
     }
 }

@@ -4,9 +4,10 @@
 
 use serde::Deserialize;
 
+use super::ShortVideoProfile;
 use super::user_json::{self, Found, RawUserInfo};
 use crate::json_skim;
-use crate::platform::{PageVerdict, ShortVideoProfile};
+use crate::platform::PageVerdict;
 use crate::username::Subject;
 
 /// The id of this era's state script.

@@ -11,10 +11,10 @@
 
 use serde::Deserialize;
 
+use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
-use crate::platform::ShortVideoUserInfo;
+use crate::platform::PageVerdict;
 use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
-use crate::platform::{PageVerdict, ShortVideoProfile, ShortVideoStats, ShortVideoUser};
 use crate::username::Subject;
 
 /// The `user` object: only the fields the body returns.

@@ -14,10 +14,13 @@
 
 mod json;
 mod pages;
+pub mod stand_in;
 mod state;
 mod waf;
 
-use crate::platform::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
+use crate::platform::short_video::{
+    ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+};
 
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 

@@ -1,37 +1,10 @@
-//! The exact response bodies of both platforms, as the API returns them and the OpenAPI
-//! document describes them; the cache stores them serialised once.
+//! The short-video success body, exactly as the API returns it and the OpenAPI document
+//! describes it: `{"userInfo":{"user":{…},"stats":{…}}}`.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// A profile of either platform, as the cache and the edge carry it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Profile {
-    /// A short-video profile.
-    ShortVideo(ShortVideoProfile),
-    /// A photo-share profile.
-    PhotoShare(PhotoShareProfile),
-}
-
-impl Profile {
-    /// Whether the platform flags the account as private.
-    pub fn is_private(&self) -> bool {
-        match self {
-            Profile::ShortVideo(p) => p.user_info.user.private_account,
-            Profile::PhotoShare(p) => p.is_private,
-        }
-    }
-
-    /// The exact response body, serialised once so that cache hits cost a copy of bytes.
-    pub fn to_json(&self) -> Vec<u8> {
-        let bytes = match self {
-            Profile::ShortVideo(p) => serde_json::to_vec(p),
-            Profile::PhotoShare(p) => serde_json::to_vec(p),
-        };
-        // Serialising plain structs of strings, bools and integers cannot fail.
-        bytes.unwrap_or_default()
-    }
-}
+use crate::platform::profile::{Body, Summary};
 
 /// The short-video success body: `{"userInfo":{"user":{…},"stats":{…}}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -106,46 +79,14 @@ pub struct ShortVideoStats {
     pub digg_count: Option<u64>,
 }
 
-/// The photo-share success body: a flat object in the platform's web field names.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PhotoShareProfile {
-    /// The platform's numeric user id, as a string.
-    pub id: String,
-    /// The handle.
-    pub username: String,
-    /// The display name.
-    pub full_name: String,
-    /// The bio.
-    pub biography: String,
-    /// Profile picture URL.
-    pub profile_pic_url: String,
-    /// High-resolution profile picture URL (the plain one when no HD one is given).
-    pub profile_pic_url_hd: String,
-    /// Whether the platform verified the account.
-    pub is_verified: bool,
-    /// Whether the account is private.
-    pub is_private: bool,
-    /// Followers.
-    pub edge_followed_by: Count,
-    /// Accounts followed.
-    pub edge_follow: Count,
-    /// Posts.
-    pub edge_owner_to_timeline_media: Count,
-}
-
-/// A `{"count": n}` object; `null` where the platform gives no count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Count {
-    /// The exact count, or `null` when the platform does not give it.
-    #[schema(format = "uint64")]
-    pub count: Option<u64>,
-}
-
-impl Count {
-    /// A count the platform gave.
-    pub fn of(n: u64) -> Self {
-        Self { count: Some(n) }
+impl Body for ShortVideoProfile {
+    fn summary(&self) -> Summary {
+        let (user, stats) = (&self.user_info.user, &self.user_info.stats);
+        Summary {
+            username: user.unique_id.clone(),
+            private: user.private_account,
+            followers: stats.follower_count,
+            posts: ("videos", stats.video_count),
+        }
     }
 }

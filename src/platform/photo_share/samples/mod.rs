@@ -8,6 +8,7 @@
 
 mod json;
 mod pages;
+pub mod stand_in;
 
 use std::fmt::Write as _;
 
@@ -16,7 +17,8 @@ pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };
 
-use crate::platform::{Count, PhotoShareProfile};
+use crate::platform::Count;
+use crate::platform::photo_share::PhotoShareProfile;
 
 /// An invented account: what the upstream documents say about it, in decoded form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +82,9 @@ pub const PRIVATE_USER: SampleUser = SampleUser {
     following: Some(287),
     posts: None,
 };
+
+/// The size of the profile page the stand-in serves (as large as a real one).
+pub const DEFAULT_PAGE_SIZE: usize = 365 * 1024;
 
 /// A username that no sample upstream knows: the API says `user: null` and the page is a 404.
 pub const NOT_FOUND_NAME: &str = "no.such.sample_user";

@@ -1,0 +1,91 @@
+//! `serve` (the service, from its settings) and `demo` (the service against the platforms'
+//! loopback stand-ins, with a printed key).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::runtime;
+use crate::config::Settings;
+use crate::state::AppState;
+use crate::{demo, server, telemetry};
+
+/// `profile-lookup serve [--config FILE]`: runs until SIGTERM or Ctrl-C, then drains.
+pub fn serve(config: Option<&Path>) -> ExitCode {
+    let settings = match Settings::load(config).and_then(|s| s.validate_for_serve().map(|()| s)) {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("profile-lookup: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init_logging(&settings.log);
+    runtime().block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(settings.server.listen).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                let addr = settings.server.listen;
+                eprintln!("profile-lookup: {}", cannot_listen(addr, &err));
+                return ExitCode::from(2);
+            }
+        };
+        let state = match AppState::new(settings) {
+            Ok(state) => state,
+            Err(err) => {
+                eprintln!("profile-lookup: {err}");
+                return ExitCode::from(2);
+            }
+        };
+        tracing::info!(listen = %state.settings().server.listen, "serving");
+        match crate::run(listener, state, server::shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("profile-lookup: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// `profile-lookup demo [--listen ADDR]`: the service on loopback against the stand-ins.
+pub fn demo(listen: Option<SocketAddr>) -> ExitCode {
+    let base = match Settings::load(None) {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("profile-lookup demo: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let listen = listen.unwrap_or(base.server.listen);
+    runtime().block_on(async move {
+        match demo::run(base, listen, server::shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("profile-lookup demo: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// What went wrong binding `addr`, and what the operator can do about it.
+fn cannot_listen(addr: SocketAddr, err: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    const SETTING: &str = "server.listen / PROFILE_LOOKUP__SERVER__LISTEN";
+    let (what, hint) = match err.kind() {
+        ErrorKind::AddrInUse => (
+            "address already in use".to_owned(),
+            format!("another process holds it — stop it or set {SETTING}"),
+        ),
+        ErrorKind::PermissionDenied => (
+            err.to_string(),
+            format!("ports below 1024 need privileges — use a higher port in {SETTING}"),
+        ),
+        ErrorKind::AddrNotAvailable => (
+            err.to_string(),
+            format!("this machine has no such address — set {SETTING} to one of its own"),
+        ),
+        _ => (err.to_string(), format!("check {SETTING}")),
+    };
+    format!("cannot listen on {addr}: {what}; {hint}")
+}

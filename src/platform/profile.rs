@@ -1,0 +1,98 @@
+//! A profile as the cache and the edge carry it, whichever platform it came from: the
+//! platform's exact body, serialised once, and the few facts the service itself reads from it.
+//!
+//! Each platform's body type (its folder's `body.rs`) is the API's exact shape and implements
+//! [`Body`]; nothing above the platform layer names those types.
+
+use std::fmt;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A platform's success body: serialised as the API answers it, described by its schema.
+pub trait Body: Serialize + ToSchema + Send + Sync + 'static {
+    /// What the service reads from the body itself (the private flag, the extract summary).
+    fn summary(&self) -> Summary;
+}
+
+/// The facts of a profile the service reads, whatever the platform's body calls them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// The handle, in the platform's spelling.
+    pub username: String,
+    /// Whether the platform flags the account as private.
+    pub private: bool,
+    /// Followers, `None` where the platform does not give the count.
+    pub followers: Option<u64>,
+    /// What the account published, in the platform's word for it (`videos`, `posts`), and how
+    /// many.
+    pub posts: (&'static str, Option<u64>),
+}
+
+impl fmt::Display for Summary {
+    /// `@name followers=N videos=N private=false`, `null` for a count not given; the name is
+    /// escaped, since it comes from the platform.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = |n: Option<u64>| n.map_or_else(|| "null".to_owned(), |n| n.to_string());
+        write!(
+            f,
+            "@{} followers={} {}={} private={}",
+            self.username.escape_debug(),
+            count(self.followers),
+            self.posts.0,
+            count(self.posts.1),
+            self.private
+        )
+    }
+}
+
+/// A profile of any platform: its exact JSON body and its [`Summary`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    json: Bytes,
+    summary: Summary,
+}
+
+impl Profile {
+    /// Serialises `body` once, so that a cache hit costs a reference-count bump.
+    pub fn new<B: Body>(body: &B) -> Self {
+        // Serialising plain structs of strings, bools and integers cannot fail.
+        let json = serde_json::to_vec(body).unwrap_or_default();
+        Self {
+            json: Bytes::from(json),
+            summary: body.summary(),
+        }
+    }
+
+    /// The exact response body.
+    pub fn json(&self) -> &Bytes {
+        &self.json
+    }
+
+    /// Whether the platform flags the account as private.
+    pub fn is_private(&self) -> bool {
+        self.summary.private
+    }
+
+    /// What the service reads from the body.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+}
+
+/// A `{"count": n}` object; `null` where the platform gives no count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Count {
+    /// The exact count, or `null` when the platform does not give it.
+    #[schema(format = "uint64")]
+    pub count: Option<u64>,
+}
+
+impl Count {
+    /// A count the platform gave.
+    pub fn of(n: u64) -> Self {
+        Self { count: Some(n) }
+    }
+}

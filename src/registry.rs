@@ -1,0 +1,108 @@
+//! The platforms this service serves: each is registered here, once, by one line.
+//!
+//! A line gives the platform's identity, which every layer reads from [`Platform`] instead of
+//! naming platforms itself: its label (metrics, logs, the route `/{label}/profile/{username}`,
+//! the CLI's argument), its config section (`[section]` in the settings, its environment
+//! variables, its secret lists, its value ranges), and its username lengths. Everything that
+//! loops over the platforms loops over [`Platform::ALL`]. The platform's code (its `Site`, its
+//! extractor, its samples) lives in its folder under `platform/`, joined to its variant by
+//! `platform::with_site`; the steps are listed in `docs/architecture.md` ("Adding a
+//! platform").
+//!
+//! This module sits below everything (configuration included), so it names no type of the
+//! platform layer.
+
+/// Declares [`Platform`] and its identity from one line per platform, so that a variant and
+/// its facts cannot be added apart.
+macro_rules! platforms {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident: label $label:literal, section $section:literal, usernames $min:literal..=$max:literal;
+    )+) => {
+        /// One of the platforms the service serves.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Platform {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Platform {
+            /// Every platform, in the order they are registered (the API lists them so).
+            pub const ALL: &'static [Platform] = &[$(Platform::$variant),+];
+
+            /// The label in metrics, logs, the route path and the CLI: `short-video`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Platform::$variant => $label,)+
+                }
+            }
+
+            /// The platform's settings section (and the prefix of its keys): `short_video`.
+            pub const fn section(self) -> &'static str {
+                match self {
+                    $(Platform::$variant => $section,)+
+                }
+            }
+
+            /// Inclusive length bounds of a username on this platform.
+            pub const fn username_len(self) -> (usize, usize) {
+                match self {
+                    $(Platform::$variant => ($min, $max),)+
+                }
+            }
+        }
+    };
+}
+
+platforms! {
+    /// The TikTok-style short-video platform (HTML page with embedded JSON state).
+    ShortVideo: label "short-video", section "short_video", usernames 2..=24;
+    /// The Instagram-style photo platform (profile JSON, falling back to the page).
+    PhotoShare: label "photo-share", section "photo_share", usernames 1..=30;
+}
+
+impl Platform {
+    /// The platform's position in [`Platform::ALL`], for tables indexed by platform.
+    pub fn index(self) -> usize {
+        // Each variant is in ALL by construction (the macro lists them together).
+        Platform::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The platform whose label is `label`, if one is registered.
+    pub fn from_label(label: &str) -> Option<Platform> {
+        Platform::ALL.iter().copied().find(|p| p.as_str() == label)
+    }
+}
+
+impl std::fmt::Display for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `profile-lookup extract PLATFORM`: the CLI takes a platform by its label.
+impl clap::ValueEnum for Platform {
+    fn value_variants<'a>() -> &'a [Self] {
+        Platform::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_sections_and_positions_are_distinct_and_consistent() {
+        for (i, p) in Platform::ALL.iter().enumerate() {
+            assert_eq!(p.index(), i);
+            assert_eq!(Platform::from_label(p.as_str()), Some(*p));
+            assert_eq!(p.section(), p.as_str().replace('-', "_"));
+            let (min, max) = p.username_len();
+            assert!(1 <= min && min <= max, "{p}");
+        }
+        assert_eq!(Platform::from_label("nope"), None);
+    }
+}
