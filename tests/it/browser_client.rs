@@ -2,9 +2,9 @@
 //! (rustls, HTTP/1.1) always, the browser-grade client (`--features browser`) when built.
 //! The observed fingerprints are printed (`--nocapture`) for the release notes.
 
-use crate::fingerprint::akamai::parse_opening;
-use crate::fingerprint::ja4::parse_client_hello;
-use crate::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE, Recording};
+use crate::support::fingerprint::akamai::parse_opening;
+use crate::support::fingerprint::ja4::parse_client_hello;
+use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE, Recording};
 use profile_lookup::config::{Settings, UpstreamClient};
 use profile_lookup::upstream::Upstream;
 use reqwest::header::HeaderMap;
@@ -106,7 +106,7 @@ fn the_service_client_follows_upstream_client() {
 #[cfg(feature = "browser")]
 mod browser {
     use super::*;
-    use crate::fingerprint::ja4::{X25519_MLKEM768, is_grease};
+    use crate::support::fingerprint::ja4::{X25519_MLKEM768, is_grease};
     use profile_lookup::upstream::UpstreamError;
     use profile_lookup::upstream::browser::BrowserClient;
     use reqwest::header::{HeaderValue, USER_AGENT};
@@ -289,7 +289,7 @@ mod browser {
                 .unwrap();
             assert_eq!(
                 small.body.len(),
-                crate::fingerprint::SMALL_BYTES,
+                crate::support::fingerprint::SMALL_BYTES,
                 "{coding}"
             );
             assert!(small.body.iter().all(|b| *b == b'a'), "{coding}");

@@ -1,5 +1,5 @@
 //! The fleet of [`crate::fleet`] on a real 3-node Redis Cluster started by the test
-//! ([`crate::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
+//! ([`crate::support::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
 //! flight and one cache for the fleet; a name's keys on one slot and a key's quota on its own,
 //! every key with an expiry; and a node killed, a node hung and the whole cluster killed under
 //! load without a single failed request, the replicas back on the cluster after each.
@@ -17,8 +17,8 @@ use crate::fleet::{
     all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
     replicas, sample_names, slow_short_video, stop_load_expecting_no_failure,
 };
+use crate::support::test_redis::{self, TestCluster};
 use crate::support::{KEY, eventually, settings, spawn_upstream};
-use crate::test_redis::{self, TestCluster};
 
 #[tokio::test]
 async fn a_key_gets_one_quota_from_three_replicas_on_a_cluster() {

@@ -13,7 +13,7 @@ use profile_lookup::config::{AuthConfig, RateLimitConfig};
 use profile_lookup::fleet::Fleet;
 use profile_lookup::quota::KeyLimiter;
 
-use crate::test_redis;
+use crate::support::test_redis;
 
 /// `n` replicas' limiters for one key, on the Redis at `url` under `prefix`.
 fn replicas(url: &str, prefix: &str, n: usize, per_minute: u32, burst: u32) -> Vec<KeyLimiter> {

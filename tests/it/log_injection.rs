@@ -1,12 +1,13 @@
 //! Upstream text cannot forge log lines: the real binary (`serve`) against a loopback
 //! short-video upstream whose page state carries a `statusMsg` holding a newline and a fake log
-//! line. The service logs the unexpected status code and never the page's own text (issue 9:
-//! reasons for an unreadable page never quote it), so the message must not reach the log at
+//! line. The service logs the unexpected status code and never the page's own text (the reasons
+//! given for an unreadable page never quote it), so the message must not reach the log at
 //! all, and every line of it stays one line (one JSON object), in both log formats.
 
-use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::support::{closed_port, spawn_upstream};
 
 const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 const KEY: &str = "log-injection-key";
@@ -23,12 +24,11 @@ fn forged_page() -> String {
     )
 }
 
-/// Serves the forged page at every path on a loopback port of the OS's choosing.
-async fn spawn_upstream() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+/// Runs `serve` with `format`, makes one lookup that hits the forged page, stops the service
+/// with SIGTERM and returns its stderr, which must name the status code and not the message.
+async fn captured_log(format: &str) -> String {
     let page = forged_page();
-    let app = axum::Router::new().fallback(move || {
+    let upstream = spawn_upstream(axum::Router::new().fallback(move || {
         let page = page.clone();
         async move {
             (
@@ -36,22 +36,10 @@ async fn spawn_upstream() -> SocketAddr {
                 page,
             )
         }
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
-/// A loopback address no one listens on now, chosen by the OS.
-fn free_addr() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
-}
-
-/// Runs `serve` with `format`, makes one lookup that hits the forged page, stops the service
-/// with SIGTERM and returns its stderr, which must name the status code and not the message.
-async fn captured_log(format: &str) -> String {
-    let upstream = spawn_upstream().await;
-    let listen = free_addr();
+    }))
+    .await
+    .addr;
+    let listen = closed_port().await;
     let child = Command::new(BIN)
         .arg("serve")
         .env_remove("PROFILE_LOOKUP_CONFIG")

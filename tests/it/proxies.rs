@@ -1,5 +1,5 @@
 //! Proxies, on loopback: the app's lookups go through forward proxies the tests start
-//! ([`crate::forward_proxy`]) to a loopback upstream that records which proxy each request
+//! ([`crate::support::forward_proxy`]) to a loopback upstream that records which proxy each request
 //! came through (`x-test-proxy`) and can block one chosen proxy. In turn across lookups, one
 //! proxy per lookup, rests on blocks and on proxies that fail, 429 when all rest, cookies kept
 //! per proxy, rests shared by a fleet, and no credential anywhere it could leak.
@@ -19,7 +19,7 @@ use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
 use tower::ServiceExt;
 
-use crate::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
+use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
 use crate::support::{self, TestApp, problem, spawn_app, spawn_upstream};
 
 /// One request as the upstream saw it.
@@ -363,7 +363,7 @@ async fn failing_proxies_rest_and_never_hold_the_request_past_its_deadline() {
 
 #[tokio::test]
 async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
-    use crate::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
+    use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
     let server = FingerprintServer::start(Alpn::Http1Only).await;
     let proxy = ForwardProxy::start("t", Mode::Forward, Some(("agent", "tunnel-pw"))).await;
     let mut settings = Settings::default();
@@ -520,7 +520,7 @@ fn credentials_appear_in_no_log_metric_error_or_problem() {
 
 #[tokio::test]
 async fn a_fleet_shares_proxy_rests_through_redis() {
-    let Some(redis) = crate::test_redis::start() else {
+    let Some(redis) = crate::support::test_redis::start() else {
         return;
     };
     let rig = rig(both_platforms(), false).await;
@@ -605,7 +605,7 @@ async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
 #[cfg(feature = "browser")]
 #[tokio::test]
 async fn the_browser_client_goes_through_proxies_too() {
-    use crate::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
+    use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
     use profile_lookup::config::UpstreamClient;
     let rig = rig(both_platforms(), false).await;
     let p = ForwardProxy::start("a", Mode::Forward, Some(("agent", SECRET))).await;
@@ -634,7 +634,7 @@ async fn the_browser_client_goes_through_proxies_too() {
 
 #[tokio::test]
 async fn with_redis_down_a_replica_keeps_its_own_rests() {
-    let Some(mut redis) = crate::test_redis::start() else {
+    let Some(mut redis) = crate::support::test_redis::start() else {
         return;
     };
     let rig = rig(both_platforms(), false).await;

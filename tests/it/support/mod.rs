@@ -1,5 +1,13 @@
 //! Shared test rig: the real app on a real loopback socket, loopback upstreams, the real
-//! captures read in place, and valid usernames for the extractors.
+//! captures read in place, and valid usernames for the extractors; and, in submodules, the
+//! loopback forward proxy, the TLS server that reads client fingerprints, and real Redis
+//! servers and clusters.
+
+pub mod fingerprint;
+pub mod forward_proxy;
+// The same file the library's own fleet tests use, so there is one way to start a Redis.
+#[path = "../../../src/fleet/test_redis.rs"]
+pub mod test_redis;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

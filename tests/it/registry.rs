@@ -1,0 +1,153 @@
+//! Every registered platform is everywhere a platform must be: a platform added to
+//! `src/registry.rs` and `platform::with_site` but missing from one of the places below fails
+//! here, and the message names the place. (The places the compiler checks, such as
+//! `Settings::platform`, need no test.)
+
+use std::collections::BTreeSet;
+
+use profile_lookup::config::Settings;
+use profile_lookup::platform::samples::DemoCall;
+use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
+
+use crate::support::{KEY, settings, spawn_app, spawn_upstream};
+
+fn repo_file(rel: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn labels_and_sections_are_unique() {
+    let labels: BTreeSet<_> = Platform::ALL.iter().map(|p| p.as_str()).collect();
+    let sections: BTreeSet<_> = Platform::ALL.iter().map(|p| p.section()).collect();
+    assert_eq!(
+        labels.len(),
+        Platform::ALL.len(),
+        "src/registry.rs: a label twice"
+    );
+    assert_eq!(
+        sections.len(),
+        Platform::ALL.len(),
+        "src/registry.rs: a section twice"
+    );
+}
+
+#[test]
+fn every_platform_has_its_section_in_the_default_config_file() {
+    let text = repo_file("config/default.toml");
+    let keys = serde_json::to_value(Settings::default().platform(Platform::ALL[0])).unwrap();
+    let keys: Vec<&String> = keys.as_object().unwrap().keys().collect();
+    for p in Platform::ALL {
+        let header = format!("[{}]", p.section());
+        let section: Vec<&str> = text
+            .lines()
+            .skip_while(|l| l.trim() != header)
+            .skip(1)
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .collect();
+        assert!(
+            !section.is_empty(),
+            "config/default.toml has no {header} section for {p}"
+        );
+        for key in &keys {
+            assert!(
+                section.iter().any(|l| l.starts_with(&format!("{key} ="))),
+                "config/default.toml's {header} does not list {key}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_platform_has_its_own_settings_section() {
+    let mut s = Settings::default();
+    for (i, p) in Platform::ALL.iter().enumerate() {
+        s.platform_mut(*p).max_concurrency = 100 + i;
+    }
+    for (i, p) in Platform::ALL.iter().enumerate() {
+        assert_eq!(
+            s.platform(*p).max_concurrency,
+            100 + i,
+            "Settings::platform({p}) is another platform's section"
+        );
+    }
+}
+
+#[test]
+fn every_platform_section_is_validated_and_range_checked_by_name() {
+    for p in Platform::ALL {
+        let mut s = Settings::default();
+        s.platform_mut(*p).max_queue_ms = u64::MAX;
+        let err = s.validate().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{}.max_queue_ms", p.section())),
+            "config/limits.rs does not range-check {p}: {err}"
+        );
+        let mut s = Settings::default();
+        s.platform_mut(*p).proxies = vec!["ftp://nope".into()];
+        let err = s.validate().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{}.proxies[0]", p.section())),
+            "config validation does not check {p}'s proxies: {err}"
+        );
+    }
+}
+
+#[test]
+fn every_platform_is_in_the_openapi_document_and_the_cli() {
+    let doc = profile_lookup::http::document();
+    for p in Platform::ALL {
+        let path = format!("/{p}/profile/{{username}}");
+        let op = doc
+            .paths
+            .paths
+            .get(&path)
+            .and_then(|item| item.get.as_ref());
+        let op = op.unwrap_or_else(|| panic!("the OpenAPI document has no {path}"));
+        assert_eq!(
+            op.operation_id.as_deref(),
+            Some(format!("{}_profile", p.section()).as_str())
+        );
+        use clap::ValueEnum;
+        assert!(
+            Platform::from_str(p.as_str(), false).is_ok(),
+            "the CLI does not take {p}"
+        );
+    }
+}
+
+/// Each platform's stand-in serves the demo's first suggested name as a profile: the demo,
+/// the tests and the load scripts have something to look up on every platform.
+#[tokio::test]
+async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
+    struct Stand;
+    impl SiteJob for Stand {
+        type Output = (axum::Router, Vec<DemoCall>);
+        fn run<S: Site>(self) -> Self::Output {
+            (S::stand_in(), S::demo_calls())
+        }
+    }
+    for &p in Platform::ALL {
+        let (router, calls) = with_site(p, Stand);
+        assert!(!calls.is_empty(), "{p}'s samples suggest no demo call");
+        let upstream = spawn_upstream(router).await;
+        let app = spawn_app(settings(upstream.addr)).await;
+        let first = &calls[0].username;
+        let r = app.get(&format!("/{p}/profile/{first}")).await;
+        assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {first}");
+        let metrics = app
+            .client
+            .get(app.url("/metrics"))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains(&format!("platform=\"{p}\"")),
+            "no metric is labelled with {p}"
+        );
+    }
+}
