@@ -1,16 +1,19 @@
-//! profile-lookup: public profiles of one user per request, from two platforms.
+//! profile-lookup: public profiles of one user per request, from the registered platforms.
 //!
-//! A request travels down and its answer back up through these modules:
+//! [`registry`] lists the platforms, one line each; everything per platform loops over
+//! [`registry::Platform::ALL`]. The binary only parses its command line and calls
+//! [`commands`] (`serve`, `demo`, `extract`, `healthcheck`). A request travels down and its
+//! answer back up through these modules:
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
 //!   [`http::guard`]: [`auth`] (bearer key → [`auth::KeyId`]) and [`quota`] (GCRA per key),
 //!   then the handlers in [`http::handlers`], which take a checked name from
-//!   [`http::path_name::Name`]. Each route is registered with its OpenAPI operation in one
-//!   call ([`http::router`]); [`http::openapi`] holds the document's root.
-//! - [`username`]: the [`username::Username`] newtype, its rule, and the
-//!   [`username::Platform`] it was checked for (re-exported as `platform::Platform`); a bad
-//!   name is a 400 before any I/O.
+//!   [`http::path_name::Name`]. One generic lookup handler is routed once per platform
+//!   ([`http::router`]); [`http::openapi`] describes each platform's route and holds the
+//!   document's root.
+//! - [`username`]: the [`username::Username`] newtype and its rule, checked against the
+//!   platform's lengths; a bad name is a 400 before any I/O.
 //! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving; in a
 //!   fleet, the replica's memory in front of the fleet's entries and one flight per name for
 //!   the whole fleet.
@@ -18,12 +21,14 @@
 //!   the quota, the cache, flight locks, the outbound budget, the breaker and proxy rests.
 //!   Every call falls back to the replica's own state when Redis cannot be used; with no
 //!   `redis.url` there is no fleet handle at all.
-//! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the exact
-//!   response bodies ([`platform::bodies`]), and the platform contract: each platform is a
-//!   folder implementing [`platform::site::Site`] (its documents, their requests, what an
-//!   answer means, its extractor), and [`platform::ladder::Source`] runs any site (gate,
-//!   routes, retries, redirects, hurdles, drift capture). [`platform::Sources`] is the
-//!   registry. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
+//! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the
+//!   erased [`platform::Profile`] (each platform's exact body lives in its folder), and the
+//!   platform contract: each platform is a folder implementing [`platform::Site`] (its
+//!   documents, their requests, what an answer means, its extractor, how the API documents
+//!   it) and [`platform::samples::Samples`] (its invented samples and loopback stand-in);
+//!   [`platform::ladder::Source`] runs any site (gate, egress, retries, redirects, hurdles,
+//!   drift capture). [`platform::with_site`] joins a [`registry::Platform`] to its site, and
+//!   [`platform::Sources`] holds every platform's source. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
 //!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
 //!   one member of a large JSON object without parsing the others; both (and every other
 //!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
@@ -39,7 +44,7 @@
 //!   per section; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names;
 //!   [`header_text`]: the numeric header values every answer carries, built without
-//!   `format!`; [`demo`]: the built-in sample upstream.
+//!   `format!`; [`demo`]: the service against every platform's stand-in.
 //!
 //! The module graph has no cycle at any depth, among the top-level modules or among the files
 //! of any folder (`tests/it/module_graph.rs` resolves every `crate::`, `super::` and `self::`
