@@ -3,7 +3,9 @@
 //! A line gives the platform's identity, which every layer reads from [`Platform`] instead of
 //! naming platforms itself: its label (metrics, logs, the route `/{label}/profile/{username}`,
 //! the CLI's argument), its config section (`[section]` in the settings, its environment
-//! variables, its secret lists, its value ranges), and its username lengths. Everything that
+//! variables, its secret lists, its value ranges), its username lengths, and its sources: the
+//! documents it serves a profile in, in the order a lookup asks them by default (the names of
+//! `<section>.sources`, of `x-source` and of the metrics). Everything that
 //! loops over the platforms loops over [`Platform::ALL`]. The platform's code (its `Site`, its
 //! extractor, its samples) lives in its folder under `platform/`, joined to its variant by
 //! `platform::with_site`; the steps are listed in `docs/architecture.md` ("Adding a
@@ -17,7 +19,8 @@
 macro_rules! platforms {
     ($(
         $(#[$doc:meta])*
-        $variant:ident: label $label:literal, section $section:literal, usernames $min:literal..=$max:literal;
+        $variant:ident: label $label:literal, section $section:literal,
+            usernames $min:literal..=$max:literal, sources [$($source:literal),+];
     )+) => {
         /// One of the platforms the service serves.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,15 +52,23 @@ macro_rules! platforms {
                     $(Platform::$variant => ($min, $max),)+
                 }
             }
+
+            /// The platform's sources, in the order a lookup asks them unless configured
+            /// otherwise.
+            pub const fn sources(self) -> &'static [&'static str] {
+                match self {
+                    $(Platform::$variant => &[$($source),+],)+
+                }
+            }
         }
     };
 }
 
 platforms! {
     /// The TikTok-style short-video platform (HTML page with embedded JSON state).
-    ShortVideo: label "short-video", section "short_video", usernames 2..=24;
+    ShortVideo: label "short-video", section "short_video", usernames 2..=24, sources ["page"];
     /// The Instagram-style photo platform (profile JSON, falling back to the page).
-    PhotoShare: label "photo-share", section "photo_share", usernames 1..=30;
+    PhotoShare: label "photo-share", section "photo_share", usernames 1..=30, sources ["json", "page"];
 }
 
 impl Platform {
@@ -65,6 +76,12 @@ impl Platform {
     pub fn index(self) -> usize {
         // Each variant is in ALL by construction (the macro lists them together).
         Platform::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The name of one of this platform's sources, as the registry spells it (a name read
+    /// from elsewhere, e.g. a stored entry, is mapped back to it); `None` for an unknown name.
+    pub fn source(self, name: &str) -> Option<&'static str> {
+        self.sources().iter().copied().find(|s| *s == name)
     }
 
     /// The platform whose label is `label`, if one is registered.
@@ -102,6 +119,10 @@ mod tests {
             assert_eq!(p.section(), p.as_str().replace('-', "_"));
             let (min, max) = p.username_len();
             assert!(1 <= min && min <= max, "{p}");
+            assert!(!p.sources().is_empty(), "{p} has no source");
+            for s in p.sources() {
+                assert_eq!(p.source(s), Some(*s));
+            }
         }
         assert_eq!(Platform::from_label("nope"), None);
     }

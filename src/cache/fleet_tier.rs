@@ -88,7 +88,7 @@ impl FleetTier {
             .fleet
             .stale_get(name.platform().as_str(), name.as_str())
             .await??;
-        let entry = to_entry(found);
+        let entry = to_entry(name, found);
         if let Some(stale) = &stores.stale {
             stale.insert(name.clone(), entry.clone()).await;
         }
@@ -97,7 +97,7 @@ impl FleetTier {
 
     /// Serves an answer another replica fetched, keeping it in this replica's memory.
     async fn kept(&self, stores: &Stores, name: &Username, found: SharedEntry) -> Landed {
-        let entry = to_entry(found);
+        let entry = to_entry(name, found);
         stores.keep(name, entry.clone()).await;
         Landed {
             outcome: Ok(entry),
@@ -145,8 +145,9 @@ fn waited_too_long() -> Landed {
     }
 }
 
-/// An entry of the fleet's as this replica keeps it; its age carries over.
-fn to_entry(shared: SharedEntry) -> Arc<Entry> {
+/// An entry of the fleet's as this replica keeps it; its age and source carry over (a source
+/// name the platform does not have, from a replica of another version, is dropped).
+fn to_entry(name: &Username, shared: SharedEntry) -> Arc<Entry> {
     let now = Instant::now();
     let stored_at = now.checked_sub(shared.age()).unwrap_or(now);
     let value = match shared.body {
@@ -160,6 +161,7 @@ fn to_entry(shared: SharedEntry) -> Arc<Entry> {
         value,
         stored_at,
         upstream_requests: 0,
+        source: name.platform().source(&shared.source),
     })
 }
 
@@ -174,5 +176,6 @@ fn to_shared(entry: &Entry) -> SharedEntry {
         body,
         private,
         fetched_at_unix_ms: now_unix_ms().saturating_sub(age_ms),
+        source: entry.source.unwrap_or_default().to_owned(),
     }
 }

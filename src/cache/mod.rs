@@ -47,6 +47,8 @@ pub struct Entry {
     pub stored_at: Instant,
     /// Upstream requests the fetch took (for the access log of the request that fetched).
     pub upstream_requests: u32,
+    /// The platform source that gave the answer (`x-source`), when known.
+    pub source: Option<&'static str>,
 }
 
 /// The cacheable answers.
@@ -399,6 +401,7 @@ where
             Err(_) => Report {
                 lookup: Lookup::unavailable(format!("the fetch did not end within {deadline:?}")),
                 upstream_requests: 0,
+                source: None,
             },
         }
     }
@@ -435,6 +438,7 @@ impl Stores {
                 return Err(FailureReport {
                     failure,
                     upstream_requests: report.upstream_requests,
+                    source: report.source,
                 });
             }
         };
@@ -442,6 +446,7 @@ impl Stores {
             value,
             stored_at: Instant::now(),
             upstream_requests: report.upstream_requests,
+            source: report.source,
         });
         self.keep(name, entry.clone()).await;
         Ok(entry)

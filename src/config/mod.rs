@@ -143,10 +143,14 @@ pub struct PlatformConfig {
     /// Read like a secret list: errors name a position, never a value (URLs hold passwords).
     #[serde(deserialize_with = "secret_list::proxies")]
     pub proxies: Vec<String>,
+    /// The sources a lookup asks, in order (names from the platform's registry line); one
+    /// left out is never asked.
+    pub sources: Vec<String>,
 }
 
 impl PlatformConfig {
-    fn with_base(base: &str) -> Self {
+    /// The built-in section of `platform`, whose web host is `base`.
+    fn of(platform: Platform, base: &str) -> Self {
         Self {
             base_url: Url::parse(base).expect("built-in base URL is valid"),
             requests_per_second: 20,
@@ -154,13 +158,14 @@ impl PlatformConfig {
             max_concurrency: 16,
             max_queue_ms: 2_000,
             proxies: Vec::new(),
+            sources: platform.sources().iter().map(|s| (*s).to_owned()).collect(),
         }
     }
 }
 
 impl Default for PlatformConfig {
     fn default() -> Self {
-        Self::with_base("https://www.tiktok.com")
+        Self::of(Platform::ShortVideo, "https://www.tiktok.com")
     }
 }
 
@@ -409,6 +414,7 @@ impl Settings {
             }
             proxies::check_proxies(&format!("{name}.proxies"), &p.proxies)
                 .map_err(ConfigError::Invalid)?;
+            check_sources(platform, &p.sources).map_err(ConfigError::Invalid)?;
         }
         proxies::check_proxies("upstream.proxies", &self.upstream.proxies)
             .map_err(ConfigError::Invalid)?;
@@ -506,8 +512,8 @@ impl Default for Settings {
             server: ServerConfig::default(),
             auth: AuthConfig::default(),
             rate_limit: RateLimitConfig::default(),
-            short_video: PlatformConfig::with_base("https://www.tiktok.com"),
-            photo_share: PlatformConfig::with_base("https://www.instagram.com"),
+            short_video: PlatformConfig::of(Platform::ShortVideo, "https://www.tiktok.com"),
+            photo_share: PlatformConfig::of(Platform::PhotoShare, "https://www.instagram.com"),
             upstream: UpstreamConfig::default(),
             retry: RetryConfig::default(),
             cache: CacheConfig::default(),
@@ -516,6 +522,28 @@ impl Default for Settings {
             redis: RedisConfig::default(),
         }
     }
+}
+
+/// `<section>.sources`: at least one, each a source of the platform, none twice.
+fn check_sources(platform: Platform, sources: &[String]) -> Result<(), String> {
+    let key = format!("{}.sources", platform.section());
+    let known = platform.sources().join("\", \"");
+    if sources.is_empty() {
+        return Err(format!(
+            "{key} is empty: list at least one of [\"{known}\"]"
+        ));
+    }
+    for (at, source) in sources.iter().enumerate() {
+        if platform.source(source).is_none() {
+            return Err(format!(
+                "{key}[{at}] {source:?} is not a source of {platform}: use [\"{known}\"]"
+            ));
+        }
+        if sources[..at].contains(source) {
+            return Err(format!("{key}[{at}] {source:?} is listed twice"));
+        }
+    }
+    Ok(())
 }
 
 /// Creates `dir` if needed and checks that a file can be written in it.

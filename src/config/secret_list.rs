@@ -19,6 +19,15 @@ use crate::registry::Platform;
 /// The longest key an `Authorization` header is looked at for (see `http::auth`).
 pub const MAX_KEY_BYTES: usize = 4096;
 
+/// Whether the config path `path` is a list of plain names read from one comma-separated
+/// environment variable like the secret lists (a platform's `sources`), though nothing in it
+/// is secret.
+fn is_plain_list(path: &str) -> bool {
+    Platform::ALL
+        .iter()
+        .any(|p| path.strip_prefix(p.section()) == Some(".sources"))
+}
+
 /// Whether the config path `path` is a secret list: the key lists, and every proxy list
 /// (`upstream.proxies` and each registered platform's own).
 fn is_secret_list(path: &str) -> bool {
@@ -39,7 +48,8 @@ pub fn fits_bearer(key: &str) -> bool {
 pub struct Env {
     /// `PROFILE_LOOKUP__…` variables other than the secret lists, for the `config` crate.
     pub scalars: HashMap<String, String>,
-    /// The secret lists present in the environment, by config path, items trimmed.
+    /// The lists present in the environment (the secret ones and the plain ones), by config
+    /// path, items trimmed.
     pub lists: Vec<(String, Vec<String>)>,
 }
 
@@ -63,7 +73,7 @@ impl Env {
                 )));
             };
             let path = path.replace("__", ".");
-            if is_secret_list(&path) {
+            if is_secret_list(&path) || is_plain_list(&path) {
                 env.lists.push((path, split_list(&value)));
             } else {
                 env.scalars.insert(name.to_owned(), value);

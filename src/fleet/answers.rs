@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::entry::{HEADER_LEN, MAX_BODY_BYTES, SharedEntry};
+use super::entry::{MAX_BODY_BYTES, MAX_VALUE_BYTES, SharedEntry};
 use super::flight::FlightToken;
 use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
@@ -82,7 +82,7 @@ impl Fleet {
         let raw: Option<Vec<u8>> = self
             .run(op, |mut conn| async move {
                 READ.key(key)
-                    .arg(HEADER_LEN + MAX_BODY_BYTES)
+                    .arg(MAX_VALUE_BYTES)
                     .invoke_async(&mut conn)
                     .await
             })

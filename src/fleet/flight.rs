@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis::Script;
 use tokio::time::Instant;
 
-use super::entry::{MAX_BODY_BYTES, SharedEntry};
+use super::entry::{MAX_VALUE_BYTES, SharedEntry};
 use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 /// How often a waiter looks for the holder's answer (one Redis call each time).
@@ -69,7 +69,7 @@ impl Fleet {
                     .key(keys.lock)
                     .arg(sent)
                     .arg(expiry_ms(ttl))
-                    .arg(MAX_BODY_BYTES + 64)
+                    .arg(MAX_VALUE_BYTES)
                     .invoke_async(&mut conn)
                     .await
             })
@@ -125,7 +125,7 @@ impl Fleet {
                 .run("flight_wait", |mut conn| async move {
                     PEEK.key(entry_key)
                         .key(lock_key)
-                        .arg(MAX_BODY_BYTES + 64)
+                        .arg(MAX_VALUE_BYTES)
                         .invoke_async(&mut conn)
                         .await
                 })

@@ -18,6 +18,7 @@ fn found(body: &'static str) -> SharedEntry {
         body: Some(Bytes::from_static(body.as_bytes())),
         private: false,
         fetched_at_unix_ms: now_unix_ms(),
+        source: "page".into(),
     }
 }
 
@@ -26,6 +27,7 @@ fn not_found() -> SharedEntry {
         body: None,
         private: false,
         fetched_at_unix_ms: now_unix_ms(),
+        source: "page".into(),
     }
 }
 

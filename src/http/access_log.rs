@@ -30,6 +30,8 @@ pub struct LookupLog {
     pub upstream: &'static str,
     /// Upstream requests made for this response (0 on a hit).
     pub upstream_requests: u32,
+    /// The platform source the answer came from (`x-source`), or `-`.
+    pub source: &'static str,
 }
 
 tokio::task_local! {
@@ -157,6 +159,7 @@ impl Pending {
             cache = lookup.map_or("-", |l| l.cache),
             upstream = lookup.map_or("-", |l| l.upstream),
             upstream_requests = lookup.map_or(0, |l| l.upstream_requests),
+            source = lookup.map_or("-", |l| l.source),
             "request"
         );
     }

@@ -59,6 +59,7 @@ async fn lookup_name<S: Site>(state: &AppState, name: Username) -> Response {
                     "-"
                 },
                 upstream_requests: if fetched { entry.upstream_requests } else { 0 },
+                source: entry.source.unwrap_or("-"),
             };
             (stored_response(&entry, max_age, log.cache), log)
         }
@@ -67,6 +68,7 @@ async fn lookup_name<S: Site>(state: &AppState, name: Username) -> Response {
                 cache: "stale",
                 upstream: failure.failure.label(),
                 upstream_requests: failure.upstream_requests,
+                source: entry.source.unwrap_or("-"),
             };
             (stored_response(&entry, 0, "stale"), log)
         }
@@ -75,8 +77,15 @@ async fn lookup_name<S: Site>(state: &AppState, name: Username) -> Response {
                 cache: "miss",
                 upstream: report.failure.label(),
                 upstream_requests: report.upstream_requests,
+                source: report.source.unwrap_or("-"),
             };
-            (ApiError::from(report.failure).into_response(), log)
+            let mut response = ApiError::from(report.failure).into_response();
+            if let Some(source) = report.source {
+                response
+                    .headers_mut()
+                    .insert(X_SOURCE.clone(), HeaderValue::from_static(source));
+            }
+            (response, log)
         }
     };
     log.record();
@@ -93,16 +102,23 @@ fn outcome_label(stored: &Stored) -> &'static str {
 
 /// The `x-cache` header: whether the answer came from the cache (`hit`, `miss`, `stale`).
 static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+/// The `x-source` header: the platform source whose answer this is (`page`, `json`, …).
+static X_SOURCE: HeaderName = HeaderName::from_static("x-source");
 
-/// Headers a lookup answer ends up with (content type, cache control, age, x-cache, the two
-/// `RateLimit` headers, the request id): room for them up front, so the map is allocated once
-/// instead of growing twice on every answer.
-const ANSWER_HEADERS: usize = 8;
+/// Headers a lookup answer ends up with (content type, cache control, age, x-cache, x-source,
+/// the two `RateLimit` headers, the request id): room for them up front, so the map is
+/// allocated once instead of growing twice on every answer.
+const ANSWER_HEADERS: usize = 9;
 
 /// The answer a stored entry gives: the profile body with its freshness headers, or the 404.
 fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response {
+    let source = entry.source.map(HeaderValue::from_static);
     let Stored::Found { body, .. } = &entry.value else {
-        return ApiError::ProfileNotFound.into_response();
+        let mut response = ApiError::ProfileNotFound.into_response();
+        if let Some(source) = source {
+            response.headers_mut().insert(X_SOURCE.clone(), source);
+        }
+        return response;
     };
     let mut response = Response::new(Body::from(body.clone()));
     let headers = response.headers_mut();
@@ -120,6 +136,9 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
         seconds_value("", entry.stored_at.elapsed().as_secs()),
     );
     headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
+    if let Some(source) = source {
+        headers.insert(X_SOURCE.clone(), source);
+    }
     response
 }
 

@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::site::{Miss, Reading, Site};
+use super::site::{Document, Miss, Reading, Site};
 use super::{Failure, Lookup, Platform, Report};
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
@@ -35,8 +35,10 @@ const MAX_DEFAULT_WAIT: Duration = Duration::from_secs(60);
 
 /// One platform's source: its site and everything the ladder needs around it.
 #[derive(Debug)]
-pub struct Source<S> {
+pub struct Source<S: Site> {
     site: S,
+    /// The documents a lookup asks, in order (`<section>.sources`).
+    plan: Vec<S::Doc>,
     egress: Egress,
     gate: Gate,
     retry: RetryPolicy,
@@ -59,8 +61,16 @@ impl<S: Site> Source<S> {
     pub fn new(settings: &Settings, fleet: Option<&Fleet>) -> Result<Self, ClientBuildError> {
         let config = settings.platform(S::PLATFORM);
         let scope = S::PLATFORM.as_str();
+        // Validated names (`Settings::validate`); an unknown one could only come from settings
+        // built in code, and is left out rather than guessed.
+        let plan = config
+            .sources
+            .iter()
+            .filter_map(|name| S::DOCUMENTS.iter().copied().find(|d| d.label() == name))
+            .collect();
         Ok(Self {
             site: S::new(settings),
+            plan,
             egress: Egress::new(scope, settings, config, fleet.cloned())?,
             gate: Gate::new(scope, config, &settings.breaker, fleet.cloned()),
             retry: RetryPolicy::new(&settings.retry),
@@ -77,6 +87,7 @@ impl<S: Site> Source<S> {
     pub async fn lookup(&self, name: &Username) -> Report {
         let platform = S::PLATFORM.as_str();
         let mut sent = 0;
+        let mut source = None;
         let lookup = match self.gate.admit().await {
             Err(refusal) => refused(refusal),
             Ok(ticket) => match self.egress.lease().await {
@@ -86,8 +97,9 @@ impl<S: Site> Source<S> {
                     proxies_resting(wait)
                 }
                 Ok(route) => {
-                    let lookup = self.through_routes(name, &route).await;
+                    let (lookup, decided_by) = self.through_routes(name, &route).await;
                     sent = route.sent();
+                    source = decided_by.map(Document::label);
                     let verdict = match &lookup {
                         Lookup::Failed(Failure::Blocked { .. }) => Verdict::Blocked,
                         Lookup::Failed(Failure::Overloaded { .. }) => Verdict::Inconclusive,
@@ -111,22 +123,28 @@ impl<S: Site> Source<S> {
         Report {
             lookup,
             upstream_requests: sent,
+            source,
         }
     }
 
     /// Runs the plan on `route`, and again from the start on another proxy each time it ends
     /// blocked (or region-locked) on one; a lookup rests each proxy at most once, so this ends.
-    async fn through_routes(&self, name: &Username, route: &RouteLease<'_>) -> Lookup {
+    /// Also says which document the ending came from.
+    async fn through_routes(
+        &self,
+        name: &Username,
+        route: &RouteLease<'_>,
+    ) -> (Lookup, Option<S::Doc>) {
         loop {
-            let lookup = self.run_plan(name, route).await;
+            let (lookup, doc) = self.run_plan(name, route).await;
             if let Some(wait) = route.exhausted() {
-                return proxies_resting(wait);
+                return (proxies_resting(wait), doc);
             }
             let reason = match &lookup {
                 Lookup::Failed(Failure::Blocked { reason, .. }) => *reason,
-                // SPEC: a region lock is tried on another proxy, then answered 451.
+                // A region lock is tried on another proxy, then answered 451.
                 Lookup::Failed(Failure::RegionLocked { .. }) => "region_locked",
-                _ => return lookup,
+                _ => return (lookup, doc),
             };
             match route.rest_and_switch(reason).await {
                 Switch::Moved => {
@@ -136,24 +154,26 @@ impl<S: Site> Source<S> {
                         "trying the lookup on another proxy"
                     );
                 }
-                Switch::AllResting(_) if reason == "region_locked" => return lookup,
-                Switch::AllResting(wait) => return proxies_resting(wait),
-                Switch::Direct => return lookup,
+                Switch::AllResting(_) if reason == "region_locked" => return (lookup, doc),
+                Switch::AllResting(wait) => return (proxies_resting(wait), doc),
+                Switch::Direct => return (lookup, doc),
             }
         }
     }
 
-    /// Asks the plan's documents in order until one answers, then lets the site conclude.
-    async fn run_plan(&self, name: &Username, route: &RouteLease<'_>) -> Lookup {
-        let mut misses = Vec::with_capacity(S::PLAN.len());
-        for &doc in S::PLAN {
+    /// Asks the plan's documents in order until one answers, then lets the site conclude;
+    /// with the document that answered (the last one asked, when none did).
+    async fn run_plan(&self, name: &Username, route: &RouteLease<'_>) -> (Lookup, Option<S::Doc>) {
+        let mut misses = Vec::with_capacity(self.plan.len());
+        for &doc in &self.plan {
             match self.read_document(doc, name, route).await {
-                Ok(lookup) => return lookup,
-                Err(miss) => misses.push(miss),
+                Ok(lookup) => return (lookup, Some(doc)),
+                Err(miss) => misses.push((doc, miss)),
             }
         }
+        let last = misses.last().map(|(doc, _)| *doc);
         let ending = self.site.conclude(&misses);
-        self.answer(ending)
+        (self.answer(ending), last)
     }
 
     /// One document: its request with retries, same-host redirects, one hurdle cleared.

@@ -111,6 +111,9 @@ pub struct Report {
     pub lookup: Lookup,
     /// How many HTTP requests were sent to the platform for it.
     pub upstream_requests: u32,
+    /// The source (document) whose answer decided the outcome, as its registry line names
+    /// it; `None` when no document was asked (the gate refused, every proxy rests).
+    pub source: Option<&'static str>,
 }
 
 /// A lookup that ended without an answer to store, as the cache hands it to the edge.
@@ -120,6 +123,8 @@ pub struct FailureReport {
     pub failure: Failure,
     /// How many HTTP requests were sent to the platform for it.
     pub upstream_requests: u32,
+    /// The source whose answer (or failure) ended it, if any was asked.
+    pub source: Option<&'static str>,
 }
 
 impl FailureReport {
@@ -128,6 +133,7 @@ impl FailureReport {
         Self {
             failure,
             upstream_requests: 0,
+            source: None,
         }
     }
 }

@@ -28,13 +28,16 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
     /// Whether a block is waited out with backoff and asked again (on a direct route), or is
     /// final at once and left to the breaker (a captcha only gets worse when repeated).
     const RETRIES_BLOCKS: bool;
-    /// One kind of document the platform serves a profile in (a page, a JSON endpoint).
-    type Doc: Copy + Send + Sync + 'static;
+    /// One kind of document the platform serves a profile in (a page, a JSON endpoint): one
+    /// of its sources.
+    type Doc: Document;
     /// A hurdle an answer can put before the real page (a proof-of-work challenge); use
     /// [`std::convert::Infallible`] when the platform has none.
     type Hurdle: Send + 'static;
-    /// The documents a lookup asks for, in order: the next only when one had nothing usable.
-    const PLAN: &'static [Self::Doc];
+    /// Every source, in the order of the platform's registry line (a test holds the labels
+    /// equal). A lookup asks those `<section>.sources` names, in that order, the next only
+    /// when one had nothing usable.
+    const DOCUMENTS: &'static [Self::Doc];
 
     /// Builds the platform's own state from the settings (its section is
     /// `settings.platform(Self::PLATFORM)`).
@@ -60,15 +63,25 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
     ) -> impl Future<Output = bool> + Send;
 
     /// What the lookup comes to when no document of the plan answered; `misses` holds why,
-    /// one per document of [`Site::PLAN`], in order.
-    fn conclude(&self, misses: &[Miss]) -> Reading<Self::Hurdle> {
-        let why = misses.iter().map(Miss::why).collect::<Vec<_>>().join("; ");
+    /// one per document asked, in the order asked.
+    fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Self::Hurdle> {
+        let why = misses
+            .iter()
+            .map(|(doc, miss)| format!("{}: {}", doc.label(), miss.why()))
+            .collect::<Vec<_>>()
+            .join("; ");
         Reading::Unreadable(why)
     }
 
     /// The platform's extractor on one document of any of its kinds: what it says about
     /// `requested` (a lookup's name, or whoever a saved document is about).
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
+}
+
+/// One of a platform's sources: a kind of document it serves a profile in.
+pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// Its name in the registry line, `<section>.sources`, `x-source`, logs and metrics.
+    fn label(self) -> &'static str;
 }
 
 /// What the OpenAPI document says of one platform's lookup route that only the platform knows;

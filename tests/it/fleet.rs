@@ -387,9 +387,10 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
         .map(|b| format!("{b:02x}"))
         .collect();
     for (key, ttl, value) in &written {
-        // -2: the key expired between KEYS and PTTL, which is its expiry at work; -1 would be
-        // a key without one.
-        assert!(*ttl > 0 || *ttl == -2, "{key} has no expiry ({ttl})");
+        // PTTL is -1 for a key without an expiry. 0 (under a millisecond left) and -2 (gone
+        // between KEYS and PTTL) are an expiry at work: a quota key lives only until its
+        // bucket is full again, which at the tests' rates is a few milliseconds.
+        assert_ne!(*ttl, -1, "{key} has no expiry");
         for secret in [KEY, &digest] {
             assert!(!key.contains(secret), "{key} holds a secret");
             let text = String::from_utf8_lossy(value);

@@ -27,6 +27,7 @@ mod proxies;
 mod registry;
 mod short_video_proptest;
 mod short_video_real_captures;
+mod sources;
 mod startup;
 mod support;
 mod upstream_faults;

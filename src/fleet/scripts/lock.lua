@@ -8,8 +8,8 @@
 local ty = redis.call('TYPE', KEYS[1]).ok
 if ty == 'string' and redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[3]) then
   local v = redis.call('GET', KEYS[1])
-  -- An entry of ours starts with 'P' and format version 1 (see SharedEntry::encode).
-  if string.len(v) >= 11 and string.byte(v, 1) == 80 and string.byte(v, 2) == 1 then
+  -- An entry of ours starts with 'P' and format version 2 (see SharedEntry::encode).
+  if string.len(v) >= 12 and string.byte(v, 1) == 80 and string.byte(v, 2) == 2 then
     return {v, 0}
   end
   redis.call('DEL', KEYS[1])

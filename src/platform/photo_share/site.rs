@@ -15,7 +15,7 @@ use url::Url;
 use super::web_headers::{self, WwwClaim};
 use super::{PhotoShareProfile, extract};
 use crate::config::Settings;
-use crate::platform::site::{Api, Miss, Reading, Site};
+use crate::platform::site::{Api, Document, Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
@@ -40,6 +40,15 @@ pub enum Doc {
     ProfilePage,
 }
 
+impl Document for Doc {
+    fn label(self) -> &'static str {
+        match self {
+            Doc::ProfileJson => "json",
+            Doc::ProfilePage => "page",
+        }
+    }
+}
+
 impl Site for PhotoShare {
     const PLATFORM: Platform = Platform::PhotoShare;
     const API: Api = Api {
@@ -51,7 +60,7 @@ impl Site for PhotoShare {
     const RETRIES_BLOCKS: bool = true;
     type Doc = Doc;
     type Hurdle = Infallible;
-    const PLAN: &'static [Doc] = &[Doc::ProfileJson, Doc::ProfilePage];
+    const DOCUMENTS: &'static [Doc] = &[Doc::ProfileJson, Doc::ProfilePage];
 
     fn new(settings: &Settings) -> Self {
         Self {
@@ -136,16 +145,19 @@ impl Site for PhotoShare {
 
     /// The JSON said "no user" and the page shows no profile and no 404: that is what
     /// throttling looks like, so it is reported as a block, not as absence.
-    fn conclude(&self, misses: &[Miss]) -> Reading<Infallible> {
-        match misses {
-            [Miss::Inconclusive(USER_NULL), ..] => Reading::blocked("unconfirmed_absence"),
-            [json, page] => Reading::Unreadable(format!(
-                "profile JSON: {}; profile page: {}",
-                json.why(),
-                page.why()
-            )),
-            _ => Reading::Unreadable("no document answered".into()),
+    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading<Infallible> {
+        let json_said_no_user = misses.contains(&(Doc::ProfileJson, Miss::Inconclusive(USER_NULL)));
+        if json_said_no_user {
+            return Reading::blocked("unconfirmed_absence");
         }
+        let why = misses
+            .iter()
+            .map(|(doc, miss)| match doc {
+                Doc::ProfileJson => format!("profile JSON: {}", miss.why()),
+                Doc::ProfilePage => format!("profile page: {}", miss.why()),
+            })
+            .collect::<Vec<_>>();
+        Reading::Unreadable(why.join("; "))
     }
 
     /// A JSON document is read as the profile JSON, anything else as the profile page.

@@ -17,7 +17,7 @@ use url::Url;
 use super::challenge::{self, WafChallenge};
 use super::{ShortVideoProfile, extract};
 use crate::config::Settings;
-use crate::platform::site::{Api, Reading, Site};
+use crate::platform::site::{Api, Document, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
@@ -35,9 +35,15 @@ pub struct ShortVideo {
     solvers: Arc<Semaphore>,
 }
 
-/// The one document of a short-video lookup.
-#[derive(Clone, Copy, Debug)]
+/// The one document of a short-video lookup: the profile page (`page`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProfilePage;
+
+impl Document for ProfilePage {
+    fn label(self) -> &'static str {
+        "page"
+    }
+}
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
@@ -50,7 +56,7 @@ impl Site for ShortVideo {
     const RETRIES_BLOCKS: bool = false;
     type Doc = ProfilePage;
     type Hurdle = WafChallenge;
-    const PLAN: &'static [ProfilePage] = &[ProfilePage];
+    const DOCUMENTS: &'static [ProfilePage] = &[ProfilePage];
 
     fn new(settings: &Settings) -> Self {
         Self {
