@@ -470,7 +470,7 @@ figure "upstream requests for those $QUOTA_REQUESTS lookups of one name: $fetche
 
 if ((SHARED)); then
     phase "check: redis down"
-    # SPEC: Redis down → each replica goes on with its own state, no request fails, /readyz stays
+    # The promise: Redis down → each replica goes on with its own state, no request fails, /readyz stays
     # ready; Redis back → used again within 5 s.
     docker stop -t 5 "$(container redis)" >/dev/null
     bad=0 codes=()
