@@ -11,20 +11,16 @@
 # Knobs: AB_ROUNDS=10 AB_SECONDS=4. Needs wrk and nginx (apt-get when root).
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/rig.sh
-source "$REPO/scripts/lib/rig.sh"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
 ROUNDS=${AB_ROUNDS:-10}
 SECS=${AB_SECONDS:-4}
-log() { printf '\n== %s\n' "$*" >&2; }
-die() { printf 'ab.sh: %s\n' "$*" >&2; exit 1; }
 
 (($# == 2)) || die "usage: bash scripts/ab.sh OLD_BINARY NEW_BINARY"
 BINS=("$1" "$2")
 for b in "${BINS[@]}"; do [[ -x $b ]] || die "not an executable: $b"; done
 rig_install wrk=wrk nginx=nginx-light curl=curl
-(cd "$REPO" && cargo build --release --quiet --example sample_pages)
+rig_examples sample_pages
 
 rig_workdir ab
 rig_clean_env
@@ -45,8 +41,7 @@ rig_pages "$T/pages"
 }
 EOF
 } >"$T/nginx.conf"
-nginx -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
-PIDS+=($!)
+rig_nginx
 
 KEY="ab-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
@@ -71,20 +66,8 @@ for p in "${CPORT[@]}"; do
     curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$p/short-video/profile/$NAME" ||
         die "the first lookup on port $p failed"
 done
-cat >"$T/rotate.lua" <<'EOF'
-local n = 0
-function setup(thread) thread:set("first", n * 32); n = n + 1 end
-function init(args) i = 0 end
-function request()
-  i = i + 1
-  return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", first + i % 32))
-end
-EOF
-
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-TCK=$(getconf CLK_TCK)
-# us_per PID URL [wrk args] -> the service's CPU microseconds per completed request
-us_per() {
+# cpu_per_request PID URL [wrk args] -> the service's CPU microseconds per completed request
+cpu_per_request() {
     local pid=$1 url=$2 t0 t1 n
     shift 2
     t0=$(ticks "$pid")
@@ -101,33 +84,32 @@ for r in $(seq "$ROUNDS"); do
     if ((r % 2)); then order=(0 1); else order=(1 0); fi
     declare -A h=() c=() u=()
     for i in "${order[@]}"; do
-        h[$i]=$(us_per "${CACHED[$i]}" "http://127.0.0.1:${CPORT[$i]}/healthz")
-        c[$i]=$(us_per "${CACHED[$i]}" "http://127.0.0.1:${CPORT[$i]}/short-video/profile/$NAME")
-        u[$i]=$(us_per "${NOCACHE[$i]}" "http://127.0.0.1:${UPORT[$i]}" -s "$T/rotate.lua")
+        h[$i]=$(cpu_per_request "${CACHED[$i]}" "http://127.0.0.1:${CPORT[$i]}/healthz")
+        c[$i]=$(cpu_per_request "${CACHED[$i]}" "http://127.0.0.1:${CPORT[$i]}/short-video/profile/$NAME")
+        u[$i]=$(cpu_per_request "${NOCACHE[$i]}" "http://127.0.0.1:${UPORT[$i]}" -s "$RIG_ROTATE_LUA")
     done
     HA+=("${h[0]}") HB+=("${h[1]}") CA+=("${c[0]}") CB+=("${c[1]}") UA+=("${u[0]}") UB+=("${u[1]}")
     printf '%5d  %8s / %-8s  %7s / %-8s  %8s / %s\n' "$r" "${h[0]}" "${h[1]}" "${c[0]}" "${c[1]}" \
         "${u[0]}" "${u[1]}"
 done
 
-# median: of the numbers on stdin, one per line.
-median() { sort -g | awk '{ v[NR] = $1 }
-    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# over NUMERATORS DENOMINATORS (array names) -> per-round quotients, one per line
-over() {
+# median_ratio NUMERATORS DENOMINATORS (array names): the median of the per-round quotients
+median_ratio() {
     local -n num=$1 den=$2
+    local quotients=() i
     for i in "${!num[@]}"; do
-        awk -v x="${num[$i]}" -v y="${den[$i]}" 'BEGIN {printf "%.4f\n", x / y}'
+        quotients+=("$(awk -v x="${num[$i]}" -v y="${den[$i]}" 'BEGIN {printf "%.4f", x / y}')")
     done
+    median "${quotients[@]}"
 }
-row() { printf '%-28s %10s %10s %10s\n' "$@"; }
+ab_row() { printf '%-28s %10s %10s %10s\n' "$@"; }
 echo
 echo "medians over $ROUNDS rounds (service CPU us per request; ratios: median of per-round ratios)"
-row "" A B "B ÷ A"
-row "/healthz" "$(printf '%s\n' "${HA[@]}" | median)" "$(printf '%s\n' "${HB[@]}" | median)" \
-    "$(over HB HA | median)"
-row "cached lookup" "$(printf '%s\n' "${CA[@]}" | median)" "$(printf '%s\n' "${CB[@]}" | median)" \
-    "$(over CB CA | median)"
-row "cached ÷ /healthz" "$(over CA HA | median)" "$(over CB HB | median)" ""
-row "uncached lookup (64 names)" "$(printf '%s\n' "${UA[@]}" | median)" \
-    "$(printf '%s\n' "${UB[@]}" | median)" "$(over UB UA | median)"
+ab_row "" A B "B ÷ A"
+ab_row "/healthz" "$(median "${HA[@]}")" "$(median "${HB[@]}")" \
+    "$(median_ratio HB HA)"
+ab_row "cached lookup" "$(median "${CA[@]}")" "$(median "${CB[@]}")" \
+    "$(median_ratio CB CA)"
+ab_row "cached ÷ /healthz" "$(median_ratio CA HA)" "$(median_ratio CB HB)" ""
+ab_row "uncached lookup (64 names)" "$(median "${UA[@]}")" \
+    "$(median "${UB[@]}")" "$(median_ratio UB UA)"

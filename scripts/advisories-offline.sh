@@ -5,18 +5,13 @@
 # the check is skipped, or fails under CI=true. With a network, plain `cargo deny check
 # advisories` fetches the database itself.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=lib/rig.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
+cd "$REPO"
 src="${ADVISORY_DB:-../shared/advisory-db}"
-if [ ! -d "$src" ]; then
-  if [ "${CI:-}" = true ]; then
-    echo "no advisory database at $src (set ADVISORY_DB); CI=true requires it" >&2
-    exit 1
-  fi
-  echo "no advisory database at $src (set ADVISORY_DB); skipping"
-  exit 0
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+[ -d "$src" ] || skip_unless_ci "no advisory database at $src (set ADVISORY_DB)"
+rig_workdir advisories
+work="$T"
 # cargo-deny names the clone of the default database by a hash of its URL.
 db="$work/dbs/advisory-db-3157b0e258782691"
 mkdir -p "$work/dbs"

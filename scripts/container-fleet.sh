@@ -29,14 +29,15 @@
 # spread evenly over that time).
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/rig.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
 KEEP=0 SHARED=1
 for arg in "$@"; do
     case $arg in
         --keep) KEEP=1 ;;
         --no-redis) SHARED=0 ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) echo "container-fleet.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
+        *) printf '%s: unknown argument %s (see --help)\n' "$SCRIPT" "$arg" >&2; exit 2 ;;
     esac
 done
 DRAIN_HOLD_S=${FLEET_DRAIN_HOLD_S:-3}
@@ -51,7 +52,7 @@ REDIS_IMAGE=profile-lookup-standin/redis:bookworm
 NGINX_IMAGE=profile-lookup-standin/nginx:bookworm
 BASE_IMAGE=debian:bookworm-slim
 RUST_IMAGE=$(sed -n 's/^FROM \(rust:[^ ]*\).*/\1/p' "$REPO/Dockerfile" | head -n1)
-[[ -n $RUST_IMAGE ]] || { echo "container-fleet.sh: no 'FROM rust:…' in the Dockerfile" >&2; exit 1; }
+[[ -n $RUST_IMAGE ]] || die "no 'FROM rust:…' in the Dockerfile"
 
 T=$(mktemp -d /tmp/container-fleet-XXXXXX)
 chmod 755 "$T"
@@ -59,23 +60,10 @@ PROJECT=plfleet$$
 SOURCES=(docker-compose -f "$REPO/deploy/compose.yaml" -f "$REPO/deploy/compose.loopback.yaml")
 COMPOSE=(docker-compose -p "$PROJECT" -f "$T/fleet.yaml")
 
-log() { printf '\n== %s\n' "$*" >&2; }
 note() { printf '   %s\n' "$*" >&2; }
-die() { printf 'container-fleet.sh: %s\n' "$*" >&2; exit 1; }
 
 # --- phases, figures, checks -------------------------------------------------------------
-PHASES=() FIGURES=() FAILED=()
-PHASE_NAME="" PHASE_START=0
-phase() {
-    phase_end
-    PHASE_NAME=$1 PHASE_START=$(date +%s.%N)
-    log "$1"
-}
-phase_end() {
-    [[ -n $PHASE_NAME ]] || return 0
-    PHASES+=("$(printf '%-28s %7.1f s' "$PHASE_NAME" "$(echo "$(date +%s.%N) - $PHASE_START" | bc)")")
-    PHASE_NAME=""
-}
+FIGURES=() FAILED=()
 figure() { FIGURES+=("$*"); note "$*"; }
 check() { # check NAME CONDITION-STATUS DETAIL
     local name=$1 ok=$2 detail=$3
@@ -278,12 +266,7 @@ figure "image $IMAGE: $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{pri
 # --- the fleet ---------------------------------------------------------------------------
 phase "fleet up"
 # Six ports the OS chose as free just now (held at once, so distinct).
-read -r HTTP_PORT R1_PORT R2_PORT R3_PORT REDIS_PORT UPSTREAM_PORT < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(6)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))')
+read -r HTTP_PORT R1_PORT R2_PORT R3_PORT REDIS_PORT UPSTREAM_PORT < <(rig_free_ports 6)
 REPLICA_PORTS=("$R1_PORT" "$R2_PORT" "$R3_PORT")
 note "nginx $HTTP_PORT, replicas ${REPLICA_PORTS[*]}, redis $REDIS_PORT, upstream $UPSTREAM_PORT"
 
@@ -476,7 +459,7 @@ figure "upstream requests for those $QUOTA_REQUESTS lookups of one name: $fetche
 
 if ((SHARED)); then
     phase "check: redis down"
-    # SPEC: Redis down → each replica goes on with its own state, no request fails, /readyz stays
+    # The promise: Redis down → each replica goes on with its own state, no request fails, /readyz stays
     # ready; Redis back → used again within 5 s.
     docker stop -t 5 "$(container redis)" >/dev/null
     bad=0 codes=()
@@ -488,15 +471,7 @@ if ((SHARED)); then
         s=$(status_of "http://127.0.0.1:$port/readyz"); codes+=("readyz:$s"); [[ $s == 200 ]] || bad=1
     done
     check "Redis stopped: lookups answered, replicas ready" "$bad" "${codes[*]}"
-    redis_up() { # redis_up: profile_lookup_redis_up of each replica
-        local port out=""
-        for port in "${REPLICA_PORTS[@]}"; do
-            out+=" $(curl -s --max-time 5 "http://127.0.0.1:$port/metrics" \
-                | awk '/^profile_lookup_redis_up/ {print $2; exit}')"
-        done
-        echo "$out"
-    }
-    figure "Redis stopped: profile_lookup_redis_up per replica:$(redis_up)"
+    figure "Redis stopped: profile_lookup_redis_up per replica: $(rig_redis_up "${REPLICA_PORTS[@]}")"
     # A replica finds Redis again on its next call after its back-off (1 s), so lookups keep
     # coming (10 a second, round robin, in the background) while each replica's gauge is
     # watched; the time counts from when Redis answers PING again.
@@ -521,15 +496,13 @@ EOF
     docker start "$(container redis)" >/dev/null
     t_start=$(date +%s.%N) t_pong=""
     while (($(echo "$(date +%s.%N) - $t_start < 10" | bc))); do
-        reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT" && printf 'PING\r\n' >&3 \
-            && read -r -t 1 r <&3 && echo "$r") 2>/dev/null || true)
-        [[ $reply == +PONG* ]] && { t_pong=$(date +%s.%N); break; }
+        rig_redis_ping "$REDIS_PORT" && { t_pong=$(date +%s.%N); break; }
         sleep 0.05
     done
     [[ -n $t_pong ]] || die "Redis did not answer PING within 10 s of docker start"
     back=""
     while (($(echo "$(date +%s.%N) - $t_pong < 10" | bc))); do
-        if [[ $(redis_up) == " 1 1 1" ]]; then back=$(echo "$(date +%s.%N) - $t_pong" | bc); break; fi
+        if [[ $(rig_redis_up "${REPLICA_PORTS[@]}") == 1,1,1 ]]; then back=$(echo "$(date +%s.%N) - $t_pong" | bc); break; fi
         sleep 0.1
     done
     touch "$T/traffic.stop"

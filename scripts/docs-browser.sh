@@ -12,31 +12,20 @@
 #   PROFILE_LOOKUP_BIN  the binary to run (default: the release build, built if needed)
 #   CHROMIUM            the browser (default: chromium, chromium-browser or google-chrome on PATH)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/lib/demo.sh
+# shellcheck source=lib/rig.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
+cd "$REPO"
 
-fail() {
-  echo "docs-browser: FAIL: $*" >&2
-  exit 1
-}
+fail() { die "FAIL: $*"; }
 
 chromium="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome \
   || command -v google-chrome-stable || true)}"
-if [ -z "$chromium" ]; then
-  [ "${CI:-}" = true ] && fail "chromium is not installed (CI=true requires it)"
-  echo "docs-browser: SKIP: chromium is not installed (apt-get install chromium)"
-  exit 0
-fi
+[ -n "$chromium" ] || skip_unless_ci "chromium is not installed (apt-get install chromium)"
 
-start_demo PROFILE_LOOKUP__LOG__LEVEL=warn
-work="$(mktemp -d)"
-browser_pid=""
-cleanup() {
-  [ -n "$browser_pid" ] && { kill "$browser_pid" 2>/dev/null || true; wait "$browser_pid" 2>/dev/null || true; }
-  stop_demo
-  rm -rf "$work"
-}
-trap cleanup EXIT
+rig_binary
+rig_workdir docs-browser
+work="$T"
+rig_demo PROFILE_LOOKUP__LOG__LEVEL=warn
 echo "demo at $DEMO_URL; browser: $("$chromium" --version 2>/dev/null || echo "$chromium")"
 
 # A fresh profile per run; nothing that would call home or fetch components.
@@ -93,6 +82,7 @@ timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --n
   --user-data-dir="$profile" --remote-debugging-address=127.0.0.1 --remote-debugging-port=0 \
   "$DEMO_URL/docs/" 2>>"$work/chromium.log" &
 browser_pid=$!
+PIDS+=("$browser_pid")
 {
   printf 'const KEY = %s, USERNAME = %s;\n' \
     "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$DEMO_KEY")" \
@@ -101,9 +91,7 @@ browser_pid=$!
 } >"$work/try.js"
 python3 scripts/lib/devtools.py "$profile" "$DEMO_URL/docs/" "$work/try.js" >"$work/seen.json" \
   || fail "Authorize / Try it out in the browser"
-kill "$browser_pid" 2>/dev/null || true
-wait "$browser_pid" 2>/dev/null || true
-browser_pid=""
+rig_stop "$browser_pid"
 python3 - "$work/seen.json" "$DEMO_URL" "$DEMO_KEY" "$username" <<'PY' || fail "Authorize / Try it out: see above"
 import json, sys
 seen, base, key, username = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]

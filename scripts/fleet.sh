@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The fleet of SPEC "A fleet of replicas (shared state)", for real and all on 127.0.0.1: three
-# release-binary replicas and a real redis-server behind nginx round robin, against nginx
-# serving the invented sample pages, measured with wrk and curl. Prints the figures of issue 10
-# and a PASS/MISS table; exits non-zero when a figure misses its target.
+# A fleet of replicas sharing their state, for real and all on 127.0.0.1: three release-binary
+# replicas and a real redis-server behind nginx round robin, against nginx serving the invented
+# sample pages, measured with wrk and curl. Prints the fleet's figures and a PASS/MISS table;
+# exits non-zero when a figure misses its target.
 #
 #   bash scripts/fleet.sh        # needs root (or sudo) only to apt-get wrk, nginx, redis
 #
@@ -17,14 +17,12 @@
 #   5. Redis killed and restarted in the middle of a wrk run through the balancer over found
 #      and not-found names; target: errors (5xx, socket errors) 0.
 #
-# Honours CARGO_TARGET_DIR. Knobs: FLEET_SECONDS=10 FLEET_THREADS=2 FLEET_CONNECTIONS=32
-# FLEET_KEEP_TMP=1 (keep the temp dir with every log).
+# Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN. Knobs: FLEET_SECONDS=10 FLEET_THREADS=2
+# FLEET_CONNECTIONS=32 FLEET_KEEP_TMP=1 (keep the temp dir with every log).
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/rig.sh
-source "$REPO/scripts/lib/rig.sh"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
 SECS=${FLEET_SECONDS:-10}
 THREADS=${FLEET_THREADS:-2}
 CONNS=${FLEET_CONNECTIONS:-32}
@@ -36,31 +34,16 @@ REPLICA_PORTS=("$R1" "$R2" "$R3")
 NAME=sunny.kitchen.lab
 KEY="fleet-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
-STARTED=$SECONDS
-
-log() { printf '\n== [%4ds] %s\n' "$((SECONDS - STARTED))" "$*" >&2; }
-die() { printf 'fleet.sh: %s\n' "$*" >&2; exit 1; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
-cmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 
 # --- tools, build ------------------------------------------------------------------------
 rig_install wrk=wrk nginx=nginx-light curl=curl redis-server=redis-server
-rig_build "$REPO"
+rig_binary
+rig_examples sample_pages
 
 # --- temp dir, cleanup -------------------------------------------------------------------
-T=$(mktemp -d /tmp/profile-lookup-fleet.XXXXXX)
-chmod 755 "$T" # nginx workers run as an unprivileged user when started by root
-declare -A PID=()
-cleanup() {
-    local status=$?
-    for p in "${PID[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-    for p in "${PID[@]}"; do wait "$p" 2>/dev/null || true; done
-    if [[ ${FLEET_KEEP_TMP:-0} == 1 ]]; then echo "kept $T" >&2; else rm -rf "$T"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+rig_workdir fleet "${FLEET_KEEP_TMP:-0}"
 rig_clean_env
+declare -A PID=() # the replicas by name
 
 rig_still_free "$UP_PORT" "$SLOW_PORT" "$LB_PORT" "$REDIS_PORT" "$R1" "$R2" "$R3" "$MEM_PORT" \
     "$NOMEM_PORT"
@@ -103,67 +86,28 @@ rig_pages "$T/pages"
 }
 EOF
 } >"$T/nginx.conf"
-"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
-PID[nginx]=$!
+rig_nginx
 UP="http://127.0.0.1:$UP_PORT"
 SLOW="http://127.0.0.1:$SLOW_PORT"
 LB="http://127.0.0.1:$LB_PORT"
 for _ in $(seq 50); do curl -sf -o /dev/null "$UP/@$NAME" && break; sleep 0.1; done
 curl -sf -o /dev/null "$UP/@$NAME" || die "nginx does not serve the samples: $(cat "$T/nginx-error.log")"
 
-start_redis() {
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-        >"$T/redis.log" 2>&1 &
-    PID[redis]=$!
-    for _ in $(seq 100); do
-        [[ $(printf 'PING\r\n' | timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$REDIS_PORT; cat >&3; head -c5 <&3" 2>/dev/null) == +PONG ]] && return 0
-        sleep 0.05
-    done
-    die "redis-server did not start: $(cat "$T/redis.log")"
-}
-stop_pid() { kill "${PID[$1]}" 2>/dev/null || true; wait "${PID[$1]}" 2>/dev/null || true; unset "PID[$1]"; }
+stop_replica() { rig_stop "${PID[$1]}"; unset "PID[$1]"; }
 
 # The quota every replica started next gets (figure 1 sets a finite one).
 PER_MIN=1000000000 BURST=1000000
 # replica ID PORT REDIS_URL SHORT_VIDEO_URL EXTRA_TOML
 replica() {
     local id=$1 port=$2 redis_url=$3 sv_url=$4 extra=$5
-    cat >"$T/$id.toml" <<EOF
-[server]
-listen = "127.0.0.1:$port"
-max_in_flight = 4096
-[auth]
-api_keys = ["$KEY"]
-[rate_limit]
-per_key_per_minute = $PER_MIN
-burst = $BURST
-[short_video]
-base_url = "$sv_url"
-requests_per_second = 1000000
-burst = 1000000
-max_concurrency = 256
-[photo_share]
-base_url = "$UP"
-[redis]
-url = "$redis_url"
-key_prefix = "fleet:"
-[log]
-level = "warn"
-$extra
-EOF
-    "$BIN" serve --config "$T/$id.toml" >"$T/$id.log" 2>&1 &
-    PID[$id]=$!
-    for _ in $(seq 100); do
-        curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && return 0
-        kill -0 "${PID[$id]}" 2>/dev/null || die "$id exited: $(cat "$T/$id.log")"
-        sleep 0.05
-    done
-    die "$id did not become ready"
+    rig_serve "$BIN" "$id" "$port" "$(rig_service_toml "$port" "$KEY" "$sv_url" "$UP" "$PER_MIN" \
+        "$BURST")"$'\n[redis]\nurl = "'"$redis_url"$'"\nkey_prefix = "fleet:"\n'"$extra"
+    PID[$id]=$SVC_PID
 }
 # fleet REDIS_URL SHORT_VIDEO_URL EXTRA_TOML: (re)starts the three replicas
 fleet() {
     local i
-    for i in 1 2 3; do [[ -n ${PID[r$i]:-} ]] && stop_pid "r$i"; done
+    for i in 1 2 3; do [[ -n ${PID[r$i]:-} ]] && stop_replica "r$i"; done
     for i in 1 2 3; do replica "r$i" "${REPLICA_PORTS[$((i - 1))]}" "$1" "$2" "$3"; done
 }
 # wrk_run LABEL URL [wrk args] -> REQS, NON2XX, SECS_RUN, RPS, SOCKET_ERRORS
@@ -180,10 +124,10 @@ wrk_run() {
     RPS=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$T/wrk-$label.txt")
 }
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
-start_redis
+rig_redis "$REDIS_PORT"
 declare -a TABLE=()
 MISSED=0
-row() { # figure value target pass
+figure_row() { # figure value target pass
     TABLE+=("$(printf '%-52s %-14s %-12s %s' "$1" "$2" "$3" "$4")")
     [[ $4 == PASS || $4 == info ]] || MISSED=$((MISSED + 1))
 }
@@ -205,9 +149,9 @@ for mode in redis none; do
         QUOTA_RATIO=$ratio
         pass=MISS
         cmp "$ratio" '>=' 0.95 && cmp "$ratio" '<=' 1.05 && pass=PASS
-        row "1. quota: allowed ÷ one replica's (Redis)" "$ratio" "1 ± 0.05" "$pass"
+        figure_row "1. quota: allowed ÷ one replica's (Redis)" "$ratio" "1 ± 0.05" "$pass"
     else
-        row "1. quota: allowed ÷ one replica's (no Redis)" "$ratio" "(~3)" info
+        figure_row "1. quota: allowed ÷ one replica's (no Redis)" "$ratio" "(~3)" info
     fi
 done
 
@@ -225,7 +169,7 @@ read -r mean_per_name max_per_name names_seen <<<"$per_name"
 echo "upstream requests per name: mean $mean_per_name, max $max_per_name over $names_seen names" >&2
 pass=MISS
 [[ $max_per_name == 1 && $names_seen == 20 ]] && pass=PASS
-row "2. upstream requests per name (600 calls, 20 names)" "$mean_per_name (max $max_per_name)" "1" "$pass"
+figure_row "2. upstream requests per name (600 calls, 20 names)" "$mean_per_name (max $max_per_name)" "1" "$pass"
 
 # --- 3: Redis hit vs memory hit ----------------------------------------------------------
 log "3. one replica: memory hit vs Redis hit (a replica without memory cache), 64 names"
@@ -234,21 +178,14 @@ replica nomem "$NOMEM_PORT" "$REDIS_URL" "$UP" $'[cache]\nmax_bytes = 0'
 for n in $(seq -w 0 63); do
     curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$MEM_PORT/short-video/profile/bench.user_$n"
 done
-# Each wrk connection cycles over the 64 names from its own offset, so few requests for one
-# name are in the air at once (concurrent callers of one name would share one Redis read).
-cat >"$T/rotate.lua" <<'EOF'
-local n = 0
-function setup(thread) thread:set("offset", n * 7); n = n + 1 end
-function init(args) i = offset end
-function request()
-  i = i + 1
-  return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", i % 64))
-end
-EOF
+# Each wrk thread cycles over its own slice of the 64 names (lib/rotate.lua), so few requests
+# for one name are in the air at once (concurrent callers of one name would share one Redis
+# read).
+export ROTATE_THREADS=$THREADS
 before=$(wc -l <"$T/upstream.log")
-wrk_run memhit "http://127.0.0.1:$MEM_PORT" -s "$T/rotate.lua" -H "$AUTH"
+wrk_run memhit "http://127.0.0.1:$MEM_PORT" -s "$RIG_ROTATE_LUA" -H "$AUTH"
 MEM_RPS=$RPS
-wrk_run redishit "http://127.0.0.1:$NOMEM_PORT" -s "$T/rotate.lua" -H "$AUTH"
+wrk_run redishit "http://127.0.0.1:$NOMEM_PORT" -s "$RIG_ROTATE_LUA" -H "$AUTH"
 REDIS_RPS=$RPS
 fetched=$(($(wc -l <"$T/upstream.log") - before))
 [[ $NON2XX == 0 ]] || die "Redis-hit run had $NON2XX non-2xx answers"
@@ -265,10 +202,10 @@ hit_ratio=$(div "$REDIS_RPS" "$MEM_RPS")
 echo "memory hit $MEM_RPS req/s, Redis hit $REDIS_RPS req/s, ratio $hit_ratio" >&2
 pass=MISS
 cmp "$hit_ratio" '>=' 0.5 && pass=PASS
-row "3. Redis-hit ÷ memory-hit throughput" "$hit_ratio" "≥ 0.5" "$pass"
-row "3. Redis reads per answer of the Redis-hit replica" "$per_answer" "-" info
-stop_pid mem
-stop_pid nomem
+figure_row "3. Redis-hit ÷ memory-hit throughput" "$hit_ratio" "≥ 0.5" "$pass"
+figure_row "3. Redis reads per answer of the Redis-hit replica" "$per_answer" "-" info
+stop_replica mem
+stop_replica nomem
 
 # --- 4: cached throughput through the balancer -------------------------------------------
 for mode in redis none; do
@@ -281,7 +218,7 @@ for mode in redis none; do
     done
     wrk_run "lb-$mode" "$LB/short-video/profile/$NAME" -H "$AUTH"
     [[ $NON2XX == 0 && $SOCKET_ERRORS == 0 ]] || die "balancer run ($mode): $NON2XX non-2xx, $SOCKET_ERRORS socket errors"
-    row "4. cached req/s through the balancer ($mode)" "$RPS" "-" info
+    figure_row "4. cached req/s through the balancer ($mode)" "$RPS" "-" info
 done
 
 # --- 5: Redis killed in the middle -------------------------------------------------------
@@ -313,25 +250,19 @@ wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --timeout 10s -s "$T/mixed.lua" -H "$AU
     >"$T/wrk-kill.txt" 2>&1 &
 WRK=$!
 sleep "$(awk -v s="$SECS" 'BEGIN {print s / 3}')"
-kill -9 "${PID[redis]}"
-wait "${PID[redis]}" 2>/dev/null || true
-unset "PID[redis]"
+kill -9 "$REDIS_PID"
+wait "$REDIS_PID" 2>/dev/null || true
 for p in "${REPLICA_PORTS[@]}"; do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/readyz")
     [[ $code == 200 ]] || die "replica on $p is not ready without Redis ($code)"
 done
 sleep "$(awk -v s="$SECS" 'BEGIN {print s / 3}')"
-start_redis
+rig_redis "$REDIS_PORT"
 RESTARTED=$SECONDS
 # Back on Redis: each replica says so once a request of its own has used Redis again (wrk
 # is still sending; after it ends, a lookup to each replica keeps them trying).
-redis_up() {
-    for p in "${REPLICA_PORTS[@]}"; do
-        curl -s "http://127.0.0.1:$p/metrics" | awk '$1 == "profile_lookup_redis_up" {print $2}'
-    done | paste -sd, -
-}
 for _ in $(seq 100); do
-    [[ $(redis_up) == 1,1,1 ]] && break
+    [[ $(rig_redis_up "${REPLICA_PORTS[@]}") == 1,1,1 ]] && break
     if ! kill -0 "$WRK" 2>/dev/null; then
         for p in "${REPLICA_PORTS[@]}"; do
             curl -s -o /dev/null -H "$AUTH" "http://127.0.0.1:$p/short-video/profile/$NAME"
@@ -345,18 +276,18 @@ bad=$(awk '/^MIXED_BAD/ {print $2}' "$T/wrk-kill.txt")
 sock=$(awk '/Socket errors/ {gsub(/,/, ""); print $4 + $6 + $8 + $10}' "$T/wrk-kill.txt")
 total=$(awk '/requests in/ {print $1}' "$T/wrk-kill.txt")
 errors=$((${bad:-0} + ${sock:-0}))
-up=$(redis_up)
+up=$(rig_redis_up "${REPLICA_PORTS[@]}")
 echo "requests $total, errors $errors (5xx or other: ${bad:-?}, socket: ${sock:-0});" \
     "redis_up $up, ${back}s after the restart" >&2
 pass=MISS
 [[ $errors == 0 && $up == 1,1,1 ]] && pass=PASS
-row "5. errors while Redis was killed and restarted" "$errors of $total" "0" "$pass"
+figure_row "5. errors while Redis was killed and restarted" "$errors of $total" "0" "$pass"
 pass=MISS
 ((back <= 5)) && [[ $up == 1,1,1 ]] && pass=PASS
-row "5. every replica back on Redis after its restart" "≤ ${back} s" "≤ 5 s" "$pass"
+figure_row "5. every replica back on Redis after its restart" "≤ ${back} s" "≤ 5 s" "$pass"
 
 # --- summary -----------------------------------------------------------------------------
 printf '\n%-52s %-14s %-12s %s\n' figure value target result
 printf '%s\n' "${TABLE[@]}"
-printf 'total %ds\n' "$((SECONDS - STARTED))"
+printf 'total %ds\n' "$SECONDS"
 ((MISSED == 0)) || die "$MISSED figure(s) missed their target"

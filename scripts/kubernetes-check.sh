@@ -18,22 +18,17 @@
 # Under CI=true a missing kubectl, promtool or binary, or a failed install, fails the run;
 # outside CI they skip with the reason. Each phase prints its time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+cd "$REPO"
 root=$PWD
-target_dir="${CARGO_TARGET_DIR:-target}"
+target_dir=$CARGO_TARGET_DIR
 case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
 venv="$target_dir/k8s-venv"
 out="$target_dir/k8s-check"
 tools="$root/scripts/kubernetes"
-ci() { [ "${CI:-}" = true ]; }
-missing() { # what, why
-  if ci; then echo "FAIL: $1 ($2; CI=true requires it)" >&2; exit 1; fi
-  echo "SKIP: $1 ($2)"; exit 0
-}
-now() { echo "$EPOCHREALTIME"; }
-phase_started=0
-phase() { phase_started=$(now); printf -- '--- %s\n' "$1"; }
-took() { awk -v a="$phase_started" -v b="$(now)" -v n="$1" 'BEGIN { printf "--- %s: %.1f s\n", n, b - a }'; }
+ci() { [[ ${CI:-} == true ]]; }
+missing() { skip_unless_ci "$1 ($2)"; }
 
 command -v kubectl >/dev/null || missing "kubectl is not installed" "it renders the overlays"
 command -v python3 >/dev/null || missing "python3 is not installed" "the checks are Python"
@@ -66,7 +61,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
 else
   echo "reused (requirements unchanged)"
 fi
-took "venv"
 
 phase "render (kubectl kustomize, $(kubectl version --client 2>/dev/null | grep -i kustomize || echo kustomize))"
 rm -rf "$out" && mkdir -p "$out/with-proxy-egress"
@@ -90,11 +84,9 @@ for overlay in single-redis redis-cluster with-proxy-egress; do
   echo "$overlay: $(grep -c '^kind:' "$out/$overlay.yaml") objects -> $out/$overlay.yaml"
   rendered+=("$out/$overlay.yaml")
 done
-took "render"
 
 phase "PrometheusRule generated from deploy/prometheus/alerts.yml"
 timeout 60 python3 "$tools/prometheus_rule.py" --check
-took "PrometheusRule"
 
 phase "schemas (kubernetes-validate)"
 if ! command -v promtool >/dev/null && ci; then
@@ -102,7 +94,6 @@ if ! command -v promtool >/dev/null && ci; then
 fi
 # promtool and the venv's python are found by absolute path inside the namespace too.
 timeout 300 "${offline[@]}" "$venv/bin/python" "$tools/validate.py" "${rendered[@]}"
-took "schemas"
 
 phase "security scan (checkov: rendered manifests and the Dockerfile)"
 echo "skipped checks, with their reasons (scripts/kubernetes/checkov.yaml):"
@@ -111,7 +102,6 @@ files=()
 for f in "${rendered[@]}" "$root/Dockerfile"; do files+=(-f "$f"); done
 (cd "$out" && timeout 600 "${offline[@]}" "$venv/bin/checkov" \
   --config-file "$tools/checkov.yaml" "${files[@]}")
-took "security scan"
 
 phase "agreement with the Dockerfile, config/default.toml and the served routes"
 binary="${PROFILE_LOOKUP_BIN:-$target_dir/release/profile-lookup}"
@@ -124,5 +114,5 @@ else
   echo "SKIP the settings load: no binary at $binary (cargo build --release first)"
 fi
 timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}"
-took "agreement"
+phase_end
 echo "kubernetes manifests: all checks passed"

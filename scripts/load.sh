@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
-# Load figures of SPEC "Performance targets", side by side in one run, all on 127.0.0.1:
-# the release binary against nginx serving the invented sample pages, measured with wrk,
-# then a soak. Prints a summary table (figure, target, PASS/MISS) at the end.
+# The service's load figures, side by side in one run, all on 127.0.0.1: the release binary
+# against nginx serving the invented sample pages, measured with wrk, then a soak. Prints a
+# summary table (figure, target, PASS/MISS), then the cost-per-lookup table, at the end.
 #
 #   bash scripts/load.sh                 # needs root (or sudo) only to apt-get wrk/nginx
 #
-# Honours CARGO_TARGET_DIR (default: the repo's target/). Knobs (environment):
+# Honours CARGO_TARGET_DIR (default: the repo's target/) and PROFILE_LOOKUP_BIN. Knobs:
 #   LOAD_SECONDS=10 LOAD_ROUNDS=3 LOAD_THREADS=2 LOAD_CONNECTIONS=32   the wrk comparisons
 #   SOAK_REQUESTS=200000 SOAK_MAX_SECONDS=300                          the soak
 #   ONEFLIGHT_CALLERS=200  LOAD_KEEP_TMP=1 (keep the temp dir)
-# See scripts/README.md for what each figure means.
+# docs/performance.md says what each figure means and how it is measured.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/rig.sh
-source "$REPO/scripts/lib/rig.sh"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
 SECONDS_PER_RUN=${LOAD_SECONDS:-10}
 ROUNDS=${LOAD_ROUNDS:-3}
 THREADS=${LOAD_THREADS:-2}
@@ -36,13 +34,10 @@ LOOKUP_NAME=sunny.kitchen.lab   # the ~365 KB short-video sample page
 KEY="load-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
 
-log() { printf '\n== %s\n' "$*" >&2; }
-die() { printf 'load.sh: %s\n' "$*" >&2; exit 1; }
-
 # --- tools, build ------------------------------------------------------------------------
 rig_install wrk=wrk nginx=nginx-light curl=curl redis-server=redis-server redis-cli=redis-tools
-rig_build "$REPO"
-(cd "$REPO" && cargo build --release --quiet --example paced_load)
+rig_binary
+rig_examples sample_pages paced_load
 LOADAVG_START=$(cut -d" " -f1-3 /proc/loadavg)
 
 # --- temp dir, cleanup -------------------------------------------------------------------
@@ -89,10 +84,7 @@ rig_pages "$T/pages"
 }
 EOF
 } >"$T/nginx.conf"
-"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
-PIDS+=($!)
-for _ in $(seq 50); do [[ -s $T/nginx.pid ]] && break; sleep 0.1; done
-[[ -s $T/nginx.pid ]] || die "nginx did not start: $(cat "$T/nginx-error.log")"
+rig_nginx
 UP="http://127.0.0.1:$NGINX_PORT"
 for _ in $(seq 50); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "$UP/@$LOOKUP_NAME" || true)
@@ -110,20 +102,10 @@ start_service() {
     rig_serve "$BIN" "$1" "$2" "$(rig_service_toml "$2" "$KEY" "$3" "$UP")"$'\n'"$4"
 }
 
-stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 hwm_mib() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 lines() { if [[ -f $1 ]]; then wc -l <"$1"; else echo 0; fi; }
-# x op y -> 1/0, and rounding, with awk (bash has no floats)
-cmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
-mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.0f", s / NR }'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# CPU time (user + system, clock ticks) of a process and of nginx (master and workers).
-TCK=$(getconf CLK_TCK)
-ticks() { if [[ $1 == - ]]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi; }
+# CPU time (user + system, clock ticks) of nginx, master and workers (ticks: lib/common.sh).
 nginx_ticks() {
     local master n=0 pid
     master=$(cat "$T/nginx.pid")
@@ -172,19 +154,8 @@ us_per() {
     awk -v t="$t" -v n="${REQS[$1]}" 'BEGIN { printf "%.1f", t * 1e6 / n }'
 }
 
-# A wrk script spreading requests over the 64 bench.user_NN pages: each wrk thread cycles over
+# Requests spread over the 64 bench.user_NN pages (lib/rotate.lua): each wrk thread cycles over
 # its own slice, so two connections rarely ask for one name at once (which would coalesce).
-cat >"$T/rotate.lua" <<'EOF'
-local prefix = os.getenv("ROTATE_PREFIX")
-local slice = math.max(1, math.floor(64 / tonumber(os.getenv("ROTATE_THREADS"))))
-local threads = 0
-function setup(thread) thread:set("first", threads * slice); threads = threads + 1 end
-function init(args) i = 0 end
-function request()
-  i = i + 1
-  return wrk.format(nil, string.format("%s%02d", prefix, first + i % slice))
-end
-EOF
 export ROTATE_THREADS=$THREADS
 
 start_service cached "$PORT_CACHED" "$UP" ""
@@ -221,12 +192,12 @@ for round in $(seq "$ROUNDS"); do
     U+=("$RPS")
     after=$(lines "$T/upstream-access.log")
     FETCH_SAME=$((FETCH_SAME + after - before))
-    ROTATE_PREFIX=/@bench.user_ run_wrk nginx64 - "$UP" -s "$T/rotate.lua"
+    ROTATE_PREFIX=/@bench.user_ run_wrk nginx64 - "$UP" -s "$RIG_ROTATE_LUA"
     ND+=("$RPS")
     nginx_page_us=$LAST_NGX_US
     before=$(lines "$T/upstream-access.log")
     ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk nocache64 "$PID_NOCACHE" \
-        "$S2" -s "$T/rotate.lua" -H "$AUTH"
+        "$S2" -s "$RIG_ROTATE_LUA" -H "$AUTH"
     UD+=("$RPS")
     CPU2S+=("$(div "$LAST_SVC_US" "$nginx_page_us")")
     after=$(lines "$T/upstream-access.log")
@@ -252,22 +223,15 @@ FETCH_PER_SAME=$(div "$FETCH_SAME" "${REQS[nocache]}")
 FETCH_PER_DISTINCT=$(div "$FETCH_DISTINCT" "${REQS[nocache64]}")
 HWM_NOCACHE=$(hwm_mib "$PID_NOCACHE")
 HWM_CACHED=$(hwm_mib "$PID_CACHED")
-stop "$PID_NOCACHE"
+rig_stop "$PID_NOCACHE"
 
 # --- 6: fleet (Redis) and latency --------------------------------------------------------
 # The cached instance above is "a replica with Redis off"; FLEET is the same configuration
 # with [redis], NOMEM that with no memory cache (every answer read from Redis).
 log "6. fleet: cached lookups with Redis on vs off; Redis hit vs memory hit; Redis round" \
     "trips per request; latency at half the peak rate"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-    >"$T/redis.log" 2>&1 &
-PID_REDIS=$!
-PIDS+=("$PID_REDIS")
-for _ in $(seq 100); do
-    [[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
-    sleep 0.05
-done
-[[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] || die "redis did not start"
+rig_redis "$REDIS_PORT"
+PID_REDIS=$REDIS_PID
 REDIS_TOML=$'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"\nkey_prefix = "load:"'
 start_service fleet "$PORT_FLEET" "$UP" "$REDIS_TOML"
 PID_FLEET=$SVC_PID
@@ -290,10 +254,10 @@ for round in $(seq "$ROUNDS"); do
     run_wrk fleet_on "$PID_FLEET" "$S6/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
     FR+=("$RPS")
     ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk memhit "$PID_FLEET" "$S6" \
-        -s "$T/rotate.lua" -H "$AUTH"
+        -s "$RIG_ROTATE_LUA" -H "$AUTH"
     MH+=("$RPS")
     ROTATE_PREFIX=/short-video/profile/bench.user_ run_wrk redishit "$PID_NOMEM" "$S7" \
-        -s "$T/rotate.lua" -H "$AUTH"
+        -s "$RIG_ROTATE_LUA" -H "$AUTH"
     RH+=("$RPS")
     R3S+=("$(div "${FR[-1]}" "${FO[-1]}")")
     R4S+=("$(div "${RH[-1]}" "${MH[-1]}")")
@@ -329,7 +293,7 @@ round_trips() {
 round_trips memory "$S6/short-video/profile/$LOOKUP_NAME" -H "$AUTH"
 RT_MEMORY=$RT
 ROTATE_THREADS=1 ROTATE_PREFIX=/short-video/profile/bench.user_ round_trips redis "$S7" \
-    -s "$T/rotate.lua" -H "$AUTH"
+    -s "$RIG_ROTATE_LUA" -H "$AUTH"
 RT_REDIS=$RT
 # Uncached: a fresh replica on a prefix nothing is stored under, each of the 64 names once.
 start_service uncached "$PORT_UNCACHED" "$UP" "${REDIS_TOML/load:/fresh:}"
@@ -351,7 +315,7 @@ RT_UNCACHED_KINDS=$(grep -E '\[[0-9]+ 127\.0\.0\.1:[0-9]+\]' "$T/monitor-uncache
     awk '{printf "%s%s x%d", sep, $2, $1; sep = ", "}')
 echo "  round trips, uncached: $uncached_cmds commands for 64 lookups ($RT_UNCACHED_KINDS;" \
     "first-use script loads left out)" >&2
-stop "$PID_UNCACHED"
+rig_stop "$PID_UNCACHED"
 
 # Latency at half the peak rate, open loop (examples/paced_load.rs), one name, cached.
 HALF=$(awk -v r="$FLEET_OFF" 'BEGIN {printf "%.0f", r / 2}')
@@ -366,11 +330,11 @@ echo "  Redis off, $HALF/s: $PACED_OFF" >&2
 echo "  Redis on, $HALF_ON/s: $PACED_ON" >&2
 pfield() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 HWM_FLEET=$(hwm_mib "$PID_FLEET")
-stop "$PID_FLEET"
-stop "$PID_NOMEM"
-stop "$PID_REDIS"
+rig_stop "$PID_FLEET"
+rig_stop "$PID_NOMEM"
+rig_stop "$PID_REDIS"
 # The cached instance is done; stop it so the next phases have the CPU.
-stop "$PID_CACHED"
+rig_stop "$PID_CACHED"
 
 # --- 3: oversized upstream bodies --------------------------------------------------------
 log "3. oversized bodies: 64 MiB and a gzip bomb (1 MiB -> 1 GiB), on a fresh instance"
@@ -388,7 +352,7 @@ read -r BOMB_STATUS BOMB_SECONDS BOMB_CODE < <(oversized gzip.bomb)
 HWM_RSS_SEQ=$(hwm_mib "$PID_RSS")
 echo "  64 MiB body: $BIG_STATUS $BIG_CODE in ${BIG_SECONDS}s; gzip bomb: $BOMB_STATUS" \
     "$BOMB_CODE in ${BOMB_SECONDS}s; VmHWM ${HWM_RSS_START} -> ${HWM_RSS_SEQ} MiB" >&2
-# Beyond SPEC: 16 of each at once, distinct names so nothing coalesces.
+# Beyond the target: 16 of each at once, distinct names so nothing coalesces.
 burst_pids=()
 for i in $(seq 16); do
     for n in big.body gzip.bomb; do
@@ -401,7 +365,7 @@ wait "${burst_pids[@]}" || true
 BURST_500=$(grep -c '^500$' "$T/burst-status.txt" || true)
 HWM_RSS_BURST=$(hwm_mib "$PID_RSS")
 echo "  32 concurrent oversized lookups: $BURST_500/32 answered 500; VmHWM $HWM_RSS_BURST MiB" >&2
-stop "$PID_RSS"
+rig_stop "$PID_RSS"
 
 # --- 4: one flight -----------------------------------------------------------------------
 log "4. one flight: $CALLERS concurrent callers of one uncached name, upstream at 100 KB/s"
@@ -419,7 +383,7 @@ FLIGHT_OK=$(grep -c '^200 ' "$T/flight.txt" || true)
 FLIGHT_WAITED=$(awk '$1 == 200 && $2 > 1 {n++} END {print n + 0}' "$T/flight.txt")
 echo "  $FLIGHT_OK/$CALLERS answered 200, $FLIGHT_WAITED of them waited > 1 s on the" \
     "in-flight fetch; upstream requests: $FLIGHT_FETCHES" >&2
-stop "$PID_FLIGHT"
+rig_stop "$PID_FLIGHT"
 
 # --- 5: soak -----------------------------------------------------------------------------
 PER_THREAD=$(((SOAK_REQUESTS + THREADS - 1) / THREADS))
@@ -509,7 +473,7 @@ row "   soak upstream requests" "$SOAK_FETCHES" "(info)" ""
 echo "soak config: retry.max_attempts = 2, base_delay_ms = 10, max_delay_ms = 20," \
     "max_total_ms = 100, breaker.failure_threshold = 0 (blocked names fail fast)"
 
-# --- issue 14's table: cost per lookup and the fleet ---------------------------------------
+# --- the second table: cost per lookup and the fleet ---------------------------------------
 LOADAVG_END=$(cut -d" " -f1-3 /proc/loadavg)
 echo
 echo "cost per lookup and the fleet (CPU: utime + stime from /proc/PID/stat over a wrk run ÷" \

@@ -12,10 +12,8 @@
 # the price of a 100 MB record; read them with `perf report -G -S SYMBOL`). Needs linux-perf (apt-get), and a kernel that lets root use perf.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/rig.sh
-source "$REPO/scripts/lib/rig.sh"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
 SECS=${PROFILE_SECONDS:-8}
 TOP=${PROFILE_TOP:-40}
 OUT=${PROFILE_OUT:-/tmp/profile-lookup-perf}
@@ -25,11 +23,9 @@ KEY="prof-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 AUTH="Authorization: Bearer $KEY"
 NAME=sunny.kitchen.lab
 
-log() { printf '\n== %s\n' "$*" >&2; }
-die() { printf 'profile.sh: %s\n' "$*" >&2; exit 1; }
-
 rig_install wrk=wrk nginx=nginx-light curl=curl perf=linux-perf redis-server=redis-server
-rig_build "$REPO"
+rig_binary
+rig_examples sample_pages
 read -r UP_PORT SVC_PORT REDIS_PORT < <(rig_free_ports 3)
 mkdir -p "$OUT"
 rig_workdir prof
@@ -49,25 +45,13 @@ rig_pages "$T/pages"
 }
 EOF
 } >"$T/nginx.conf"
-"$NGINX" -e "$T/nginx-error.log" -p "$T" -c "$T/nginx.conf" &
-PIDS+=($!)
-for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$UP_PORT/@$NAME" && break; sleep 0.1; done
+rig_nginx
 
 # service EXTRA_TOML -> SVC_PID
 service() {
     local up="http://127.0.0.1:$UP_PORT"
     rig_serve "$BIN" svc "$SVC_PORT" "$(rig_service_toml "$SVC_PORT" "$KEY" "$up" "$up")"$'\n'"$1"
 }
-
-cat >"$T/rotate.lua" <<'EOF'
-local n = 0
-function setup(thread) thread:set("offset", n * 32); n = n + 1 end
-function init(args) i = 0 end
-function request()
-  i = i + 1
-  return wrk.format(nil, string.format("/short-video/profile/bench.user_%02d", offset + i % 32))
-end
-EOF
 
 # profile LABEL [wrk args + url]
 profile() {
@@ -98,34 +82,24 @@ for path in "${PATHS[@]}"; do
         ;;
     uncached)
         service $'[cache]\nenabled = false'
-        profile uncached -s "$T/rotate.lua" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
+        profile uncached -s "$RIG_ROTATE_LUA" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
         ;;
     fleet)
-        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-            >"$T/redis.log" 2>&1 &
-        PIDS+=($!)
-        REDIS_STARTED=1
-        sleep 0.3
+        [[ -n ${REDIS_PID:-} ]] || rig_redis "$REDIS_PORT"
         service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"'
         curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
         profile fleet -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/$NAME"
         ;;
     redishit)
         # A replica without memory cache: every answer is read from Redis (warmed first).
-        [[ -n ${REDIS_STARTED:-} ]] || {
-            redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-                >"$T/redis.log" 2>&1 &
-            PIDS+=($!)
-            sleep 0.3
-        }
+        [[ -n ${REDIS_PID:-} ]] || rig_redis "$REDIS_PORT"
         service $'[redis]\nurl = "redis://127.0.0.1:'"$REDIS_PORT"$'/0"\n[cache]\nmax_bytes = 0'
         for n in $(seq -w 0 63); do
             curl -sf -o /dev/null -H "$AUTH" "http://127.0.0.1:$SVC_PORT/short-video/profile/bench.user_$n"
         done
-        profile redishit -s "$T/rotate.lua" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
+        profile redishit -s "$RIG_ROTATE_LUA" -H "$AUTH" "http://127.0.0.1:$SVC_PORT"
         ;;
     *) die "unknown path $path (cached, uncached, fleet, redishit)" ;;
     esac
-    kill "$SVC_PID"
-    wait "$SVC_PID" 2>/dev/null || true
+    rig_stop "$SVC_PID"
 done

@@ -24,6 +24,7 @@ mod photo_share_proptest;
 mod photo_share_real_captures;
 mod photo_share_user_text;
 mod proxies;
+mod readme_and_docs;
 mod registry;
 mod short_video_proptest;
 mod short_video_real_captures;
