@@ -146,6 +146,10 @@ pub struct PlatformConfig {
     /// The sources a lookup asks, in order (names from the platform's registry line); one
     /// left out is never asked.
     pub sources: Vec<String>,
+    /// Whether page requests (navigations) carry 2 to 8 random extra headers, as browsers'
+    /// extensions add: a request's header fingerprint then differs every time. Never on
+    /// requests for JSON.
+    pub junk_headers: bool,
 }
 
 impl PlatformConfig {
@@ -159,13 +163,14 @@ impl PlatformConfig {
             max_queue_ms: 2_000,
             proxies: Vec::new(),
             sources: platform.sources().iter().map(|s| (*s).to_owned()).collect(),
+            junk_headers: false,
         }
     }
 }
 
 impl Default for PlatformConfig {
     fn default() -> Self {
-        Self::of(Platform::ShortVideo, "https://www.tiktok.com")
+        Settings::default().short_video
     }
 }
 
@@ -512,7 +517,12 @@ impl Default for Settings {
             server: ServerConfig::default(),
             auth: AuthConfig::default(),
             rate_limit: RateLimitConfig::default(),
-            short_video: PlatformConfig::of(Platform::ShortVideo, "https://www.tiktok.com"),
+            // Short-video pages carry junk headers by default (yt-dlp's 2026-08 fix for the
+            // platform's 403s); photo-share's do not.
+            short_video: PlatformConfig {
+                junk_headers: true,
+                ..PlatformConfig::of(Platform::ShortVideo, "https://www.tiktok.com")
+            },
             photo_share: PlatformConfig::of(Platform::PhotoShare, "https://www.instagram.com"),
             upstream: UpstreamConfig::default(),
             retry: RetryConfig::default(),

@@ -19,6 +19,8 @@
 //! - **Secrets.** A proxy URL is used to build its client and never kept as text: logs,
 //!   metrics (label `proxy="0"`, `"1"`, …, `"direct"`), errors and Redis name a proxy by its
 //!   position.
+//! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
+//!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -29,7 +31,7 @@ use url::Url;
 
 use super::cookies::RouteCookies;
 use super::roots::ClientBuildError;
-use super::{Response, Upstream, UpstreamError};
+use super::{Response, Upstream, UpstreamError, is_navigation, junk_headers};
 use crate::config::proxies::parse_proxy;
 use crate::config::{PlatformConfig, Settings};
 use crate::fleet::Fleet;
@@ -96,6 +98,8 @@ pub struct Egress {
     proxied: bool,
     /// Where the next turn starts: just after the route last handed out.
     next: Mutex<usize>,
+    /// Whether page requests get random extra headers (`<section>.junk_headers`).
+    junk_headers: bool,
     cooldown: Duration,
     fleet: Option<Fleet>,
 }
@@ -156,6 +160,7 @@ impl Egress {
             routes,
             proxied,
             next: Mutex::new(0),
+            junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
             fleet,
         })
@@ -289,11 +294,15 @@ impl RouteLease<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sends `GET url` through the current route, with that route's cookies, and keeps the
+    /// Sends `GET url` through the current route, with that route's cookies (and, for a page
+    /// request with `<section>.junk_headers` on, a fresh draw of junk headers), and keeps the
     /// cookies the response sets in that route's jar.
     pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
         let route = self.route();
         route.cookies.add_to(&url, &mut headers);
+        if self.routes.junk_headers && is_navigation(&headers) {
+            junk_headers::add_to(&mut headers);
+        }
         self.sent.fetch_add(1, Ordering::Relaxed);
         route.requests.increment(1);
         let result = route.upstream.get(url, headers).await;

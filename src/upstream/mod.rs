@@ -13,6 +13,7 @@ pub mod capture;
 pub mod cookies;
 pub mod egress;
 pub mod gate;
+pub mod junk_headers;
 pub mod retry;
 pub mod roots;
 
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, LOCATION};
+use reqwest::header::{ACCEPT, HeaderMap, LOCATION};
 use url::Url;
 
 use crate::config::{Settings, ms};
@@ -252,6 +253,15 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         // reqwest's text names the failing step (reset, decode, …) but never the body.
         UpstreamError::Transport(error_chain(&err))
     }
+}
+
+/// Whether `headers` ask for a page as a browser tab does (`Accept` leads with HTML): a
+/// navigation, as opposed to a script's request for JSON.
+pub fn is_navigation(headers: &HeaderMap) -> bool {
+    headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.starts_with("text/html"))
 }
 
 /// An error and its sources on one line.

@@ -54,6 +54,7 @@ fn layering_and_validation() {
             "https://proxy-c.invalid:8443",
         )
         .env("PROFILE_LOOKUP__UPSTREAM__PROXY_COOLDOWN_SECONDS", "42")
+        .env("PROFILE_LOOKUP__SHORT_VIDEO__JUNK_HEADERS", "false")
         .output()
         .expect("the test binary runs again");
     let report = String::from_utf8_lossy(&child.stdout);
@@ -120,5 +121,6 @@ fn environment_overrides_the_file() {
     assert_eq!(s.short_video.proxies, ["https://proxy-c.invalid:8443"]);
     assert!(s.photo_share.proxies.is_empty());
     assert_eq!(s.upstream.proxy_cooldown_seconds, 42);
+    assert!(!s.short_video.junk_headers);
     assert!(s.validate_for_serve().is_ok());
 }

@@ -15,6 +15,7 @@ mod fleet_quota_lease;
 mod flight_and_retry;
 mod hangups;
 mod html_script_finder;
+mod junk_headers;
 mod lenient_fields;
 mod log_injection;
 mod lookups;
