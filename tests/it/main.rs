@@ -2,6 +2,7 @@
 //! crate once, and the rig in [`support`] is written once.
 
 mod browser_client;
+mod browser_profiles;
 mod cli;
 mod config;
 mod config_api_keys;
