@@ -254,16 +254,16 @@ mod profiles {
         let all = ["chrome", "chrome_previous", "firefox", "safari"];
         assert_eq!(agents(&server), [all, all].concat());
         for request in server.requests() {
-            let junk = request
-                .headers
-                .keys()
-                .filter(|n| {
-                    n.as_str()
-                        .bytes()
-                        .all(|b| b"bcdfghjklmnpqrstvwxz".contains(&b))
-                })
-                .count();
+            let is_junk = |n: &str| n.bytes().all(|b| b"bcdfghjklmnpqrstvwxz".contains(&b));
+            let names: Vec<&str> = request.headers.keys().map(|n| n.as_str()).collect();
+            let junk = names.iter().filter(|n| is_junk(n)).count();
             assert!((2..=8).contains(&junk), "junk headers with every profile");
+            // After the browser's own headers, never among them.
+            assert!(
+                names[names.len() - junk..].iter().all(|n| is_junk(n)),
+                "{} {names:?}",
+                request.user_agent
+            );
         }
     }
 
