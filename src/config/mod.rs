@@ -15,12 +15,14 @@ use url::Url;
 
 use crate::registry::Platform;
 
+pub mod browser_profiles;
 pub mod ca_file;
 mod limits;
 pub mod proxies;
 pub mod redis;
 mod secret_list;
 
+pub use browser_profiles::BrowserProfile;
 pub use redis::{RedisConfig, RedisTarget};
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -146,6 +148,10 @@ pub struct PlatformConfig {
     /// The sources a lookup asks, in order (names from the platform's registry line); one
     /// left out is never asked.
     pub sources: Vec<String>,
+    /// Whether page requests (navigations) carry 2 to 8 random extra headers, as browsers'
+    /// extensions add: a request's header fingerprint then differs every time. Never on
+    /// requests for JSON.
+    pub junk_headers: bool,
 }
 
 impl PlatformConfig {
@@ -159,13 +165,14 @@ impl PlatformConfig {
             max_queue_ms: 2_000,
             proxies: Vec::new(),
             sources: platform.sources().iter().map(|s| (*s).to_owned()).collect(),
+            junk_headers: false,
         }
     }
 }
 
 impl Default for PlatformConfig {
     fn default() -> Self {
-        Self::of(Platform::ShortVideo, "https://www.tiktok.com")
+        Settings::default().short_video
     }
 }
 
@@ -187,6 +194,9 @@ pub struct UpstreamConfig {
     pub proxies: Vec<String>,
     /// How long a proxy rests after a block or a connection failure through it.
     pub proxy_cooldown_seconds: u64,
+    /// The browsers the browser client presents, one per lookup in turn, the next after a
+    /// block (ignored by the plain client).
+    pub browser_profiles: Vec<BrowserProfile>,
     /// Where pages that could not be read are kept for `extract`; empty: nowhere.
     pub capture_dir: PathBuf,
     /// The most pages kept in `capture_dir` (the oldest go first).
@@ -219,6 +229,7 @@ impl Default for UpstreamConfig {
             ca_file: PathBuf::new(),
             proxies: Vec::new(),
             proxy_cooldown_seconds: 300,
+            browser_profiles: BrowserProfile::ALL.to_vec(),
             capture_dir: PathBuf::new(),
             capture_max_files: 100,
         }
@@ -231,7 +242,8 @@ impl Default for UpstreamConfig {
 pub enum UpstreamClient {
     /// rustls over HTTP/1.1; needs nothing but a Rust toolchain to build.
     Plain,
-    /// A current desktop Chrome's TLS and HTTP/2 fingerprint (cargo feature `browser`).
+    /// A current desktop browser's TLS and HTTP/2 fingerprint, one of
+    /// `upstream.browser_profiles` per lookup (cargo feature `browser`).
     Browser,
 }
 
@@ -418,6 +430,11 @@ impl Settings {
         }
         proxies::check_proxies("upstream.proxies", &self.upstream.proxies)
             .map_err(ConfigError::Invalid)?;
+        browser_profiles::check(
+            &self.upstream.browser_profiles,
+            self.upstream.client == UpstreamClient::Browser,
+        )
+        .map_err(ConfigError::Invalid)?;
         if self.rate_limit.per_key_per_minute == 0 || self.rate_limit.burst == 0 {
             return bad(
                 "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
@@ -512,7 +529,12 @@ impl Default for Settings {
             server: ServerConfig::default(),
             auth: AuthConfig::default(),
             rate_limit: RateLimitConfig::default(),
-            short_video: PlatformConfig::of(Platform::ShortVideo, "https://www.tiktok.com"),
+            // Short-video pages carry junk headers by default (yt-dlp's 2026-08 fix for the
+            // platform's 403s); photo-share's do not.
+            short_video: PlatformConfig {
+                junk_headers: true,
+                ..PlatformConfig::of(Platform::ShortVideo, "https://www.tiktok.com")
+            },
             photo_share: PlatformConfig::of(Platform::PhotoShare, "https://www.instagram.com"),
             upstream: UpstreamConfig::default(),
             retry: RetryConfig::default(),

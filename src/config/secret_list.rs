@@ -20,12 +20,13 @@ use crate::registry::Platform;
 pub const MAX_KEY_BYTES: usize = 4096;
 
 /// Whether the config path `path` is a list of plain names read from one comma-separated
-/// environment variable like the secret lists (a platform's `sources`), though nothing in it
-/// is secret.
+/// environment variable like the secret lists (a platform's `sources`,
+/// `upstream.browser_profiles`), though nothing in it is secret.
 fn is_plain_list(path: &str) -> bool {
-    Platform::ALL
-        .iter()
-        .any(|p| path.strip_prefix(p.section()) == Some(".sources"))
+    path == "upstream.browser_profiles"
+        || Platform::ALL
+            .iter()
+            .any(|p| path.strip_prefix(p.section()) == Some(".sources"))
 }
 
 /// Whether the config path `path` is a secret list: the key lists, and every proxy list

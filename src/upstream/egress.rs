@@ -1,6 +1,8 @@
 //! The ways out to one platform: one route per configured proxy, or the direct route when
-//! none is configured. Each route is its own client (its own connections) and its own cookie
-//! jar, built once at start.
+//! none is configured. Each route presents one identity per browser profile
+//! (`upstream.browser_profiles`, browser client only; the plain client has one identity and
+//! no profile): its own client (its own connections) and its own cookie jar, built once at
+//! start.
 //!
 //! - **Sticky per lookup.** A lookup takes a [`RouteLease`] and sends every request (page,
 //!   challenge answer, fallback, retries) through it, so the platform sees one address for
@@ -14,11 +16,19 @@
 //! - **Fleet.** With `[redis]`, rests are written to and read from Redis (scope = platform,
 //!   a proxy named by its position), so a proxy blocked on one replica rests on all; when Redis
 //!   cannot be used the replica's own rests stand in.
-//! - **The direct route** is never rested: there is nowhere else to go, so the retry backoff
-//!   and the breaker handle its blocks as they always did.
+//! - **The direct route** is never rested: once the lookup has presented every profile there
+//!   is nowhere else to go, so the retry backoff and the breaker handle its blocks as they
+//!   always did.
 //! - **Secrets.** A proxy URL is used to build its client and never kept as text: logs,
 //!   metrics (label `proxy="0"`, `"1"`, …, `"direct"`), errors and Redis name a proxy by its
 //!   position.
+//! - **Profiles.** A lookup presents one profile, the next in turn for each new lookup, on
+//!   whichever route it goes. A block moves it to the next profile as it moves it to the
+//!   next proxy: through proxies, the next proxy gets the next profile; on the direct route,
+//!   a block moves the lookup to each profile it has not presented yet (a region lock
+//!   excepted: a browser does not change the region), and only then ends it.
+//! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
+//!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -29,21 +39,34 @@ use url::Url;
 
 use super::cookies::RouteCookies;
 use super::roots::ClientBuildError;
-use super::{Response, Upstream, UpstreamError};
+use super::{Response, Upstream, UpstreamError, is_navigation, junk_headers};
 use crate::config::proxies::parse_proxy;
-use crate::config::{PlatformConfig, Settings};
+use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
 use crate::telemetry;
 
 /// The metric label of the direct route.
 pub const DIRECT: &str = "direct";
 
-/// One way out: its client, its cookies, its rest and its metrics.
-struct Route {
-    label: String,
+/// The reason the fetch ladder gives for a region lock: a browser profile does not change the
+/// region, so on the direct route it tries no other profile.
+const REGION_LOCKED: &str = "region_locked";
+
+/// One browser presented on one route: its client and its cookies (a browser's cookies are
+/// its own, so a cookie set to one profile is never sent by another).
+struct Identity {
     upstream: Upstream,
     cookies: RouteCookies,
+    /// The values the platform handed this browser in response headers (see
+    /// [`RouteLease::handed`]): a browser's session, like its cookies.
     session: SessionValues,
+}
+
+/// One way out: its identities (one per profile, in [`Egress::profiles`] order), its rest and
+/// its metrics.
+struct Route {
+    label: String,
+    identities: Vec<Identity>,
     rest_until: Mutex<Option<Instant>>,
     requests: metrics::Counter,
     blocks: metrics::Counter,
@@ -51,21 +74,34 @@ struct Route {
 }
 
 impl Route {
-    fn new(scope: &'static str, label: String, upstream: Upstream) -> Self {
+    /// The route through `proxy` (direct when `None`), with one client per profile.
+    fn new(
+        scope: &'static str,
+        label: String,
+        settings: &Settings,
+        proxy: Option<&Url>,
+        profiles: &[Option<BrowserProfile>],
+    ) -> Result<Self, ClientBuildError> {
+        let mut identities = Vec::with_capacity(profiles.len());
+        for &profile in profiles {
+            identities.push(Identity {
+                upstream: Upstream::build(settings, proxy, profile)?,
+                cookies: RouteCookies::default(),
+                session: SessionValues::default(),
+            });
+        }
         // Handles taken before the recorder exists would count nowhere.
         let _ = telemetry::metrics_handle();
         let (requests, blocks, resting) = telemetry::proxy_handles(scope, &label);
         resting.set(0.0);
-        Self {
+        Ok(Self {
             label,
-            upstream,
-            cookies: RouteCookies::default(),
-            session: SessionValues::default(),
+            identities,
             rest_until: Mutex::new(None),
             requests,
             blocks,
             resting,
-        }
+        })
     }
 
     fn rest_until(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
@@ -98,6 +134,12 @@ pub struct Egress {
     proxied: bool,
     /// Where the next turn starts: just after the route last handed out.
     next: Mutex<usize>,
+    /// The profiles every route presents, in turn (a single `None` for the plain client).
+    profiles: Vec<Option<BrowserProfile>>,
+    /// Where the next lookup's profile turn starts: just after the profile last presented.
+    next_profile: AtomicUsize,
+    /// Whether page requests get random extra headers (`<section>.junk_headers`).
+    junk_headers: bool,
     cooldown: Duration,
     fleet: Option<Fleet>,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
@@ -111,6 +153,7 @@ impl std::fmt::Debug for Egress {
             .field("scope", &self.scope)
             .field("routes", &self.routes.len())
             .field("proxied", &self.proxied)
+            .field("profiles", &self.profiles)
             .finish_non_exhaustive()
     }
 }
@@ -118,9 +161,11 @@ impl std::fmt::Debug for Egress {
 /// Where a lease went after [`RouteLease::rest_and_switch`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Switch {
-    /// No proxies are configured: nothing was rested, there is no other route.
+    /// No proxies are configured and the lookup has presented every profile (or met a region
+    /// lock): nothing was rested, there is nowhere else to go.
     Direct,
-    /// The proxy rests and the lease now goes through another one.
+    /// The proxy rests and the lease now goes through another one (with the next profile);
+    /// or, on the direct route, the lease now presents the next profile.
     Moved,
     /// The proxy rests and every other one does too: the first is back after this.
     AllResting(Duration),
@@ -141,25 +186,36 @@ impl Egress {
         } else {
             &platform.proxies
         };
+        let profiles = Upstream::profiles(settings);
         let mut routes = Vec::with_capacity(list.len().max(1));
         for (at, raw) in list.iter().enumerate() {
             let url = parse_proxy(raw).map_err(|_| ClientBuildError::Proxy)?;
-            let upstream = Upstream::via(settings, Some(&url))?;
-            routes.push(Route::new(scope, at.to_string(), upstream));
+            routes.push(Route::new(
+                scope,
+                at.to_string(),
+                settings,
+                Some(&url),
+                &profiles,
+            )?);
         }
         let proxied = !routes.is_empty();
         if !proxied {
             routes.push(Route::new(
                 scope,
                 DIRECT.to_owned(),
-                Upstream::new(settings)?,
-            ));
+                settings,
+                None,
+                &profiles,
+            )?);
         }
         Ok(Self {
             scope,
             routes,
             proxied,
             next: Mutex::new(0),
+            profiles,
+            next_profile: AtomicUsize::new(0),
+            junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
             fleet,
             session_names: Mutex::default(),
@@ -171,13 +227,22 @@ impl Egress {
         self.proxied
     }
 
-    /// The route a new lookup goes through: the next proxy in turn that is not resting, or
-    /// `Err(wait)` when every proxy rests (the first is back after `wait`).
+    /// The route a new lookup goes through: the next proxy in turn that is not resting, with
+    /// the next profile in turn; or `Err(wait)` when every proxy rests (the first is back after
+    /// `wait`).
     pub async fn lease(&self) -> Result<RouteLease<'_>, Duration> {
         let first = self.pick(&[]).await?;
+        let n = self.profiles.len();
+        let profile = self
+            .next_profile
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| Some((p + 1) % n))
+            .unwrap_or(0)
+            % n;
         Ok(RouteLease {
             routes: self,
             current: AtomicUsize::new(first),
+            profile: AtomicUsize::new(profile),
+            presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
@@ -247,11 +312,16 @@ impl Egress {
     }
 }
 
-/// One lookup's hold on a route: every request of the lookup goes through it, and it moves
-/// to another proxy only when the current one is rested.
+/// One lookup's hold on a route and a profile: every request of the lookup goes through it,
+/// and it moves to another proxy only when the current one is rested, to another profile only
+/// after a block.
 pub struct RouteLease<'a> {
     routes: &'a Egress,
     current: AtomicUsize,
+    /// The profile presented, an index into [`Egress::profiles`].
+    profile: AtomicUsize,
+    /// How many profiles this lookup has presented (the direct route's bound).
+    presented: AtomicUsize,
     rested: Mutex<Vec<usize>>,
     exhausted: Mutex<Option<Duration>>,
     sent: AtomicU32,
@@ -261,6 +331,7 @@ impl std::fmt::Debug for RouteLease<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RouteLease")
             .field("route", &self.label())
+            .field("profile", &self.profile())
             .finish_non_exhaustive()
     }
 }
@@ -268,6 +339,23 @@ impl std::fmt::Debug for RouteLease<'_> {
 impl RouteLease<'_> {
     fn route(&self) -> &Route {
         &self.routes.routes[self.current.load(Ordering::Relaxed)]
+    }
+
+    /// The current route's identity for the current profile.
+    fn identity(&self) -> &Identity {
+        &self.route().identities[self.profile.load(Ordering::Relaxed)]
+    }
+
+    /// The browser the lease presents; `None` for the plain client.
+    pub fn profile(&self) -> Option<BrowserProfile> {
+        self.routes.profiles[self.profile.load(Ordering::Relaxed)]
+    }
+
+    /// Whether a block on this lease moves it somewhere else at once (another proxy, or on
+    /// the direct route a profile the lookup has not presented yet) instead of being waited
+    /// out where it is: the retry policy waits blocks out only when this is false.
+    pub fn moves_on_block(&self) -> bool {
+        self.routes.proxied || self.presented.load(Ordering::Relaxed) < self.routes.profiles.len()
     }
 
     /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
@@ -294,25 +382,31 @@ impl RouteLease<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sends `GET url` through the current route, with that route's cookies, and keeps the
-    /// cookies the response sets in that route's jar.
+    /// Sends `GET url` through the current route as the current profile, with that identity's
+    /// cookies (and, for a page request with `<section>.junk_headers` on, a fresh draw of junk
+    /// headers), and keeps the cookies the response sets in that identity's jar.
     pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
         let route = self.route();
-        route.cookies.add_to(&url, &mut headers);
+        let identity = self.identity();
+        identity.cookies.add_to(&url, &mut headers);
+        if self.routes.junk_headers && is_navigation(&headers) {
+            junk_headers::add_to(&mut headers);
+        }
         self.sent.fetch_add(1, Ordering::Relaxed);
         route.requests.increment(1);
-        let result = route.upstream.get(url, headers).await;
+        let result = identity.upstream.get(url, headers).await;
         if let Ok(response) = &result {
-            route.cookies.keep_from(&response.url, &response.headers);
+            identity.cookies.keep_from(&response.url, &response.headers);
             let names = lock(&self.routes.session_names);
-            route.session.keep_from(&names, &response.headers);
+            identity.session.keep_from(&names, &response.headers);
         }
         result
     }
 
-    /// The last value the platform handed the current route in response header `name` (a
-    /// session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one. Kept per
-    /// route like its cookies, so a value never goes out through another proxy. Asking for a
+    /// The last value the platform handed the current route and profile in response header
+    /// `name` (a session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one.
+    /// Kept per route and profile like their cookies, so a value never goes out through another
+    /// proxy or from another browser. Asking for a
     /// name is what starts keeping it, on every route of the platform: a site asks for the
     /// values it repeats when it builds a request, and nothing else is kept. `name` is a
     /// lowercase header name.
@@ -324,37 +418,69 @@ impl RouteLease<'_> {
                 names.push(name.clone());
             }
         }
-        self.route().session.value(&name)
+        self.identity().session.value(&name)
     }
 
-    /// The value of cookie `name` the current route would send to `url`, if it holds one
-    /// (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in `X-CSRFToken`).
+    /// The value of cookie `name` the current route and profile would send to `url`, if it
+    /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
+    /// `X-CSRFToken`).
     pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
-        self.route().cookies.value(url, name)
+        self.identity().cookies.value(url, name)
     }
 
     /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
-    /// challenge solver computes) in the current route's jar, for `url`'s host.
+    /// challenge solver computes) in the current route and profile's jar, for `url`'s host.
     pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {
-        let route = self.route();
+        let identity = self.identity();
         for (name, value) in cookies {
-            route.cookies.remember(url, name, value);
+            identity.cookies.remember(url, name, value);
         }
+    }
+
+    /// Presents the next profile from now on (a no-op with one), and starts the next lookup's
+    /// turn past it.
+    fn next_profile(&self, reason: &'static str) {
+        let n = self.routes.profiles.len();
+        if n < 2 {
+            return;
+        }
+        let from = self.profile.load(Ordering::Relaxed);
+        let to = (from + 1) % n;
+        self.profile.store(to, Ordering::Relaxed);
+        self.presented.fetch_add(1, Ordering::Relaxed);
+        self.routes
+            .next_profile
+            .store((to + 1) % n, Ordering::Relaxed);
+        tracing::info!(
+            platform = self.routes.scope,
+            proxy = %self.label(),
+            reason,
+            profile = ?self.routes.profiles[from],
+            next = ?self.routes.profiles[to],
+            "the lookup moves to the next browser profile"
+        );
     }
 
     /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
     /// it for the cool-down (fleet-wide with Redis) and move to the next proxy not resting
-    /// that this lookup has not rested yet. This is the one way for a source to say "rest
-    /// this proxy and try another" (a region lock, say); the sources' HTTP block signals and
-    /// proxy failures already come here through `platform::send` and `platform::guarded`.
+    /// that this lookup has not rested yet, presenting the next profile. This is the one way
+    /// for a source to say "rest this proxy and try another" (a region lock, say); the
+    /// sources' HTTP block signals and proxy failures already come here through the fetch
+    /// ladder.
     ///
-    /// On the direct route nothing rests ([`Switch::Direct`]); the block is counted.
+    /// On the direct route nothing rests; the block is counted. The lease moves to the next
+    /// profile while the lookup has not presented them all ([`Switch::Moved`]), else (and
+    /// for a region lock) there is nowhere to go ([`Switch::Direct`]).
     pub async fn rest_and_switch(&self, reason: &'static str) -> Switch {
         let index = self.current.load(Ordering::Relaxed);
         let route = &self.routes.routes[index];
         route.blocks.increment(1);
         if !self.routes.proxied {
-            return Switch::Direct;
+            if reason == REGION_LOCKED || !self.moves_on_block() {
+                return Switch::Direct;
+            }
+            self.next_profile(reason);
+            return Switch::Moved;
         }
         self.routes.rest(index, reason).await;
         let rested = {
@@ -370,6 +496,7 @@ impl RouteLease<'_> {
         match self.routes.pick(&rested).await {
             Ok(next) => {
                 self.current.store(next, Ordering::Relaxed);
+                self.next_profile(reason);
                 Switch::Moved
             }
             Err(wait) => {
@@ -480,7 +607,7 @@ mod tests {
     }
 
     #[test]
-    fn session_values_are_kept_per_route_and_only_when_asked_for() {
+    fn session_values_are_kept_per_route_and_profile_and_only_when_asked_for() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
         let routes = Egress::new("test-session", &settings, &settings.photo_share, None).unwrap();
@@ -491,7 +618,10 @@ mod tests {
             h
         };
         let names = [HeaderName::from_static("x-set-claim")];
-        let (a, b) = (&routes.routes[0], &routes.routes[1]);
+        let (a, b) = (
+            &routes.routes[0].identities[0],
+            &routes.routes[1].identities[0],
+        );
         a.session.keep_from(&names, &handed("claim-a"));
         assert_eq!(a.session.value(&names[0]).unwrap(), "claim-a");
         assert_eq!(
@@ -518,6 +648,80 @@ mod tests {
             lock(&routes.session_names).is_empty(),
             "nothing asked for yet"
         );
+    }
+
+    #[tokio::test]
+    async fn the_plain_client_has_no_profile_and_a_direct_block_ends_the_lookup() {
+        let settings = Settings::default();
+        let routes = Egress::new("test-plain", &settings, &settings.short_video, None).unwrap();
+        let lease = routes.lease().await.unwrap();
+        assert_eq!(lease.profile(), None);
+        assert!(!lease.moves_on_block());
+        assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
+    }
+
+    #[cfg(feature = "browser")]
+    fn browser_settings(profiles: &[BrowserProfile]) -> Settings {
+        let mut settings = Settings::default();
+        settings.upstream.client = crate::config::UpstreamClient::Browser;
+        settings.upstream.browser_profiles = profiles.to_vec();
+        settings
+    }
+
+    #[cfg(feature = "browser")]
+    #[tokio::test]
+    async fn on_the_direct_route_a_block_moves_to_each_other_profile_once() {
+        use BrowserProfile::*;
+        let settings = browser_settings(&BrowserProfile::ALL);
+        let routes = Egress::new("test-profiles", &settings, &settings.short_video, None).unwrap();
+        let lease = routes.lease().await.unwrap();
+        assert_eq!(lease.profile(), Some(Chrome));
+        for next in [ChromePrevious, Firefox, Safari] {
+            assert!(lease.moves_on_block());
+            assert_eq!(lease.rest_and_switch("http_403").await, Switch::Moved);
+            assert_eq!(lease.profile(), Some(next));
+            assert_eq!(lease.label(), DIRECT);
+        }
+        assert!(!lease.moves_on_block(), "every profile was tried");
+        assert_eq!(lease.rest_and_switch("http_403").await, Switch::Direct);
+        assert_eq!(lease.profile(), Some(Safari));
+        assert_eq!(lease.exhausted(), None);
+        // The turn goes on past the profile the lookup ended on.
+        let mut turns = Vec::new();
+        for _ in 0..4 {
+            turns.push(routes.lease().await.unwrap().profile().unwrap());
+        }
+        assert_eq!(turns, [Chrome, ChromePrevious, Firefox, Safari]);
+    }
+
+    #[cfg(feature = "browser")]
+    #[tokio::test]
+    async fn a_region_lock_on_the_direct_route_tries_no_other_profile() {
+        let settings = browser_settings(&BrowserProfile::ALL);
+        let routes = Egress::new("test-region", &settings, &settings.short_video, None).unwrap();
+        let lease = routes.lease().await.unwrap();
+        assert_eq!(lease.rest_and_switch("region_locked").await, Switch::Direct);
+        assert_eq!(lease.profile(), Some(BrowserProfile::Chrome));
+    }
+
+    #[cfg(feature = "browser")]
+    #[tokio::test]
+    async fn through_proxies_a_block_moves_to_the_next_proxy_and_the_next_profile() {
+        use BrowserProfile::*;
+        let mut settings = browser_settings(&[Chrome, Firefox]);
+        settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
+        let routes = Egress::new("test-both", &settings, &settings.short_video, None).unwrap();
+        let lease = routes.lease().await.unwrap();
+        assert_eq!((lease.label(), lease.profile()), ("0", Some(Chrome)));
+        assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
+        assert_eq!((lease.label(), lease.profile()), ("1", Some(Firefox)));
+        assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
+        assert_eq!((lease.label(), lease.profile()), ("2", Some(Chrome)));
+        // The proxies bound the lookup, as before: three rests and it ends.
+        assert!(matches!(
+            lease.rest_and_switch("http_429").await,
+            Switch::AllResting(_)
+        ));
     }
 
     #[tokio::test]

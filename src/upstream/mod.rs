@@ -13,6 +13,7 @@ pub mod capture;
 pub mod cookies;
 pub mod egress;
 pub mod gate;
+pub mod junk_headers;
 pub mod retry;
 pub mod roots;
 
@@ -20,10 +21,10 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, LOCATION};
+use reqwest::header::{ACCEPT, HeaderMap, LOCATION};
 use url::Url;
 
-use crate::config::{Settings, ms};
+use crate::config::{BrowserProfile, Settings, ms};
 
 /// A desktop Chrome User-Agent: the platforms serve their normal public pages to browsers.
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
@@ -38,7 +39,7 @@ pub struct Upstream {
     max_body: usize,
 }
 
-/// The HTTP stack behind [`Upstream`]: rustls over HTTP/1.1, or a desktop Chrome's TLS and
+/// The HTTP stack behind [`Upstream`]: rustls over HTTP/1.1, or one desktop browser's TLS and
 /// HTTP/2 (cargo feature `browser`). Both keep the same guards.
 #[derive(Clone, Debug)]
 enum Backend {
@@ -114,25 +115,56 @@ impl UpstreamError {
 }
 
 impl Upstream {
-    /// Builds the client from `[upstream]`, going straight out.
+    /// Builds the client from `[upstream]`, going straight out (the browser client as the
+    /// first of `upstream.browser_profiles`).
     pub fn new(settings: &Settings) -> Result<Self, roots::ClientBuildError> {
         Self::via(settings, None)
     }
 
+    /// Builds the client from `[upstream]` through `proxy` when one is given (the browser
+    /// client as the first of `upstream.browser_profiles`); see [`Upstream::build`].
+    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, roots::ClientBuildError> {
+        let first = settings.upstream.browser_profiles.first().copied();
+        Self::build(settings, proxy, first)
+    }
+
+    /// The browsers a route presents, one client each: `upstream.browser_profiles` for the
+    /// browser client, a single `None` for the plain client, which presents no browser.
+    pub fn profiles(settings: &Settings) -> Vec<Option<BrowserProfile>> {
+        let browser = settings.upstream.client == crate::config::UpstreamClient::Browser;
+        match settings.upstream.browser_profiles.as_slice() {
+            profiles if browser && !profiles.is_empty() => {
+                profiles.iter().copied().map(Some).collect()
+            }
+            _ => vec![None],
+        }
+    }
+
     /// Builds the client from `[upstream]`, sending every request through `proxy` (an
     /// `http://`, `https://` or `socks5h://` URL, already validated, credentials included)
-    /// when one is given: one client per route, so connections and pools are never shared
-    /// between proxies.
-    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, roots::ClientBuildError> {
+    /// when one is given: one client per route and profile, so connections and pools are never
+    /// shared between proxies or between the browsers presented. The browser client presents
+    /// `profile` (Chrome when `None`); the plain client ignores it.
+    pub fn build(
+        settings: &Settings,
+        proxy: Option<&Url>,
+        profile: Option<BrowserProfile>,
+    ) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
         let max_body = settings.upstream.max_body_bytes;
         if settings.upstream.client == crate::config::UpstreamClient::Browser {
             #[cfg(feature = "browser")]
             return Ok(Self {
-                backend: Backend::Browser(browser::BrowserClient::via(settings, proxy)?),
+                backend: Backend::Browser(browser::BrowserClient::presenting(
+                    settings,
+                    proxy,
+                    profile.unwrap_or(BrowserProfile::Chrome),
+                )?),
                 timeout,
                 max_body,
             });
+            #[cfg(not(feature = "browser"))]
+            let _ = profile;
             #[cfg(not(feature = "browser"))]
             return Err(roots::ClientBuildError::Browser(
                 "upstream.client = \"browser\" needs a build with --features browser".into(),
@@ -174,9 +206,18 @@ impl Upstream {
         }
     }
 
-    /// Whether requests go out with a desktop Chrome's TLS and HTTP/2 fingerprint.
+    /// Whether requests go out with a desktop browser's TLS and HTTP/2 fingerprint.
     pub fn is_browser(&self) -> bool {
         !matches!(self.backend, Backend::Plain(_))
+    }
+
+    /// The browser this client presents; `None` for the plain client.
+    pub fn profile(&self) -> Option<BrowserProfile> {
+        match &self.backend {
+            Backend::Plain(_) => None,
+            #[cfg(feature = "browser")]
+            Backend::Browser(client) => Some(client.profile()),
+        }
     }
 
     async fn plain_get(
@@ -252,6 +293,15 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         // reqwest's text names the failing step (reset, decode, …) but never the body.
         UpstreamError::Transport(error_chain(&err))
     }
+}
+
+/// Whether `headers` ask for a page as a browser tab does (`Accept` leads with HTML): a
+/// navigation, as opposed to a script's request for JSON.
+pub fn is_navigation(headers: &HeaderMap) -> bool {
+    headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.starts_with("text/html"))
 }
 
 /// An error and its sources on one line.

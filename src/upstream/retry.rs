@@ -64,16 +64,17 @@ impl RetryPolicy {
     }
 
     /// This policy for a lookup on `route` of a platform that does (`retries_blocks`) or does
-    /// not wait its blocks out. Through a proxy a block is not waited out on the same address
-    /// either: it ends the step at once, and the lookup moves to another proxy (the fetch
-    /// ladder). Transport faults and 5xx keep their one retry.
+    /// not wait its blocks out. Through a proxy, or while another browser profile is left to
+    /// present, a block is not waited out where it is either: it ends the step at once, and
+    /// the lookup moves to another proxy or profile (the fetch ladder). Transport faults and
+    /// 5xx keep their one retry.
     pub fn on(
         &self,
         route: &crate::upstream::egress::RouteLease<'_>,
         retries_blocks: bool,
     ) -> Self {
         Self {
-            retry_throttles: retries_blocks && !route.is_proxied(),
+            retry_throttles: retries_blocks && !route.moves_on_block(),
             ..self.clone()
         }
     }

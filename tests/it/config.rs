@@ -54,6 +54,11 @@ fn layering_and_validation() {
             "https://proxy-c.invalid:8443",
         )
         .env("PROFILE_LOOKUP__UPSTREAM__PROXY_COOLDOWN_SECONDS", "42")
+        .env(
+            "PROFILE_LOOKUP__UPSTREAM__BROWSER_PROFILES",
+            "firefox, safari",
+        )
+        .env("PROFILE_LOOKUP__SHORT_VIDEO__JUNK_HEADERS", "false")
         .output()
         .expect("the test binary runs again");
     let report = String::from_utf8_lossy(&child.stdout);
@@ -78,6 +83,10 @@ fn layering_and_validation() {
         (
             "[upstream]\nproxy_cooldown_seconds = 0\n",
             "proxy_cooldown_seconds",
+        ),
+        (
+            "[upstream]\nbrowser_profiles = [\"safari\", \"safari\"]\n",
+            "upstream.browser_profiles[1]",
         ),
     ] {
         let mut file = tempfile();
@@ -120,5 +129,11 @@ fn environment_overrides_the_file() {
     assert_eq!(s.short_video.proxies, ["https://proxy-c.invalid:8443"]);
     assert!(s.photo_share.proxies.is_empty());
     assert_eq!(s.upstream.proxy_cooldown_seconds, 42);
+    use profile_lookup::config::BrowserProfile;
+    assert_eq!(
+        s.upstream.browser_profiles,
+        [BrowserProfile::Firefox, BrowserProfile::Safari]
+    );
+    assert!(!s.short_video.junk_headers);
     assert!(s.validate_for_serve().is_ok());
 }

@@ -2,6 +2,7 @@
 //! crate once, and the rig in [`support`] is written once.
 
 mod browser_client;
+mod browser_profiles;
 mod cli;
 mod config;
 mod config_api_keys;
@@ -15,6 +16,7 @@ mod fleet_quota_lease;
 mod flight_and_retry;
 mod hangups;
 mod html_script_finder;
+mod junk_headers;
 mod lenient_fields;
 mod log_injection;
 mod lookups;

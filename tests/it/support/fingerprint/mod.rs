@@ -3,6 +3,9 @@
 //! It makes a throwaway CA and a `localhost` certificate, tees the raw TCP bytes (for the
 //! ClientHello and JA4) and the decrypted bytes (for the HTTP/2 opening and the Akamai
 //! fingerprint), and serves the routes of [`route`] over HTTP/2 or HTTP/1.1 as ALPN decides.
+//! Each request's headers are kept too ([`FingerprintServer::requests`]), and the server can
+//! answer 429 to the browsers it is told to block ([`FingerprintServer::block_agents`]), as a
+//! platform that keys its blocks on the fingerprint does.
 #![allow(dead_code)]
 
 pub mod akamai;
@@ -39,6 +42,25 @@ pub struct Recording {
     pub plain: Vec<u8>,
     /// The ALPN protocol the server chose.
     pub alpn: Option<String>,
+}
+
+/// One request as the server's router saw it.
+#[derive(Debug, Clone)]
+pub struct SeenRequest {
+    /// Path and query.
+    pub path: String,
+    /// The request headers (HTTP/2 or HTTP/1.1 alike).
+    pub headers: hyper::HeaderMap,
+    /// The `User-Agent`, or "".
+    pub user_agent: String,
+}
+
+/// What the router shares with the test: the requests seen, the agents refused.
+#[derive(Default)]
+struct Shared {
+    requests: Mutex<Vec<SeenRequest>>,
+    /// A request whose `User-Agent` contains one of these is answered 429.
+    blocked_agents: Mutex<Vec<String>>,
 }
 
 /// Appends what is read through it to a shared buffer, up to [`RECORD_CAP`].
@@ -163,6 +185,7 @@ pub struct FingerprintServer {
     /// The PKI whose CA the client must trust.
     pub pki: Arc<TestPki>,
     recordings: Arc<Mutex<Vec<Arc<Mutex<Recording>>>>>,
+    shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -185,12 +208,15 @@ impl FingerprintServer {
         let addr = listener.local_addr().unwrap();
         let recordings: Arc<Mutex<Vec<Arc<Mutex<Recording>>>>> = Arc::default();
         let all = recordings.clone();
+        let shared: Arc<Shared> = Arc::default();
+        let router_state = shared.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
                 let acceptor = acceptor.clone();
+                let state = router_state.clone();
                 let raw_log = Arc::new(Mutex::new(Vec::new()));
                 let plain_log = Arc::new(Mutex::new(Vec::new()));
                 let recording = Arc::new(Mutex::new(Recording::default()));
@@ -216,7 +242,7 @@ impl FingerprintServer {
                     let service = hyper::service::service_fn(move |req| {
                         // Every request updates the recording so a test sees the bytes read so far.
                         recorded.lock().unwrap().plain = plain_log.lock().unwrap().clone();
-                        route(req)
+                        route(req, state.clone())
                     });
                     let _ = hyper_util::server::conn::auto::Builder::new(
                         hyper_util::rt::TokioExecutor::new(),
@@ -230,8 +256,21 @@ impl FingerprintServer {
             addr,
             pki,
             recordings,
+            shared,
             task,
         }
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<SeenRequest> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// From now on, answers 429 (no `Retry-After`) to requests whose `User-Agent` contains any
+    /// of `markers`: a block both platforms read as one.
+    pub fn block_agents(&self, markers: &[&str]) {
+        *self.shared.blocked_agents.lock().unwrap() =
+            markers.iter().map(|m| (*m).to_owned()).collect();
     }
 
     /// `https://localhost:{port}{path}`.
@@ -247,6 +286,25 @@ impl FingerprintServer {
             .iter()
             .map(|r| r.lock().unwrap().clone())
             .collect()
+    }
+}
+
+/// The short-video sample's profile page for its public user, the not-found page otherwise.
+fn short_video_page(name: &str) -> Response<Full<Bytes>> {
+    use profile_lookup::platform::short_video::samples as sv;
+    let html = [("content-type", "text/html; charset=utf-8")];
+    if name == sv::PUBLIC_USER.unique_id {
+        respond(
+            StatusCode::OK,
+            &html,
+            sv::profile_page(sv::Era::Universal, &sv::PUBLIC_USER, 16 * 1024),
+        )
+    } else {
+        respond(
+            StatusCode::OK,
+            &html,
+            sv::not_found_page(sv::Era::Universal, name),
+        )
     }
 }
 
@@ -308,18 +366,51 @@ pub mod bodies {
     }
 }
 
+/// The header `/huge-header` sends: past the 16 MiB the HTTP/2 layer accepts from a server when
+/// the client advertised no `SETTINGS_MAX_HEADER_LIST_SIZE` (as Firefox and Safari do not).
+pub const HUGE_HEADER_BYTES: usize = 17 * 1024 * 1024;
+
 /// Large decoded size for the bombs: far above any cap the tests set.
 pub const BOMB_BYTES: usize = 8 * 1024 * 1024;
 /// Small decoded size that must come through every decoder intact.
 pub const SMALL_BYTES: usize = 10_000;
 
-/// The routes: `/profile` (the page), `/enc/{gzip|br|zstd|deflate}/{small|bomb}`,
-/// `/redirect?{url}` (302), `/big-header` (1 MiB header), `/throttled` (429 Retry-After),
-/// `/hang` (never answers).
-async fn route(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// The routes: `/profile` (the page), `/@{name}` (a short-video profile page of the sample
+/// user, 404 for anyone else), `/enc/{gzip|br|zstd|deflate}/{small|bomb}`, `/redirect?{url}`
+/// (302), `/big-header` (1 MiB header), `/huge-header` (17 MiB header), `/throttled` (429 Retry-After), `/hang` (never
+/// answers). Any of them answers 429 to a blocked agent.
+async fn route(
+    req: Request<hyper::body::Incoming>,
+    shared: Arc<Shared>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let path = req.uri().path().to_string();
+    let user_agent = req
+        .headers()
+        .get(hyper::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    shared.requests.lock().unwrap().push(SeenRequest {
+        path: req
+            .uri()
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        headers: req.headers().clone(),
+        user_agent: user_agent.clone(),
+    });
+    let blocked = shared
+        .blocked_agents
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|marker| user_agent.contains(marker.as_str()));
+    if blocked {
+        return Ok(respond(StatusCode::TOO_MANY_REQUESTS, &[], "blocked"));
+    }
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     Ok(match parts.as_slice() {
+        [at_name] if at_name.starts_with('@') => short_video_page(&at_name[1..]),
         ["profile"] => respond(
             StatusCode::OK,
             &[("content-type", "text/html; charset=utf-8")],
@@ -346,6 +437,10 @@ async fn route(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Byte
         ["big-header"] => {
             let value = "x".repeat(1024 * 1024);
             respond(StatusCode::OK, &[("x-big", value.as_str())], "small body")
+        }
+        ["huge-header"] => {
+            let value = "x".repeat(HUGE_HEADER_BYTES);
+            respond(StatusCode::OK, &[("x-huge", value.as_str())], "small body")
         }
         ["throttled"] => respond(StatusCode::TOO_MANY_REQUESTS, &[("retry-after", "7")], ""),
         ["hang"] => {

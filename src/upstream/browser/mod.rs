@@ -1,41 +1,39 @@
 //! The browser-grade upstream client (`upstream.client = "browser"`, cargo feature `browser`).
 //!
 //! The platforms answer 403, 429 or a login wall to clients whose TLS ClientHello and HTTP/2
-//! connection are not a browser's. This client speaks BoringSSL with the ClientHello of a
-//! current stable desktop Chrome (cipher suites, GREASE, extension order randomised per
-//! connection, ALPS, the X25519MLKEM768 key share) and Chrome's HTTP/2 SETTINGS,
-//! WINDOW_UPDATE, pseudo-header and header order, through `wreq` and a `wreq-util` profile.
+//! connection are not a browser's. This client speaks BoringSSL with the ClientHello of one
+//! desktop browser (`upstream.browser_profiles`: Chrome current or previous, Firefox, Safari;
+//! see [`identity`]): its cipher suites, extensions, GREASE where the browser sends it, its
+//! key shares, and its HTTP/2 SETTINGS, WINDOW_UPDATE, pseudo-header and header order, through
+//! `wreq` and a `wreq-util` emulation. One client presents one browser, and the headers that
+//! name the client (User-Agent, Chromium's client hints) are always that browser's own.
 //!
 //! Crate choice: `wreq` (pinned, see `Cargo.toml`) because it builds with this toolchain, its
-//! Chrome profiles are checked on loopback by `tests/browser_client.rs` (JA4 and the Akamai
-//! HTTP/2 fingerprint), and its API is reqwest's, so the guards below are the plain client's.
+//! browser emulations are checked on loopback by `tests/it/browser_client.rs` (JA4 and the
+//! Akamai HTTP/2 fingerprint against each browser's published values), and its API is
+//! reqwest's, so the guards below are the plain client's.
 //!
 //! It keeps every guard of [`super::Upstream`]: a total deadline, a body cap counted on
 //! decompressed bytes while streaming (gzip, br, zstd and deflate decoders enabled
-//! explicitly), no redirect followed, bounded response headers (Chrome's own HTTP/2
-//! `SETTINGS_MAX_HEADER_LIST_SIZE` and the HTTP/1 read buffer limit), and the same
-//! [`Response`] with its `Retry-After` reading.
+//! explicitly), no redirect followed, bounded response headers (over HTTP/2 Chrome's own
+//! `SETTINGS_MAX_HEADER_LIST_SIZE`, 256 KiB; Firefox and Safari advertise none, so the HTTP/2
+//! layer's own 16 MiB; over HTTP/1 the read buffer limit), and the same [`Response`] with its
+//! `Retry-After` reading.
+
+pub mod identity;
 
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
+use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue};
 use url::Url;
-use wreq::header::OrigHeaderMap;
-use wreq_util::{Emulation, Platform, Profile};
 
 use super::roots::{ClientBuildError, read_pem_roots};
-use super::{Response, UpstreamError, error_chain, read_capped};
-use crate::config::{Settings, ms};
-
-/// The Chrome release presented: the newest profile of the pinned `wreq-util`. Its
-/// `User-Agent` and `sec-ch-ua` name this same version.
-pub const CHROME_PROFILE: Profile = Profile::Chrome149;
-
-/// The desktop platform presented (`sec-ch-ua-platform`, the `User-Agent`'s OS).
-pub const CHROME_PLATFORM: Platform = Platform::Windows;
+use super::{Response, UpstreamError, error_chain, is_navigation, read_capped};
+use crate::config::{BrowserProfile, Settings, ms};
 
 /// Headers that name the client; the profile sets them, so a caller's values (which may name
-/// another Chrome version) are dropped rather than contradicting the handshake.
+/// another browser or version) are dropped rather than contradicting the handshake. Firefox
+/// and Safari send no client hints, so for them the hints are dropped and none added.
 const IDENTITY_HEADERS: [&str; 4] = [
     "user-agent",
     "sec-ch-ua",
@@ -43,50 +41,11 @@ const IDENTITY_HEADERS: [&str; 4] = [
     "sec-ch-ua-platform",
 ];
 
-/// A desktop Chrome's header order on a navigation (a profile page opened in a tab), after the
-/// pseudo-headers. The profile's own order puts `sec-fetch-*` before `accept` and sends neither
-/// `upgrade-insecure-requests` nor `sec-fetch-user`, which Chrome sends on every navigation;
-/// bot checks compare exactly this. Headers not listed keep their place after these.
-const NAVIGATION_ORDER: [&str; 15] = [
-    "sec-ch-ua",
-    "sec-ch-ua-mobile",
-    "sec-ch-ua-platform",
-    "upgrade-insecure-requests",
-    "user-agent",
-    "accept",
-    "sec-fetch-site",
-    "sec-fetch-mode",
-    "sec-fetch-user",
-    "sec-fetch-dest",
-    "referer",
-    "accept-encoding",
-    "accept-language",
-    "cookie",
-    "priority",
-];
-
-/// [`NAVIGATION_ORDER`] in wreq's form, built once.
-static NAVIGATION: std::sync::LazyLock<OrigHeaderMap> = std::sync::LazyLock::new(|| {
-    let mut order = OrigHeaderMap::with_capacity(NAVIGATION_ORDER.len());
-    for name in NAVIGATION_ORDER {
-        order.insert(name);
-    }
-    order
-});
-
-/// Whether `headers` ask for a page as a browser tab does (`Accept` leads with HTML), as
-/// opposed to a script's request for JSON.
-fn is_navigation(headers: &HeaderMap) -> bool {
-    headers
-        .get(ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.starts_with("text/html"))
-}
-
 /// The browser-grade client: cheap to clone, one connection pool.
 #[derive(Clone)]
 pub struct BrowserClient {
     http: wreq::Client,
+    profile: BrowserProfile,
     timeout: Duration,
     max_body: usize,
 }
@@ -94,7 +53,7 @@ pub struct BrowserClient {
 impl std::fmt::Debug for BrowserClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BrowserClient")
-            .field("profile", &CHROME_PROFILE)
+            .field("profile", &self.profile)
             .field("timeout", &self.timeout)
             .field("max_body", &self.max_body)
             .finish_non_exhaustive()
@@ -102,21 +61,29 @@ impl std::fmt::Debug for BrowserClient {
 }
 
 impl BrowserClient {
-    /// Builds the client from `[upstream]` (deadline, body cap, `ca_file`), going straight out.
+    /// Builds the client from `[upstream]` (deadline, body cap, `ca_file`), going straight out
+    /// as the first of `upstream.browser_profiles` (Chrome when the list is empty).
     pub fn new(settings: &Settings) -> Result<Self, ClientBuildError> {
-        Self::via(settings, None)
+        let profile = settings
+            .upstream
+            .browser_profiles
+            .first()
+            .copied()
+            .unwrap_or(BrowserProfile::Chrome);
+        Self::presenting(settings, None, profile)
     }
 
-    /// Builds the client from `[upstream]`, sending every request through `proxy` when one is
-    /// given (credentials in the URL are wreq's to use), as [`super::Upstream::via`] does.
-    pub fn via(settings: &Settings, proxy: Option<&Url>) -> Result<Self, ClientBuildError> {
+    /// Builds the client from `[upstream]` presenting `profile`, sending every request through
+    /// `proxy` when one is given (credentials in the URL are wreq's to use), as
+    /// [`super::Upstream::build`] does.
+    pub fn presenting(
+        settings: &Settings,
+        proxy: Option<&Url>,
+        profile: BrowserProfile,
+    ) -> Result<Self, ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
-        let emulation = Emulation::builder()
-            .profile(CHROME_PROFILE)
-            .platform(CHROME_PLATFORM)
-            .build();
         let mut builder = wreq::Client::builder()
-            .emulation(emulation)
+            .emulation(identity::emulation(profile))
             .redirect(wreq::redirect::Policy::none())
             .retry(wreq::retry::Policy::never())
             .gzip(true)
@@ -149,32 +116,39 @@ impl BrowserClient {
             .map_err(|e| ClientBuildError::Browser(error_chain(&e)))?;
         Ok(Self {
             http,
+            profile,
             timeout,
             max_body: settings.upstream.max_body_bytes,
         })
     }
 
+    /// The browser this client presents.
+    pub fn profile(&self) -> BrowserProfile {
+        self.profile
+    }
+
     /// Sends `GET url` with `headers` (less the identity headers the profile owns) and reads
-    /// the whole body within the deadline and the cap.
+    /// the whole body within the deadline and the cap. A page request (a navigation) goes out
+    /// as the browser sends one: its own `Accept` and `Accept-Language` (a page cannot choose
+    /// them), the headers it adds to navigations, in its order.
     pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
-        headers.remove(USER_AGENT);
         for name in IDENTITY_HEADERS {
             headers.remove(HeaderName::from_static(name));
         }
-        let navigation = is_navigation(&headers);
-        if navigation {
-            headers.insert(
-                HeaderName::from_static("upgrade-insecure-requests"),
-                HeaderValue::from_static("1"),
-            );
-            headers.insert(
-                HeaderName::from_static("sec-fetch-user"),
-                HeaderValue::from_static("?1"),
-            );
+        let navigation = is_navigation(&headers).then(|| identity::navigation(self.profile));
+        if let Some(navigation) = navigation {
+            headers.remove(ACCEPT);
+            headers.remove(ACCEPT_LANGUAGE);
+            for (name, value) in navigation.extra {
+                headers.insert(
+                    HeaderName::from_static(name),
+                    HeaderValue::from_static(value),
+                );
+            }
         }
         let mut request = self.http.get(url.as_str()).headers(headers);
-        if navigation {
-            request = request.orig_headers(NAVIGATION.clone());
+        if let Some(navigation) = navigation {
+            request = request.orig_headers((*navigation.order).clone());
         }
         let read = async {
             let mut response = request
