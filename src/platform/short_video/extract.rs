@@ -1,55 +1,113 @@
-//! Reading a short-video profile page: which embedded state it carries, and what it says.
+//! Reading a short-video profile page: which embedded states it carries, and what they say.
 //!
-//! The platform has embedded its state three ways over the years; this is a strategy chain
-//! over them, newest first: `__UNIVERSAL_DATA_FOR_REHYDRATION__`, then `SIGI_STATE` (as a JSON
-//! script, then as a `window['SIGI_STATE']=…` assignment), then `__NEXT_DATA__`. The first
-//! state present decides. The page is walked once with [`html::scripts`], so inline scripts
-//! that merely mention these ids are never mistaken for state, and nothing outside the chosen
-//! state (suggested users, page text) is ever consulted.
+//! The platform has embedded its state three ways over the years: `__UNIVERSAL_DATA_FOR_
+//! REHYDRATION__`, `SIGI_STATE` (as a JSON script, or as a `window['SIGI_STATE']=…`
+//! assignment) and `__NEXT_DATA__`; pages of 2022–23 carry two at once (the user in
+//! `SIGI_STATE`, only the app context in the rehydration script). The state that holds the
+//! requested user's section decides, whichever comes first in the page; when several do, the
+//! newest era wins. A page whose states all render the app without any user is a shell
+//! (a block). The page is walked once with [`html::scripts`], so inline scripts that merely
+//! mention these ids are never mistaken for state, and nothing outside the states (suggested
+//! users, page text) is ever consulted.
 
 use super::ShortVideoProfile;
+use super::user_json::{SHELL_PAGE, Said};
 use super::{next_data, sigi, universal};
 use crate::html;
 use crate::platform::PageVerdict;
 use crate::username::Subject;
 
+/// The ways a page embeds its state, newest era first: the order in which they decide.
+#[derive(Clone, Copy)]
+enum Kind {
+    Universal,
+    SigiJson,
+    SigiAssignment,
+    NextData,
+}
+
+impl Kind {
+    const NEWEST_FIRST: [Kind; 4] = [
+        Kind::Universal,
+        Kind::SigiJson,
+        Kind::SigiAssignment,
+        Kind::NextData,
+    ];
+
+    /// What a state of this kind says, read from its script text.
+    fn said(self, text: &[u8], requested: Subject<'_>) -> Said {
+        match self {
+            Kind::Universal => universal::said(text, requested),
+            Kind::SigiJson => sigi::said(text, sigi::Embedding::Json, requested),
+            Kind::SigiAssignment => sigi::said(text, sigi::Embedding::Assignment, requested),
+            Kind::NextData => next_data::said(text, requested),
+        }
+    }
+}
+
+/// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
+#[derive(Default)]
+struct States<'a>([Option<&'a [u8]>; 4]);
+
+impl<'a> States<'a> {
+    /// Walks the page's scripts once and keeps the state scripts.
+    fn of(page: &'a [u8]) -> Self {
+        let mut states = States::default();
+        for script in html::scripts(page) {
+            let kind = match script.attr("id") {
+                Some(universal::SCRIPT_ID) => Kind::Universal,
+                Some(sigi::SCRIPT_ID) => Kind::SigiJson,
+                Some(next_data::SCRIPT_ID) => Kind::NextData,
+                _ if states.0[Kind::SigiAssignment as usize].is_none() => {
+                    states.0[Kind::SigiAssignment as usize] = sigi::assigned_state(script.text);
+                    continue;
+                }
+                _ => continue,
+            };
+            states.0[kind as usize].get_or_insert(script.text);
+        }
+        states
+    }
+
+    /// What each state says, newest era first, read lazily: a state after the one that
+    /// decides is never parsed.
+    fn said(self, requested: Subject<'a>) -> impl Iterator<Item = Said> + 'a {
+        Kind::NEWEST_FIRST
+            .into_iter()
+            .filter_map(move |kind| Some(kind.said(self.0[kind as usize]?, requested)))
+    }
+}
+
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
 ///
-/// Existence comes from the state's status code only (0 and 10222 (private) are profiles;
-/// 10221 and 10202 not found; 10000, 10113 and 10114 a captcha block); the profile's
-/// `uniqueId` must be the requested name (ASCII case-insensitively). Counts the page does not
-/// give are `None`; other missing user fields are `""`, `false` or `0`, because the body's
-/// shape has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
-/// entity-decoded. Pure and linear in the page size; never panics, whatever the bytes.
+/// Existence comes from the deciding state's status code only (0, 10216 and 10222 (private)
+/// are profiles; 10221, 10202 and 10204 not found; 10000, 10113 and 10114 a captcha block);
+/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). Counts the
+/// page does not give are `None`; other missing user fields are `""`, `false` or `0`, because
+/// the body's shape has every key and a blank bio is not a wrong number. Strings are
+/// JSON-decoded, never entity-decoded. Pure and linear in the page size (each state is parsed
+/// at most once); never panics, whatever the bytes.
 pub fn extract<'a>(
     page: &[u8],
     requested: impl Into<Subject<'a>>,
 ) -> PageVerdict<ShortVideoProfile> {
     let requested = requested.into();
-    let mut sigi_json = None;
-    let mut sigi_assignment = None;
-    let mut next = None;
-    for script in html::scripts(page) {
-        match script.attr("id") {
-            Some(universal::SCRIPT_ID) => return universal::read(script.text, requested),
-            Some(sigi::SCRIPT_ID) => {
-                sigi_json.get_or_insert(script.text);
+    let mut broken = None;
+    let mut shell = false;
+    for said in States::of(page).said(requested) {
+        match said {
+            Said::User(verdict) => return *verdict,
+            Said::AppOnly => shell = true,
+            Said::Broken(why) => {
+                broken.get_or_insert(why);
             }
-            Some(next_data::SCRIPT_ID) => {
-                next.get_or_insert(script.text);
-            }
-            _ if sigi_assignment.is_none() => sigi_assignment = sigi::assigned_state(script.text),
-            _ => {}
         }
     }
-    if let Some(text) = sigi_json {
-        sigi::read(text, sigi::Embedding::Json, requested)
-    } else if let Some(text) = sigi_assignment {
-        sigi::read(text, sigi::Embedding::Assignment, requested)
-    } else if let Some(text) = next {
-        next_data::read(text, requested)
-    } else {
-        PageVerdict::Unreadable("no state script".into())
+    match (broken, shell) {
+        // A state we could not read may have held the user: never guess a block over it.
+        (Some(why), _) => PageVerdict::Unreadable(why),
+        (None, true) => PageVerdict::Blocked(SHELL_PAGE),
+        (None, false) => PageVerdict::Unreadable("no state script".into()),
     }
 }
 
@@ -256,6 +314,39 @@ mod tests {
         assert_eq!(
             extract(newer.as_bytes(), &name("abc")),
             PageVerdict::NotFound
+        );
+    }
+
+    #[test]
+    fn the_state_that_holds_the_user_decides_whichever_script_comes_first() {
+        for era in [Era::Sigi, Era::NextData] {
+            for first in [true, false] {
+                for user in samples::sample_users() {
+                    let page = samples::two_state_page(era, Some(&user), user.unique_id, first);
+                    assert_eq!(
+                        extract(page.as_bytes(), &name(user.unique_id)),
+                        PageVerdict::Profile(samples::expected_body(&user)),
+                        "{era:?}, app context first: {first}, {}",
+                        user.unique_id
+                    );
+                }
+                let page = samples::two_state_page(era, None, NOT_FOUND_USER, first);
+                assert_eq!(
+                    extract(page.as_bytes(), &name(NOT_FOUND_USER)),
+                    PageVerdict::NotFound,
+                    "{era:?}, app context first: {first}"
+                );
+            }
+        }
+        // No state holds a user: the page is a shell, whichever comes first.
+        let shells = format!(
+            "{}{}",
+            r#"<script id="SIGI_STATE" type="application/json">{"AppContext":{"appContext":{}},"SEO":{}}</script>"#,
+            r#"<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":{"webapp.app-context":{}}}</script>"#
+        );
+        assert_eq!(
+            extract(shells.as_bytes(), &name("abc")),
+            PageVerdict::Blocked("shell_page")
         );
     }
 

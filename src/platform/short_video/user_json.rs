@@ -76,6 +76,38 @@ pub(super) struct RawUserInfo<'a> {
     pub stats_v2: Object<RawStats>,
 }
 
+/// What one state script says, before the page's states are weighed against each other.
+#[derive(Debug)]
+pub(super) enum Said {
+    /// The state has the section about the requested user (a user-detail, a `UserPage`, page
+    /// props): its verdict.
+    User(Box<PageVerdict<ShortVideoProfile>>),
+    /// The state renders the app and nothing about any user: a shell.
+    AppOnly,
+    /// The state could not be read, or holds neither a user section nor the app; why.
+    Broken(String),
+}
+
+impl Said {
+    /// The state's verdict about the requested user.
+    pub(super) fn user(verdict: PageVerdict<ShortVideoProfile>) -> Self {
+        Said::User(Box::new(verdict))
+    }
+
+    /// The verdict of a page holding only this state (what the era readers' tests check).
+    #[cfg(test)]
+    pub(super) fn into_verdict(self) -> PageVerdict<ShortVideoProfile> {
+        match self {
+            Said::User(verdict) => *verdict,
+            Said::AppOnly => PageVerdict::Blocked(SHELL_PAGE),
+            Said::Broken(why) => PageVerdict::Unreadable(why),
+        }
+    }
+}
+
+/// The block reason of a page whose states render the app without any user.
+pub(super) const SHELL_PAGE: &str = "shell_page";
+
 /// What an era parser found about the page's subject, before any decision.
 #[derive(Debug, Default)]
 pub(super) struct Found<'a> {

@@ -209,6 +209,25 @@ pub fn shell_page() -> String {
     pages::page(Era::Universal, Subject::Shell, 0, 48 * 1024)
 }
 
+/// A page of 2022–23: `era`'s state (the profile of `user`, or the not-found state for
+/// `requested` when `user` is `None`) beside a rehydration script holding only the app context,
+/// that script coming first in the page (`app_context_first`) or last.
+pub fn two_state_page(
+    era: Era,
+    user: Option<&SampleUser>,
+    requested: &str,
+    app_context_first: bool,
+) -> String {
+    let page = match user {
+        Some(u) => profile_page(era, u, 40_000),
+        None => {
+            let status = if era == Era::NextData { 10202 } else { 10221 };
+            pages::page(era, Subject::Missing(requested), status, 40_000)
+        }
+    };
+    pages::with_app_context_script(page, app_context_first)
+}
+
 /// Whose page it is.
 #[derive(Clone, Copy)]
 enum Subject<'a> {
