@@ -143,6 +143,25 @@ mod tests {
     }
 
     #[test]
+    fn a_permission_code_is_a_private_profile() {
+        // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
+        let text = detail(&format!(
+            r#"{{"statusCode":10216,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+            panic!("not a profile");
+        };
+        assert!(p.user_info.user.private_account);
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        // Without the user it is no profile, and never a not-found.
+        let bare = detail(r#"{"statusCode":10216,"userInfo":{}}"#);
+        assert!(matches!(
+            read(bare.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
     fn refuses_another_user_and_missing_pieces() {
         let ok = detail(&format!(
             r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#

@@ -144,7 +144,9 @@ pub(super) fn verdict(found: Found<'_>, requested: Subject<'_>) -> PageVerdict<S
     let private = match found.status {
         None => return PageVerdict::Unreadable("the state has no status code".into()),
         Some(0) => false,
-        Some(10222) => true,
+        // 10222: a private account; 10216: no permission to view, which peers read the same
+        // way (docs/short-video.md says where each code comes from).
+        Some(10222 | 10216) => true,
         Some(10221 | 10202 | 10204) => return PageVerdict::NotFound,
         Some(10231) => return PageVerdict::RegionLocked,
         Some(10000 | 10113 | 10114) => return PageVerdict::Blocked("captcha"),
