@@ -12,6 +12,7 @@ mod next_data;
 pub mod samples;
 mod sigi;
 pub mod site;
+pub mod stateless;
 mod universal;
 mod user_json;
 

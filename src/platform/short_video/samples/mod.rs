@@ -16,12 +16,14 @@ mod json;
 mod pages;
 pub mod stand_in;
 mod state;
+mod stateless;
 mod waf;
 
 use crate::platform::short_video::{
     ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
 };
 
+pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 
 /// The size of an ordinary profile page (what the uncached-lookup benchmark serves).
