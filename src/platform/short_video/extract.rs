@@ -15,26 +15,29 @@
 use super::ShortVideoProfile;
 use super::stateless::{self, Rest};
 use super::user_json::{SHELL_PAGE, Said};
-use super::{next_data, sigi, universal};
+use super::{embed, next_data, sigi, universal};
 use crate::html::{self, Token};
 use crate::platform::PageVerdict;
 use crate::username::Subject;
 
-/// The ways a page embeds its state, newest era first: the order in which they decide.
+/// The ways a document embeds its state: the profile page's eras, newest first, then the
+/// embed page's (a document carries one or the other); the order in which they decide.
 #[derive(Clone, Copy)]
 enum Kind {
     Universal,
     SigiJson,
     SigiAssignment,
     NextData,
+    Embed,
 }
 
 impl Kind {
-    const NEWEST_FIRST: [Kind; 4] = [
+    const NEWEST_FIRST: [Kind; 5] = [
         Kind::Universal,
         Kind::SigiJson,
         Kind::SigiAssignment,
         Kind::NextData,
+        Kind::Embed,
     ];
 
     /// What a state of this kind says, read from its script text.
@@ -44,13 +47,14 @@ impl Kind {
             Kind::SigiJson => sigi::said(text, sigi::Embedding::Json, requested),
             Kind::SigiAssignment => sigi::said(text, sigi::Embedding::Assignment, requested),
             Kind::NextData => next_data::said(text, requested),
+            Kind::Embed => embed::said(text, requested),
         }
     }
 }
 
 /// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
 #[derive(Default)]
-struct States<'a>([Option<&'a [u8]>; 4]);
+struct States<'a>([Option<&'a [u8]>; 5]);
 
 impl<'a> States<'a> {
     /// Walks the page once: keeps its state scripts, and notes the rest in case no state
@@ -74,6 +78,7 @@ impl<'a> States<'a> {
                 Some(universal::SCRIPT_ID) => Kind::Universal,
                 Some(sigi::SCRIPT_ID) => Kind::SigiJson,
                 Some(next_data::SCRIPT_ID) => Kind::NextData,
+                Some(embed::SCRIPT_ID) => Kind::Embed,
                 _ => match sigi::assigned_state(text) {
                     Some(state) if states.0[Kind::SigiAssignment as usize].is_none() => {
                         states.0[Kind::SigiAssignment as usize] = Some(state);

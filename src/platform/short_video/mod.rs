@@ -7,6 +7,7 @@
 //! solves the WAF's proof-of-work page.
 pub mod body;
 pub mod challenge;
+mod embed;
 pub mod extract;
 mod next_data;
 pub mod samples;

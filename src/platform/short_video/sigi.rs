@@ -8,15 +8,12 @@
 //! Both hold `UserModule.users[<uniqueId>]`, `UserModule.stats[<uniqueId>]` and
 //! `UserPage.{uniqueId, statusCode, secUid}`.
 
-use std::fmt;
-use std::marker::PhantomData;
-
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::IgnoredAny;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawStats, RawUser, Said};
+use super::user_json::{self, Entries, Found, RawStats, RawUser, Said};
 use crate::cost;
 use crate::platform::PageVerdict;
 use crate::platform::fields::{Object, Text};
@@ -58,29 +55,6 @@ struct UserPage<'a> {
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     status_code: Option<i64>,
-}
-
-/// A JSON object kept as its entries in order (keys borrowed where possible).
-struct Entries<'a, T>(Vec<(Text<'a>, T)>);
-
-impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EntriesVisitor<'a, T>(PhantomData<(Text<'a>, T)>);
-        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EntriesVisitor<'a, T> {
-            type Value = Entries<'a, T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<Text<'de>, T>()? {
-                    entries.push((key, value));
-                }
-                Ok(Entries(entries))
-            }
-        }
-        deserializer.deserialize_map(EntriesVisitor(PhantomData))
-    }
 }
 
 /// The state's text when `text` is a `window['SIGI_STATE']=…` assignment, else `None`.

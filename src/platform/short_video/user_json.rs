@@ -9,7 +9,11 @@
 //! The fields it does need are read with the lenient types both platforms share
 //! ([`crate::platform::fields`]), so a wrongly typed one never costs the profile.
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 
 use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
@@ -107,6 +111,29 @@ impl Said {
 
 /// The block reason of a page whose states render the app without any user.
 pub(super) const SHELL_PAGE: &str = "shell_page";
+
+/// A JSON object kept as its entries in order (keys borrowed where possible).
+pub(super) struct Entries<'a, T>(pub Vec<(Text<'a>, T)>);
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<'a, T>(PhantomData<(Text<'a>, T)>);
+        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EntriesVisitor<'a, T> {
+            type Value = Entries<'a, T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Text<'de>, T>()? {
+                    entries.push((key, value));
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor(PhantomData))
+    }
+}
 
 /// What an era parser found about the page's subject, before any decision.
 #[derive(Debug, Default)]
