@@ -318,6 +318,25 @@ impl RouteLease<'_> {
         }
     }
 
+    /// Whether the lease could move to another proxy now: one this lookup has not rested,
+    /// other than the current one, that is not resting as far as this replica knows. A
+    /// lookup that has another source to ask keeps its last route for it instead of resting
+    /// it (a rest only another replica knows of can still leave it with none).
+    pub fn can_move(&self) -> bool {
+        if !self.routes.proxied {
+            return false;
+        }
+        let current = self.current.load(Ordering::Relaxed);
+        let rested = self
+            .rested
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        self.routes.routes.iter().enumerate().any(|(i, route)| {
+            i != current && !rested.contains(&i) && route.resting_for(now).is_none()
+        })
+    }
+
     /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
     /// it for the cool-down (fleet-wide with Redis) and move to the next proxy not resting
     /// that this lookup has not rested yet. This is the one way for a source to say "rest
