@@ -206,6 +206,13 @@ impl<S: Site> Source<S> {
         let mut misses = Vec::with_capacity(self.plan.len());
         for (at, &doc) in self.plan.iter().enumerate() {
             let miss = match self.read_document(doc, name, route).await {
+                // A source handed over to that cannot be reached leaves the block standing.
+                Ok(Lookup::Failed(Failure::Unavailable(why))) if !misses.is_empty() => {
+                    if let Some(block) = self.longest_block(&misses) {
+                        return block;
+                    }
+                    return Ending::decided(Lookup::unavailable(why), doc);
+                }
                 Ok(lookup) => return Ending::decided(lookup, doc),
                 Err(miss) => miss,
             };

@@ -129,6 +129,26 @@ async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no
 }
 
 #[tokio::test]
+async fn an_embed_that_cannot_be_reached_leaves_the_pages_block_standing() {
+    let router = Router::new().fallback(|request: Request| async move {
+        if request.uri().path().starts_with("/embed/") {
+            StatusCode::SERVICE_UNAVAILABLE.into_response()
+        } else {
+            sv::maintenance_page().into_response()
+        }
+    });
+    let upstream = spawn_upstream(router).await;
+    let app = spawn_app(settings(upstream.addr)).await;
+    let response = app.get(&path("someone.here")).await;
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"));
+    assert_eq!(response.headers()["x-source"], "page");
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    // The page once, the embed twice (a 5xx gets one more try).
+    assert_eq!(upstream.hits(), 3);
+}
+
+#[tokio::test]
 async fn a_page_that_says_not_found_is_answered_without_the_embed() {
     for code in [10202, 10221, 10204] {
         let seen = Seen::default();
@@ -338,4 +358,77 @@ async fn each_stateless_kind_is_captured_with_its_verdict() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(sidecars(&dir).len(), sv::STATELESS_BLOCK_NAMES.len());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn each_block_kind_is_logged_with_its_reason_and_source() {
+    use std::process::{Command, Stdio};
+    const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (upstream, listen) = runtime.block_on(async {
+        (
+            spawn_upstream(ShortVideo::stand_in()).await,
+            support::closed_port().await,
+        )
+    });
+    let config = support::temp_file(
+        "sv-block-logs",
+        ".toml",
+        format!(
+            "[server]\nlisten = \"{listen}\"\n[auth]\napi_keys = [\"{key}\"]\n\
+             [short_video]\nbase_url = \"http://{up}\"\n[cache]\nenabled = false\n\
+             [log]\nformat = \"json\"\nlevel = \"info\"\n",
+            key = support::KEY,
+            up = upstream.addr,
+        )
+        .as_bytes(),
+    );
+    let child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(config.path())
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let base = format!("http://{listen}");
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while client.get(format!("{base}/healthz")).send().await.is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "serve did not come up"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for (name, _) in sv::STATELESS_BLOCK_NAMES {
+            let response = client
+                .get(format!("{base}{}", path(name)))
+                .bearer_auth(support::KEY)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 429, "{name}");
+        }
+    });
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    let logs =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    for (_, reason) in sv::STATELESS_BLOCK_NAMES {
+        let logged = logs.lines().any(|line| {
+            line.contains("the platform refused a document")
+                && line.contains(&format!("\"reason\":\"{reason}\""))
+                && line.contains("\"source\":\"page\"")
+        });
+        assert!(logged, "no log line for {reason} in\n{logs}");
+    }
 }
