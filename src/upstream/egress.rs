@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
 use super::cookies::RouteCookies;
@@ -43,6 +43,7 @@ struct Route {
     label: String,
     upstream: Upstream,
     cookies: RouteCookies,
+    session: SessionValues,
     rest_until: Mutex<Option<Instant>>,
     requests: metrics::Counter,
     blocks: metrics::Counter,
@@ -59,6 +60,7 @@ impl Route {
             label,
             upstream,
             cookies: RouteCookies::default(),
+            session: SessionValues::default(),
             rest_until: Mutex::new(None),
             requests,
             blocks,
@@ -98,6 +100,8 @@ pub struct Egress {
     next: Mutex<usize>,
     cooldown: Duration,
     fleet: Option<Fleet>,
+    /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
+    session_names: Mutex<Vec<HeaderName>>,
 }
 
 impl std::fmt::Debug for Egress {
@@ -158,6 +162,7 @@ impl Egress {
             next: Mutex::new(0),
             cooldown: settings.upstream.proxy_cooldown(),
             fleet,
+            session_names: Mutex::default(),
         })
     }
 
@@ -299,8 +304,27 @@ impl RouteLease<'_> {
         let result = route.upstream.get(url, headers).await;
         if let Ok(response) = &result {
             route.cookies.keep_from(&response.url, &response.headers);
+            let names = lock(&self.routes.session_names);
+            route.session.keep_from(&names, &response.headers);
         }
         result
+    }
+
+    /// The last value the platform handed the current route in response header `name` (a
+    /// session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one. Kept per
+    /// route like its cookies, so a value never goes out through another proxy. Asking for a
+    /// name is what starts keeping it, on every route of the platform: a site asks for the
+    /// values it repeats when it builds a request, and nothing else is kept. `name` is a
+    /// lowercase header name.
+    pub fn handed(&self, name: &'static str) -> Option<HeaderValue> {
+        let name = HeaderName::from_static(name);
+        {
+            let mut names = lock(&self.routes.session_names);
+            if !names.contains(&name) {
+                names.push(name.clone());
+            }
+        }
+        self.route().session.value(&name)
     }
 
     /// The value of cookie `name` the current route would send to `url`, if it holds one
@@ -378,6 +402,51 @@ impl RouteLease<'_> {
     }
 }
 
+/// Locks `m`, whatever a panicking holder left in it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The longest session value kept: real claims and tokens are tens of bytes.
+const MAX_SESSION_VALUE_LEN: usize = 512;
+
+/// The values one route was handed in response headers (see [`RouteLease::handed`]): the last
+/// plausible one per name, for the few names the platform asked for.
+#[derive(Debug, Default)]
+struct SessionValues(Mutex<Vec<(HeaderName, HeaderValue)>>);
+
+impl SessionValues {
+    /// Keeps, for each of `names`, the value `headers` hand out when it is plausible: not
+    /// empty, at most [`MAX_SESSION_VALUE_LEN`] bytes of visible ASCII. Anything else leaves
+    /// the value kept before.
+    fn keep_from(&self, names: &[HeaderName], headers: &HeaderMap) {
+        for name in names {
+            let Some(value) = headers.get(name) else {
+                continue;
+            };
+            let plausible = !value.is_empty()
+                && value.len() <= MAX_SESSION_VALUE_LEN
+                && value.as_bytes().iter().all(u8::is_ascii_graphic);
+            if !plausible {
+                continue;
+            }
+            let mut kept = lock(&self.0);
+            match kept.iter_mut().find(|(n, _)| n == name) {
+                Some((_, old)) => *old = value.clone(),
+                None => kept.push((name.clone(), value.clone())),
+            }
+        }
+    }
+
+    /// The value kept for `name`.
+    fn value(&self, name: &HeaderName) -> Option<HeaderValue> {
+        lock(&self.0)
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
 /// Whether an error on a proxy route is the proxy's failure (connect, reset, time-out): such a
 /// proxy rests. An oversized or undecodable body is the platform's doing, not the proxy's.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
@@ -427,6 +496,47 @@ mod tests {
         for text in [format!("{routes:?}"), format!("{client:?}")] {
             assert!(!text.contains("hunter2"), "{text}");
         }
+    }
+
+    #[test]
+    fn session_values_are_kept_per_route_and_only_when_asked_for() {
+        let mut settings = Settings::default();
+        settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
+        let routes = Egress::new("test-session", &settings, &settings.photo_share, None).unwrap();
+        let handed = |value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("x-set-claim", HeaderValue::from_str(value).unwrap());
+            h.insert("x-other", HeaderValue::from_static("kept-nowhere"));
+            h
+        };
+        let names = [HeaderName::from_static("x-set-claim")];
+        let (a, b) = (&routes.routes[0], &routes.routes[1]);
+        a.session.keep_from(&names, &handed("claim-a"));
+        assert_eq!(a.session.value(&names[0]).unwrap(), "claim-a");
+        assert_eq!(
+            b.session.value(&names[0]),
+            None,
+            "route b was handed nothing"
+        );
+        assert_eq!(a.session.value(&HeaderName::from_static("x-other")), None);
+        for odd in ["", "a b", &"x".repeat(MAX_SESSION_VALUE_LEN + 1)] {
+            a.session.keep_from(&names, &handed(odd));
+            assert_eq!(
+                a.session.value(&names[0]).unwrap(),
+                "claim-a",
+                "{odd:?} ignored"
+            );
+        }
+        a.session.keep_from(&names, &handed("claim-a2"));
+        assert_eq!(
+            a.session.value(&names[0]).unwrap(),
+            "claim-a2",
+            "the last one wins"
+        );
+        assert!(
+            lock(&routes.session_names).is_empty(),
+            "nothing asked for yet"
+        );
     }
 
     #[tokio::test]

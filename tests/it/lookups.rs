@@ -471,6 +471,9 @@ async fn photo_share_blocks_that_never_end_are_429_after_max_attempts() {
     }
 }
 
+/// The JSON endpoint's 400 for business and creator accounts (2026).
+const BUSINESS_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}";
+
 #[tokio::test]
 async fn photo_share_falls_back_to_the_page_in_each_shape() {
     for (name, page) in [
@@ -479,13 +482,21 @@ async fn photo_share_falls_back_to_the_page_in_each_shape() {
             "shared data",
             ps::shared_data_profile_page(&ps::PUBLIC_USER, 128 * 1024),
         ),
+        (
+            "xig with edge counts (2026)",
+            ps::xig_edge_counts_page(&ps::PUBLIC_USER, 256 * 1024),
+        ),
+        (
+            "web_profile_info preloaded (2026)",
+            ps::web_profile_info_preload_page(&ps::PUBLIC_USER, 256 * 1024),
+        ),
     ] {
         let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
             let page = page.clone();
             async move {
                 if request.uri().path().starts_with("/api/") {
-                    // Not JSON where JSON was expected.
-                    (StatusCode::OK, "<html>upgrade your app</html>").into_response()
+                    // The JSON endpoint's schema 400 for business accounts: the page answers.
+                    (StatusCode::BAD_REQUEST, BUSINESS_400).into_response()
                 } else {
                     (StatusCode::OK, page).into_response()
                 }
@@ -501,8 +512,11 @@ async fn photo_share_falls_back_to_the_page_in_each_shape() {
             .await;
         assert_eq!(response.status(), 200, "{name}");
         let body: Value = response.json().await.unwrap();
-        assert_eq!(body["id"], ps::PUBLIC_USER.pk, "{name}");
-        assert_eq!(body["username"], ps::PUBLIC_USER.username);
+        assert_eq!(
+            body,
+            serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap(),
+            "{name}"
+        );
         assert_eq!(upstream.hits(), 2);
     }
 }

@@ -20,6 +20,7 @@ mod log_injection;
 mod lookups;
 mod module_graph;
 mod openapi;
+mod photo_share_2026;
 mod photo_share_proptest;
 mod photo_share_real_captures;
 mod photo_share_user_text;

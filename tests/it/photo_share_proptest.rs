@@ -8,16 +8,19 @@ use crate::support::photo_share_name as name;
 use profile_lookup::cost;
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::photo_share::extract::{
-    block_signal, from_api, from_page, redirect_is_block,
+    block_signal, from_api, from_page, from_page_answer, is_business_schema_error, not_json,
+    redirect_is_block,
 };
 use profile_lookup::platform::photo_share::samples;
 use profile_lookup::username::Username;
 
 fn run_all(body: &[u8], asked: &Username) {
     let _ = from_api(body, asked);
-    let _ = from_page(body, asked);
+    let _ = from_page_answer(body, asked);
+    let _ = not_json(Some(b"text/html"), body);
     for status in [200, 400, 401, 429] {
         let _ = block_signal(status, body);
+        let _ = is_business_schema_error(status, body);
     }
 }
 
@@ -29,6 +32,9 @@ fn fragment() -> impl Strategy<Value = Vec<u8>> {
         Just(b"</script>".to_vec()),
         Just(b"<!--".to_vec()),
         Just(b"\"xig_user_by_username\"".to_vec()),
+        Just(b"\"xdt_api__v1__users__web_profile_info\"".to_vec()),
+        Just(b":{\"user\":".to_vec()),
+        Just(b"\"edge_followed_by\":{\"count\":".to_vec()),
         Just(b":{\"username\":\"bo\",\"pk\":".to_vec()),
         Just(b"window._sharedData = ".to_vec()),
         Just(b"{\"entry_data\":{\"ProfilePage\":[{\"graphql\":{\"user\":".to_vec()),
@@ -75,6 +81,8 @@ fn every_truncation_of_every_sample_is_safe() {
         samples::web_profile_info(&user, 0),
         samples::xig_profile_page(&user, 0),
         samples::shared_data_profile_page(&user, 0),
+        samples::xig_edge_counts_page(&user, 0),
+        samples::web_profile_info_preload_page(&user, 0),
         samples::not_found_page(),
         samples::shell_page(user.username),
         samples::login_page(),
@@ -129,6 +137,11 @@ fn deep_nesting_is_refused_without_overflow() {
             b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"bo\",\"x\":",
             b"",
         ),
+        deep(
+            b"{\"xdt_api__v1__users__web_profile_info\":{\"user\":",
+            b"<script data-sjs>",
+            b"</script>",
+        ),
         deep(b"[", b"<script>window._sharedData = {\"entry_data\":", b""),
     ] {
         run_all(&body, &asked);
@@ -178,8 +191,18 @@ fn hostile(n: usize) -> Vec<Vec<u8>> {
         page.extend(std::iter::repeat_n(b'a', n));
         page
     };
+    let nested_preloads = {
+        let mut page = b"<script data-sjs>".to_vec();
+        page.extend(b"{\"xdt_api__v1__users__web_profile_info\":{\"user\":".repeat(100));
+        page.extend(b"\"");
+        page.extend(std::iter::repeat_n(b'a', n));
+        page
+    };
     vec![
         nested_keys,
+        nested_preloads,
+        repeat(b"<script data-sjs>{\"xig_user_by_username\":null,\"xdt_api__v1__users__web_profile_info\":{\"user\":{\"username\":\"zz\"}}}</script>"),
+        repeat(b"\"xdt_api__v1__users__web_profile_info\":{\"user\":null}\"xig_user_by_username\" "),
         repeat(b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"zz\"}}</script>"),
         repeat(b"<script data-sjs>\"xig_user_by_username\"      "),
         repeat(b"<script>window._sharedData = {\"entry_data\":{}};</script>"),

@@ -6,7 +6,9 @@
 use crate::support::{capture, photo_share_name as name};
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::photo_share::PhotoShareProfile;
-use profile_lookup::platform::photo_share::extract::{block_signal, from_api, from_page};
+use profile_lookup::platform::photo_share::extract::{
+    block_signal, from_api, from_page, from_page_answer,
+};
 
 fn profile(verdict: PageVerdict<PhotoShareProfile>) -> PhotoShareProfile {
     match verdict {
@@ -110,6 +112,12 @@ fn shell_page_2022_megadeth_is_unreadable() {
     assert_eq!(
         from_page(&body, &name("megadeth")),
         PageVerdict::Unreadable("no profile in page".to_owned())
+    );
+    // As a lookup's answer, the shell (it defers the profile to `web_profile_info`) is the
+    // platform refusing us: 429, never 500.
+    assert_eq!(
+        from_page_answer(&body, &name("megadeth")),
+        PageVerdict::Blocked("app_shell")
     );
 }
 

@@ -9,7 +9,7 @@ use profile_lookup::config::Settings;
 use profile_lookup::platform::samples::DemoCall;
 use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 
-use crate::support::{KEY, settings, spawn_app, spawn_upstream};
+use crate::support::{settings, spawn_app, spawn_upstream};
 
 fn repo_file(rel: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
@@ -135,16 +135,7 @@ async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
         let first = &calls[0].username;
         let r = app.get(&format!("/{p}/profile/{first}")).await;
         assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {first}");
-        let metrics = app
-            .client
-            .get(app.url("/metrics"))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
         assert!(
             metrics.contains(&format!("platform=\"{p}\"")),
             "no metric is labelled with {p}"

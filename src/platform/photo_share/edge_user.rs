@@ -20,7 +20,7 @@ where
 
 /// An edge-style `{"count": n, "edges": [...]}` object; the edges are skipped unread.
 #[derive(Debug, Default, Deserialize)]
-struct EdgeCount {
+pub(super) struct EdgeCount {
     #[serde(default)]
     count: Num,
 }
@@ -55,7 +55,8 @@ pub(super) struct EdgeUser<'a> {
     edge_owner_to_timeline_media: Object<EdgeCount>,
 }
 
-fn count(edge: Object<EdgeCount>) -> Num {
+/// The count an edge-style object gives (missing when the object is absent or `null`).
+pub(super) fn count(edge: Object<EdgeCount>) -> Num {
     edge.0.map_or(Num::Missing, |e| e.count)
 }
 

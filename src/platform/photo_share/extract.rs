@@ -17,5 +17,5 @@
 //! - nothing but the body's own keys is read, and no input makes them panic.
 
 pub use super::api::from_api;
-pub use super::page::from_page;
-pub use super::signals::{block_signal, redirect_is_block};
+pub use super::page::{NO_PROFILE, from_page, from_page_answer};
+pub use super::signals::{block_signal, is_business_schema_error, not_json, redirect_is_block};

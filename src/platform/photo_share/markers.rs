@@ -116,6 +116,24 @@ pub(super) fn is_login_page(html: &[u8]) -> bool {
             || marks.login_form)
 }
 
+/// What a script of the app shell names: the JSON endpoint it defers the profile to (in its
+/// routing data, or as the preloader's key), in any script (the 2022 shell's are plain).
+const DEFERS_TO_JSON: &[u8] = b"web_profile_info";
+/// What a data-sjs blob of the app shell names: the user's place, left empty.
+const EMPTY_PLACE: &[u8] = b"xig_user_by_username";
+
+/// The page is the app shell: no profile was found in it, and its scripts defer the profile
+/// to the JSON endpoint or name the user's place without filling it. The platform serves it
+/// to clients it will not give the profile to (the 2022 shell in the real captures; the 2026
+/// shell peers met), so it is a refusal. A page naming neither stays "no profile in page":
+/// drift, kept by drift capture.
+pub(super) fn is_app_shell(html: &[u8]) -> bool {
+    html::scripts(html).any(|script| {
+        cost::find(script.text, DEFERS_TO_JSON).is_some()
+            || (script.has_attr("data-sjs") && cost::find(script.text, EMPTY_PLACE).is_some())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +190,25 @@ mod tests {
         ));
         assert!(!is_login_page(
             b"<a href=\"/accounts/login/?next=/ann/\">Log in</a>"
+        ));
+    }
+
+    #[test]
+    fn the_app_shell_names_the_profiles_place_in_its_data() {
+        assert!(is_app_shell(
+            br#"<script type="application/json" data-sjs>{"request":{"url":"\/api\/v1\/users\/web_profile_info\/"}}</script>"#
+        ));
+        assert!(is_app_shell(
+            br#"<script data-sjs>{"data":{"xig_user_by_username":null}}</script>"#
+        ));
+        assert!(is_app_shell(
+            br#"<script>{"url": "\/api\/v1\/users\/web_profile_info\/"}</script>"#
+        ));
+        assert!(!is_app_shell(
+            br#"<script>var q={"xig_user_by_username":null};</script><p>web_profile_info</p>"#
+        ));
+        assert!(!is_app_shell(
+            br#"<script data-sjs>{"data":{"some_new_key":{"username":"bo"}}}</script>"#
         ));
     }
 

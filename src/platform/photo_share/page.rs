@@ -1,8 +1,6 @@
 //! The profile HTML page, `{base}/{username}/`: the fallback when the API will not answer, and
 //! the proof of absence when the API says `user: null`.
 
-use memchr::memmem::Finder;
-
 use super::PhotoShareProfile;
 use super::parts::is_requested;
 use super::{markers, shared_data, xig};
@@ -10,16 +8,36 @@ use crate::html;
 use crate::platform::PageVerdict;
 use crate::username::Subject;
 
+/// What [`from_page`] says of a page without a profile that is neither a 404 nor a login page.
+pub const NO_PROFILE: &str = "no profile in page";
+
+/// [`from_page`] as a lookup's answer: a page without a profile that is the app shell
+/// ([`markers`]' `is_app_shell`) is the platform refusing us, `Blocked("app_shell")`, and is
+/// waited out like any block. A saved document is still read by [`from_page`] alone.
+pub fn from_page_answer<'a>(
+    body: &[u8],
+    requested: impl Into<Subject<'a>>,
+) -> PageVerdict<PhotoShareProfile> {
+    match from_page(body, requested) {
+        PageVerdict::Unreadable(why) if why == NO_PROFILE && markers::is_app_shell(body) => {
+            PageVerdict::Blocked("app_shell")
+        }
+        verdict => verdict,
+    }
+}
+
 /// Reads a profile HTML page.
 ///
 /// The profile is taken from, in page order:
-/// - a `<script type="application/json" data-sjs>` blob holding an `"xig_user_by_username"`
-///   object (current pages; mobile-API names, `pk` as the id, never its `id`);
+/// - a `<script type="application/json" data-sjs>` blob holding the user under
+///   `"xig_user_by_username"` (current pages; mobile-API names, `pk` as the id, never its
+///   `id`; flat counts or edge-style count objects) or the preloaded endpoint answer
+///   `"xdt_api__v1__users__web_profile_info": {"user": …}` (`pk`, else `id`);
 /// - the legacy `window._sharedData = {…};` state (`entry_data.ProfilePage[0].graphql.user`) or
 ///   `window.__additionalDataLoaded(…, {"graphql":{"user":…}})`.
 ///
-/// When no profile of the requested user is found (`"xig_user_by_username": null` counts as
-/// none found: on its own it proves nothing):
+/// When no profile of the requested user is found (`"xig_user_by_username": null` or
+/// `"user": null` counts as none found: on its own it proves nothing):
 /// - a user object of another username → `Unreadable`;
 /// - a profile state that is cut or malformed → `Unreadable`;
 /// - the "page not found" page ("Sorry, this page isn't available", `dialog-404`, a `<title>`
@@ -28,7 +46,8 @@ use crate::username::Subject;
 /// - a login page (login form markup, a `Login` title, `"require_login": true`, or the legacy
 ///   `LoginAndSignupPage` state) → `Blocked("login_wall")`;
 /// - anything else, such as an app shell that loads the profile by XHR →
-///   `Unreadable("no profile in page")`.
+///   `Unreadable("no profile in page")` ([`NO_PROFILE`]; [`from_page_answer`] tells the shell
+///   apart).
 ///
 /// Missing strings become `""`, missing booleans `false`, missing counts `None`; strings are
 /// JSON-decoded and never HTML-entity decoded. Markers are only searched where the platform
@@ -40,14 +59,14 @@ pub fn from_page<'a>(
     requested: impl Into<Subject<'a>>,
 ) -> PageVerdict<PhotoShareProfile> {
     let requested = requested.into();
-    let finder = Finder::new(xig::KEY);
+    let keys = xig::Keys::new();
     let mut other_user = false;
     let mut broken: Option<String> = None;
     let mut login_state = false;
     let mut error_state = false;
     for script in html::scripts(body) {
         if script.has_attr("data-sjs") {
-            let found = xig::scan(script.text, requested, &finder);
+            let found = xig::scan(script.text, requested, &keys);
             if let Some(profile) = found.profile {
                 return PageVerdict::Profile(profile);
             }
@@ -78,7 +97,7 @@ pub fn from_page<'a>(
     if login_state || markers::is_login_page(body) {
         return PageVerdict::Blocked("login_wall");
     }
-    PageVerdict::Unreadable("no profile in page".to_owned())
+    PageVerdict::Unreadable(NO_PROFILE.to_owned())
 }
 
 #[cfg(test)]
@@ -178,6 +197,90 @@ mod tests {
                 PageVerdict::Unreadable(_)
             ));
         }
+    }
+
+    /// A data-sjs page as the 2026 builds write it: `blob` inside the
+    /// `RelayPrefetchedStreamCache` wrapper, after a config blob.
+    fn page_2026(data: &str) -> String {
+        format!(
+            r#"<!DOCTYPE html><html><head><title>Bo (&#064;bo) &bull; Photos</title>
+            <script type="application/json" data-sjs>{{"require":[["Bootloader","x",[]]]}}</script>
+            <script type="application/json" data-sjs>{{"require":[["ScheduledServerJS","handle",
+            null,[{{"__bbox":{{"require":[["RelayPrefetchedStreamCache","next",[],["adp_Q",
+            {{"__bbox":{{"complete":true,"result":{{"data":{data}}}}}}}]]]}}}}]]]}}</script>
+            </head></html>"#
+        )
+    }
+
+    #[test]
+    fn xig_user_with_edge_count_objects_2026() {
+        // Some 2026 builds keep the edge-style count objects inside `xig_user_by_username`.
+        let page = page_2026(
+            r#"{"xig_user_by_username":{"id":"17841400000000005","pk":"5","username":"bo",
+            "edge_followed_by":{"count":12},"edge_follow":{"count":3},
+            "edge_owner_to_timeline_media":{"count":7,"edges":[]}}}"#,
+        );
+        let PageVerdict::Profile(p) = verdict(&page, "BO") else {
+            panic!("expected a profile");
+        };
+        assert_eq!(p.id, "5");
+        assert_eq!(
+            (
+                p.edge_followed_by.count,
+                p.edge_follow.count,
+                p.edge_owner_to_timeline_media.count
+            ),
+            (Some(12), Some(3), Some(7))
+        );
+        // A hidden count stays null, whichever spelling hides it.
+        let hidden = page_2026(
+            r#"{"xig_user_by_username":{"pk":"5","username":"bo","follower_count":null,
+            "edge_followed_by":null,"edge_owner_to_timeline_media":{"count":null}}}"#,
+        );
+        let PageVerdict::Profile(p) = verdict(&hidden, "bo") else {
+            panic!("expected a profile");
+        };
+        assert_eq!(p.edge_followed_by.count, None);
+        assert_eq!(p.edge_owner_to_timeline_media.count, None);
+    }
+
+    #[test]
+    fn web_profile_info_preloaded_in_the_stream_cache_2026() {
+        // Other 2026 builds preload the JSON endpoint's own answer instead.
+        let page = page_2026(
+            r#"{"xdt_api__v1__users__web_profile_info":{"user":{"id":"99","pk":"5",
+            "username":"bo","full_name":"Bo","is_private":true,
+            "profile_pic_url":"https:\/\/cdn.test\/s.jpg",
+            "edge_followed_by":{"count":12},"edge_follow":{"count":3},
+            "edge_owner_to_timeline_media":null}}}"#,
+        );
+        let PageVerdict::Profile(p) = verdict(&page, "bo") else {
+            panic!("expected a profile");
+        };
+        assert_eq!(p.id, "5", "pk over id");
+        assert_eq!(p.full_name, "Bo");
+        assert!(p.is_private);
+        assert_eq!(p.profile_pic_url_hd, "https://cdn.test/s.jpg");
+        assert_eq!(p.edge_followed_by.count, Some(12));
+        assert_eq!(p.edge_owner_to_timeline_media.count, None);
+        // Without a pk, the endpoint's own `id` is the user id.
+        let no_pk = page_2026(
+            r#"{"xdt_api__v1__users__web_profile_info":{"user":{"id":"99","username":"bo",
+            "follower_count":4}}}"#,
+        );
+        let PageVerdict::Profile(p) = verdict(&no_pk, "bo") else {
+            panic!("expected a profile");
+        };
+        assert_eq!((p.id.as_str(), p.edge_followed_by.count), ("99", Some(4)));
+        // Another user, and `"user": null`, are no profile of the requested one.
+        let other = page_2026(
+            r#"{"xdt_api__v1__users__web_profile_info":{"user":{"pk":"1","username":"bob"}}}"#,
+        );
+        assert!(
+            matches!(verdict(&other, "bo"), PageVerdict::Unreadable(ref why) if why.contains("not the requested"))
+        );
+        let null = page_2026(r#"{"xdt_api__v1__users__web_profile_info":{"user":null}}"#);
+        assert!(matches!(verdict(&null, "bo"), PageVerdict::Unreadable(_)));
     }
 
     #[test]

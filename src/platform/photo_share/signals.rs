@@ -2,7 +2,7 @@
 //!
 //! The reasons returned here are stable labels for logs and metrics: `http_429`,
 //! `require_login`, `checkpoint_required`, `challenge_required`, `feedback_required`,
-//! `please_wait` and `login_wall`.
+//! `please_wait`, `login_wall`, `html_for_json` and `not_json`.
 
 use crate::cost;
 use crate::json_skim::skip_ws;
@@ -39,6 +39,43 @@ pub fn block_signal(status: u16, body: &[u8]) -> Option<&'static str> {
             .find(|name| cost::find(head, name.as_bytes()).is_some()),
         _ => None,
     }
+}
+
+/// Whether a 2xx answer of the JSON endpoint holds no JSON: the platform's way of refusing a
+/// client with a login page, the app shell or a block page, 200 and all (mifi/SimpleInstaBot
+/// 2026-09 and jackwener/OpenCLI 2026-09 met it as "Unexpected token '<'").
+///
+/// - a body whose first byte (after whitespace and a byte-order mark) opens an object or an
+///   array → `None`: it is JSON, whatever its content type says, and is read as such;
+/// - otherwise a body starting with `<`, or a `text/html` content type →
+///   `Some("html_for_json")`;
+/// - anything else (empty, plain text, a `for (;;);` guard) → `Some("not_json")`.
+///
+/// Only the first bytes of the body are looked at.
+pub fn not_json(content_type: Option<&[u8]>, body: &[u8]) -> Option<&'static str> {
+    let start = body.trim_ascii_start();
+    let start = start
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .map_or(start, <[u8]>::trim_ascii_start);
+    match start.first() {
+        Some(b'{' | b'[') => None,
+        Some(b'<') => Some("html_for_json"),
+        _ if content_type.is_some_and(|t| cost::find(t, b"html").is_some()) => {
+            Some("html_for_json")
+        }
+        _ => Some("not_json"),
+    }
+}
+
+/// The schema error the JSON endpoint answers with 400 for business and creator accounts
+/// since 2026-07 (instaloader#2724, #2731; jackwener/OpenCLI#2234): not a refusal of the
+/// client, so the profile page is asked at once.
+const BUSINESS_SCHEMA: &[u8] = b"ig_business_category_subvertical";
+
+/// Whether a JSON answer is the 400 the endpoint gives business and creator accounts.
+pub fn is_business_schema_error(status: u16, body: &[u8]) -> bool {
+    status == 400
+        && cost::find(&body[..body.len().min(SIGNAL_SCAN_LIMIT)], BUSINESS_SCHEMA).is_some()
 }
 
 /// Whether a redirect's target is a block: a login, challenge or privacy-check page, or the
@@ -199,6 +236,41 @@ mod tests {
         ] {
             assert!(!redirect_is_block(location), "{location}");
         }
+    }
+
+    #[test]
+    fn a_json_answer_without_json_is_a_block() {
+        let html = Some(&b"text/html; charset=utf-8"[..]);
+        let json = Some(&b"application/json"[..]);
+        for (content_type, body, reason) in [
+            (html, &b"<!DOCTYPE html><html>"[..], Some("html_for_json")),
+            (json, b"  \n<html>", Some("html_for_json")),
+            (html, b"", Some("html_for_json")),
+            (None, b"", Some("not_json")),
+            (json, b"for (;;);{\"error\":1}", Some("not_json")),
+            (
+                Some(&b"text/plain"[..]),
+                b"upgrade your app",
+                Some("not_json"),
+            ),
+            (json, b"{\"data\":{}}", None),
+            (html, b"\xEF\xBB\xBF {\"data\":{}}", None),
+            (None, b"[]", None),
+        ] {
+            assert_eq!(not_json(content_type, body), reason, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn the_business_schema_400_is_recognised() {
+        let body = br#"{"message":"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema","status":"fail"}"#;
+        assert!(is_business_schema_error(400, body));
+        assert!(!is_business_schema_error(200, body));
+        assert!(!is_business_schema_error(
+            400,
+            br#"{"message":"useragent mismatch"}"#
+        ));
+        assert_eq!(block_signal(400, body), None, "not a refusal");
     }
 
     #[test]

@@ -2,17 +2,20 @@
 //! page second.
 //!
 //! The platform throttles hard, so every blocking signal on either request is waited out with
-//! backoff before the caller hears `upstream_blocked`. A `"user": null` answer from the JSON
-//! endpoint is not trusted as absence (the platform also sends it when throttling): only the
-//! profile page's own 404 confirms it.
+//! backoff before the caller hears `upstream_blocked`; a JSON answer that is not JSON (a login
+//! page, the app shell, with 200) and a page that is the app shell are such signals. A
+//! `"user": null` answer from the JSON endpoint is not trusted as absence (the platform also
+//! sends it when throttling): only the profile page's own 404 confirms it. A business
+//! account's schema 400 sends the lookup to the page at once. `docs/photo-share.md` lists every
+//! signal with its answer and where it was seen.
 
 use std::convert::Infallible;
 
 use reqwest::StatusCode;
-use reqwest::header::HeaderMap;
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use url::Url;
 
-use super::web_headers::{self, WwwClaim};
+use super::web_headers;
 use super::{PhotoShareProfile, extract};
 use crate::config::Settings;
 use crate::platform::site::{Api, Document, Miss, Reading, Site};
@@ -24,11 +27,14 @@ use crate::username::{Subject, Username};
 /// What the JSON endpoint's `"user": null` is, until the page confirms it.
 const USER_NULL: &str = "user_null";
 
-/// The photo-share platform: its base URL and the web client's `X-IG-WWW-Claim`.
+/// What a business account's schema 400 on the JSON endpoint is: the page answers instead.
+const BUSINESS_ACCOUNT: &str = "business_account";
+
+/// The photo-share platform: its base URL. Session values (the claim, the CSRF token) are the
+/// route's, never the site's.
 #[derive(Debug)]
 pub struct PhotoShare {
     base: Url,
-    claim: WwwClaim,
 }
 
 /// The documents a photo-share lookup asks for.
@@ -65,7 +71,6 @@ impl Site for PhotoShare {
     fn new(settings: &Settings) -> Self {
         Self {
             base: settings.platform(Self::PLATFORM).base_url.clone(),
-            claim: WwwClaim::default(),
         }
     }
 
@@ -81,15 +86,17 @@ impl Site for PhotoShare {
         }
     }
 
-    /// The JSON request carries the `csrftoken` cookie this route was given (the route's jar
-    /// sends the cookie itself) as `X-CSRFToken`, as the web client does.
+    /// The JSON request carries, as the web client does, the `csrftoken` cookie this route was
+    /// given as `X-CSRFToken` (the route's jar sends the cookie itself) and the claim this
+    /// route was handed as `X-IG-WWW-Claim` (`0` before): both read from the route in use, so
+    /// a lookup that moved to another proxy never repeats the first one's.
     fn headers(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap {
         match doc {
             Doc::ProfileJson => {
                 let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
                 web_headers::api(
                     &self.url(Doc::ProfilePage, name),
-                    self.claim.current(),
+                    route.handed(web_headers::SET_CLAIM),
                     csrf.as_deref(),
                 )
             }
@@ -98,7 +105,6 @@ impl Site for PhotoShare {
     }
 
     fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading<Infallible> {
-        self.claim.observe(response);
         let retry_after = response.retry_after();
         let blocked = |reason| Reading::Blocked {
             reason,
@@ -119,11 +125,21 @@ impl Site for PhotoShare {
         if status.is_server_error() {
             return Reading::ServerError(format!("HTTP {status}"));
         }
+        let body = &response.body;
         let verdict = match (doc, status) {
             (Doc::ProfileJson, StatusCode::NOT_FOUND) => return Reading::NotFound,
-            (Doc::ProfileJson, s) if s.is_success() => extract::from_api(&response.body, name),
+            (Doc::ProfileJson, s) if s.is_success() => {
+                let content_type = response.headers.get(CONTENT_TYPE).map(|v| v.as_bytes());
+                if let Some(reason) = extract::not_json(content_type, body) {
+                    return blocked(reason);
+                }
+                extract::from_api(body, name)
+            }
+            (Doc::ProfileJson, s) if extract::is_business_schema_error(s.as_u16(), body) => {
+                return Reading::Inconclusive(BUSINESS_ACCOUNT);
+            }
             (Doc::ProfilePage, s) if s.is_success() || s == StatusCode::NOT_FOUND => {
-                extract::from_page(&response.body, name)
+                extract::from_page_answer(body, name)
             }
             (Doc::ProfileJson, _) => return Reading::Inconclusive("unexpected status"),
             (Doc::ProfilePage, _) => return Reading::Unavailable(format!("HTTP {status}")),

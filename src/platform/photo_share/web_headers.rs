@@ -1,72 +1,54 @@
 //! The request headers the platform's own web client sends, in one place: the values below
 //! change with the platform's releases, and the JSON endpoint refuses requests without them.
 //!
-//! Sources (2026): the headers a desktop Chrome sends to `web_profile_info` from a profile
-//! page, as recorded by the peers that follow the platform closely (yt-dlp's and gallery-dl's
-//! extractors, instaloader). When the platform starts refusing with 401/`require_login` or a
-//! 400 on the JSON endpoint while pages still load, compare these with a browser's first.
-
-use std::sync::Mutex;
+//! Each value says since when, and who recorded it (`docs/photo-share.md` lists the same, in
+//! one table). When the platform starts refusing with 401/`require_login` or a 400 on the JSON
+//! endpoint while pages still load, compare these with a browser's first.
+//!
+//! The session values (`X-IG-WWW-Claim`, `X-CSRFToken`) are never kept here: the platform
+//! hands them to one client address, so they belong to the route that was handed them (its
+//! cookie jar, and [`RouteLease::handed`](crate::upstream::egress::RouteLease::handed)), and
+//! the headers are built per request from the route in use.
 
 use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue, REFERER};
 use url::Url;
 
-use crate::upstream::{BROWSER_USER_AGENT, Response};
+use crate::upstream::BROWSER_USER_AGENT;
 
-/// `X-IG-App-ID`: the web client's application id (unchanged since 2019 in every peer).
+/// `X-IG-App-ID`: the web client's application id (yt-dlp's `web` app id; instaloader sends it
+/// since its 2026-06 web API fallback, instaloader/instaloader#2701). Unchanged since 2019.
 pub const WEB_APP_ID: &str = "936619743392459";
-/// `X-ASBD-ID`: a build id of the web client; yt-dlp sends 359341 since 2026-06 (gallery-dl
-/// still 129477, which the platform also accepts for now).
+/// `X-ASBD-ID`: a build id of the web client; yt-dlp sends 359341 since 2026-06-28 (commit
+/// f49b551a0c, before that 198387).
 pub const ASBD_ID: &str = "359341";
-/// The cookie whose value the web client repeats as `X-CSRFToken`.
+/// The cookie whose value the web client repeats as `X-CSRFToken` (yt-dlp f49b551a0c,
+/// 2026-06-28: the header is left out when the cookie was never set).
 pub const CSRF_COOKIE: &str = "csrftoken";
 /// The longest CSRF token repeated as a header (real ones are 32 characters).
 const MAX_CSRF_LEN: usize = 256;
-/// The `X-IG-WWW-Claim` of a client that has not been given one yet.
-const NO_CLAIM: &str = "0";
-/// The response header in which the platform hands out a new claim.
-const SET_CLAIM: &str = "x-ig-set-www-claim";
-/// The longest claim kept (real ones are about 50 characters).
+/// The `X-IG-WWW-Claim` of a client that has not been handed one yet (yt-dlp since
+/// 2021-10-22, ab2ffab22d, and still in f49b551a0c; instaloader's default headers).
+pub const NO_CLAIM: &str = "0";
+/// The response header in which the platform hands a client its claim.
+pub const SET_CLAIM: &str = "x-ig-set-www-claim";
+/// The longest claim repeated (real ones are about 50 characters).
 const MAX_CLAIM_LEN: usize = 256;
 
-/// The `X-IG-WWW-Claim` to send: `0` until the platform hands one out, then that one.
-#[derive(Debug)]
-pub struct WwwClaim(Mutex<HeaderValue>);
-
-impl Default for WwwClaim {
-    fn default() -> Self {
-        Self(Mutex::new(HeaderValue::from_static(NO_CLAIM)))
-    }
-}
-
-impl WwwClaim {
-    /// The claim to send now.
-    pub fn current(&self) -> HeaderValue {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// Keeps the claim a response hands out, when it is a plausible one.
-    pub fn observe(&self, response: &Response) {
-        let Some(value) = response.headers.get(SET_CLAIM) else {
-            return;
-        };
-        let plausible = !value.is_empty()
-            && value.len() <= MAX_CLAIM_LEN
-            && value.as_bytes().iter().all(u8::is_ascii_graphic);
-        if plausible {
-            *self.0.lock().unwrap_or_else(|p| p.into_inner()) = value.clone();
-        }
-    }
-}
-
 /// Headers of the profile JSON request, as the web client sends it from the profile page
-/// `referer`, with the route's `csrftoken` cookie value when it has one.
-pub fn api(referer: &Url, claim: HeaderValue, csrf: Option<&str>) -> HeaderMap {
+/// `referer`: with the claim this route was handed (else `0`) and the route's `csrftoken`
+/// cookie value when it has one.
+pub fn api(referer: &Url, claim: Option<HeaderValue>, csrf: Option<&str>) -> HeaderMap {
     let mut h = common();
     h.insert(ACCEPT, HeaderValue::from_static("*/*"));
     h.insert(name("x-ig-app-id"), HeaderValue::from_static(WEB_APP_ID));
     h.insert(name("x-asbd-id"), HeaderValue::from_static(ASBD_ID));
-    h.insert(name("x-ig-www-claim"), claim);
+    let claim = claim.filter(|c| {
+        !c.is_empty() && c.len() <= MAX_CLAIM_LEN && c.as_bytes().iter().all(u8::is_ascii_graphic)
+    });
+    h.insert(
+        name("x-ig-www-claim"),
+        claim.unwrap_or(HeaderValue::from_static(NO_CLAIM)),
+    );
     h.insert(
         name("x-requested-with"),
         HeaderValue::from_static("XMLHttpRequest"),
@@ -119,52 +101,66 @@ fn name(n: &'static str) -> HeaderName {
 mod tests {
     use super::*;
 
-    fn response_with(claim: &str) -> Response {
-        let mut headers = HeaderMap::new();
-        headers.insert(SET_CLAIM, HeaderValue::from_str(claim).unwrap());
-        Response {
-            status: reqwest::StatusCode::OK,
-            headers,
-            url: "https://example.test/".parse().unwrap(),
-            body: bytes::Bytes::new(),
-        }
-    }
-
+    /// Every header of both requests, pinned: a change here is a change of what the platform
+    /// sees, and belongs in `docs/photo-share.md` with its date and source.
     #[test]
-    fn the_claim_starts_at_zero_and_follows_the_platform() {
-        let claim = WwwClaim::default();
-        assert_eq!(claim.current(), "0");
-        claim.observe(&response_with("hmac.AR2example"));
-        assert_eq!(claim.current(), "hmac.AR2example");
-        claim.observe(&response_with(&"x".repeat(MAX_CLAIM_LEN + 1)));
-        assert_eq!(
-            claim.current(),
-            "hmac.AR2example",
-            "an oversized claim is ignored"
-        );
-    }
-
-    #[test]
-    fn the_json_request_carries_the_web_clients_headers() {
+    fn every_header_value_is_pinned() {
         let referer: Url = "https://photo.test/some.user/".parse().unwrap();
-        let h = api(&referer, HeaderValue::from_static("0"), Some("Tok3n"));
-        for (key, value) in [
-            ("x-ig-app-id", WEB_APP_ID),
-            ("x-asbd-id", ASBD_ID),
+        let h = api(&referer, None, Some("Tok3n"));
+        let pinned = [
+            ("user-agent", BROWSER_USER_AGENT),
+            ("accept-language", "en-US,en;q=0.9"),
+            ("accept", "*/*"),
+            // yt-dlp's and instaloader's web app id, since 2019 (instaloader#2701, 2026-06).
+            ("x-ig-app-id", "936619743392459"),
+            // yt-dlp f49b551a0c, 2026-06-28 (was 198387).
+            ("x-asbd-id", "359341"),
+            // `0` until the platform hands this route one (yt-dlp since 2021-10-22).
             ("x-ig-www-claim", "0"),
             ("x-requested-with", "XMLHttpRequest"),
             ("sec-fetch-dest", "empty"),
             ("sec-fetch-mode", "cors"),
             ("sec-fetch-site", "same-origin"),
             ("referer", "https://photo.test/some.user/"),
+            // The route's own `csrftoken` cookie (yt-dlp f49b551a0c, 2026-06-28).
             ("x-csrftoken", "Tok3n"),
-        ] {
+        ];
+        for (key, value) in pinned {
             assert_eq!(h[key], value, "{key}");
         }
-        assert_eq!(page()["sec-fetch-mode"], "navigate");
-        let without = api(&referer, HeaderValue::from_static("0"), None);
+        assert_eq!(h.len(), pinned.len(), "no header beyond the pinned ones");
+        let p = page();
+        let pinned = [
+            ("user-agent", BROWSER_USER_AGENT),
+            ("accept-language", "en-US,en;q=0.9"),
+            (
+                "accept",
+                "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            ),
+            ("sec-fetch-dest", "document"),
+            ("sec-fetch-mode", "navigate"),
+            ("sec-fetch-site", "none"),
+        ];
+        for (key, value) in pinned {
+            assert_eq!(p[key], value, "{key}");
+        }
+        assert_eq!(p.len(), pinned.len(), "no header beyond the pinned ones");
+    }
+
+    #[test]
+    fn the_claim_is_the_routes_and_only_plausible_values_are_repeated() {
+        let referer: Url = "https://photo.test/a/".parse().unwrap();
+        let claim = |c: &str| api(&referer, Some(HeaderValue::from_str(c).unwrap()), None);
+        assert_eq!(
+            claim("hmac.AR2example")["x-ig-www-claim"],
+            "hmac.AR2example"
+        );
+        for odd in ["", "a b", &"x".repeat(MAX_CLAIM_LEN + 1)] {
+            assert_eq!(claim(odd)["x-ig-www-claim"], NO_CLAIM, "{odd:?}");
+        }
+        let without = api(&referer, None, None);
         assert!(!without.contains_key("x-csrftoken"));
-        let odd = api(&referer, HeaderValue::from_static("0"), Some("a b\r\n"));
+        let odd = api(&referer, None, Some("a b\r\n"));
         assert!(
             !odd.contains_key("x-csrftoken"),
             "only a plausible token is repeated"

@@ -1,35 +1,61 @@
 //! The current profile page's embedded data: `<script type="application/json" data-sjs>`
-//! blobs, one of which holds `…"result":{"data":{"xig_user_by_username":{…}}}…` deep inside
-//! `require` arrays and `__bbox` wrappers.
+//! blobs, one of which holds the user deep inside `require` arrays, `__bbox` wrappers and the
+//! `RelayPrefetchedStreamCache` preloader's `result.data`, under one of two keys (2026 builds
+//! use either):
+//!
+//! - `"xig_user_by_username": {…}`: the user in the mobile API's names (`pk` is the user id;
+//!   its `id` is a different id and is never read), with flat counts
+//!   (`follower_count`/`following_count`/`media_count`) or, in some builds, the edge-style
+//!   count objects (`edge_followed_by`/`edge_follow`/`edge_owner_to_timeline_media`);
+//! - `"xdt_api__v1__users__web_profile_info": {"user": {…}}`: the JSON endpoint's own answer,
+//!   preloaded; there `id` is the user id, and `pk` wins when both are given.
 //!
 //! The blobs are large and their nesting changes often, so the object is found by its key
 //! (memmem over the blob's bytes) and only that object is deserialized, with a streaming
 //! deserializer that stops at its closing brace. The rest of the blob is never parsed.
-//!
-//! The object uses the mobile API's names: `pk` is the user id (its `id` is a different id and
-//! is never read), counts are `follower_count`/`following_count`/`media_count`, and the HD
-//! picture is `hd_profile_pic_url_info.url`.
 
 use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::PhotoShareProfile;
+use super::edge_user::{EdgeCount, count};
 use super::parts::{Parts, is_requested};
 use crate::cost;
 use crate::json_skim::skip_ws;
 use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
 use crate::username::Subject;
 
-/// The key, with its quotes, as it appears in the blob (an escaped `\"…\"` copy inside a JSON
-/// string does not match, because of the closing quote).
-pub(super) const KEY: &[u8] = b"\"xig_user_by_username\"";
+/// Where a blob keeps the user: the key, with its quotes, as it appears in the blob (an
+/// escaped `\"…\"` copy inside a JSON string does not match, because of the closing quote).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// `"xig_user_by_username": {user}`.
+    Xig,
+    /// `"xdt_api__v1__users__web_profile_info": {"user": {user}}`.
+    WebProfileInfo,
+}
 
+impl Place {
+    const ALL: [Place; 2] = [Place::Xig, Place::WebProfileInfo];
+
+    fn key(self) -> &'static [u8] {
+        match self {
+            Place::Xig => b"\"xig_user_by_username\"",
+            Place::WebProfileInfo => b"\"xdt_api__v1__users__web_profile_info\"",
+        }
+    }
+}
+
+/// The user object under either key, read with the lenient field types: every spelling the
+/// 2026 builds use for a field is declared, and the body takes the first usable one.
 #[derive(Deserialize)]
-struct XigUser<'a> {
+struct PageUser<'a> {
     #[serde(default, borrow)]
     pk: Text<'a>,
     #[serde(default, borrow)]
     pk_id: Text<'a>,
+    #[serde(default, borrow)]
+    id: Text<'a>,
     #[serde(default, borrow)]
     username: Text<'a>,
     #[serde(default, borrow)]
@@ -38,6 +64,8 @@ struct XigUser<'a> {
     biography: Text<'a>,
     #[serde(default, borrow)]
     profile_pic_url: Text<'a>,
+    #[serde(default, borrow)]
+    profile_pic_url_hd: Text<'a>,
     #[serde(default, borrow)]
     hd_profile_pic_url_info: Object<HdInfo<'a>>,
     #[serde(default)]
@@ -50,6 +78,12 @@ struct XigUser<'a> {
     following_count: Num,
     #[serde(default)]
     media_count: Num,
+    #[serde(default)]
+    edge_followed_by: Object<EdgeCount>,
+    #[serde(default)]
+    edge_follow: Object<EdgeCount>,
+    #[serde(default)]
+    edge_owner_to_timeline_media: Object<EdgeCount>,
 }
 
 #[derive(Default, Deserialize)]
@@ -58,29 +92,51 @@ struct HdInfo<'a> {
     url: Text<'a>,
 }
 
-impl XigUser<'_> {
-    /// The body's parts in this shape: `pk` (or `pk_id`) is the id, never `id`.
-    fn into_profile(self) -> PhotoShareProfile {
-        let id = if self.pk.0.is_empty() {
+/// The preloaded endpoint answer's envelope: `{"user": {…}}` (or `null`).
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    user: Object<PageUser<'a>>,
+}
+
+impl PageUser<'_> {
+    /// The body's parts: the id is `pk` (or `pk_id`), and where the key says `id` is the user
+    /// id, `id` when neither is given; a count is the flat one when usable, else the edge's.
+    fn into_profile(self, place: Place) -> PhotoShareProfile {
+        let mut id = if self.pk.0.is_empty() {
             self.pk_id
         } else {
             self.pk
         };
+        if id.0.is_empty() && place == Place::WebProfileInfo {
+            id = self.id;
+        }
+        let hd = self.hd_profile_pic_url_info.0.unwrap_or_default().url;
         Parts {
             id,
             username: self.username,
             full_name: self.full_name,
             biography: self.biography,
             profile_pic_url: self.profile_pic_url,
-            profile_pic_url_hd: self.hd_profile_pic_url_info.0.unwrap_or_default().url,
+            profile_pic_url_hd: if hd.0.is_empty() {
+                self.profile_pic_url_hd
+            } else {
+                hd
+            },
             is_verified: self.is_verified,
             is_private: self.is_private,
-            followers: self.follower_count,
-            following: self.following_count,
-            posts: self.media_count,
+            followers: usable(self.follower_count, count(self.edge_followed_by)),
+            following: usable(self.following_count, count(self.edge_follow)),
+            posts: usable(self.media_count, count(self.edge_owner_to_timeline_media)),
         }
         .into_profile()
     }
+}
+
+/// The flat count when it is a usable one, else the edge's (a count the view hides is `null`
+/// in both, and stays missing).
+fn usable(flat: Num, edge: Num) -> Num {
+    if flat.value().is_some() { flat } else { edge }
 }
 
 /// What one blob says about the requested user.
@@ -94,17 +150,51 @@ pub(super) struct Scan {
     pub broken: Option<String>,
 }
 
-/// Looks for the requested user's `xig_user_by_username` object in one data-sjs blob.
+/// The keys' searchers, built once per page.
+pub(super) struct Keys([Finder<'static>; 2]);
+
+impl Keys {
+    /// The searchers of both keys.
+    pub(super) fn new() -> Self {
+        Self(Place::ALL.map(|place| Finder::new(place.key())))
+    }
+
+    /// The first key at or after `from` in `blob`, as (where, which); counts the bytes looked
+    /// at. `next` remembers each key's next place, so each searcher passes over the blob once.
+    fn next(
+        &self,
+        blob: &[u8],
+        from: usize,
+        next: &mut [Option<usize>; 2],
+    ) -> Option<(usize, Place)> {
+        for (k, place) in Place::ALL.into_iter().enumerate() {
+            if next[k].is_none_or(|at| at < from) {
+                let rest = blob.get(from..).unwrap_or_default();
+                let found = self.0[k].find(rest);
+                cost::examined(found.map_or(rest.len(), |at| at + place.key().len()));
+                next[k] = Some(found.map_or(usize::MAX, |at| from + at));
+            }
+        }
+        Place::ALL
+            .into_iter()
+            .zip(*next)
+            .filter_map(|(place, at)| at.filter(|&at| at != usize::MAX).map(|at| (at, place)))
+            .min_by_key(|&(at, _)| at)
+    }
+}
+
+/// Looks for the requested user's object under either key in one data-sjs blob.
 ///
 /// Each byte of the blob is deserialized at most once: the search resumes after an object that
 /// was read (so keys nested inside it are not read again), and stops at the first object that
 /// cannot be read (the blob is then malformed, and a nest of keys cannot make the work grow
-/// with their number).
-pub(super) fn scan(blob: &[u8], requested: Subject<'_>, finder: &Finder<'_>) -> Scan {
+/// with their number). Each key's searcher passes over the blob once.
+pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    while let Some(found) = blob.get(from..).and_then(|rest| find_key(finder, rest)) {
-        let after_key = from + found + KEY.len();
+    let mut next = [None; 2];
+    while let Some((at, place)) = keys.next(blob, from, &mut next) {
+        let after_key = at + place.key().len();
         from = after_key;
         let rest = skip_ws(&blob[after_key..]);
         let Some(value) = rest.strip_prefix(b":").map(skip_ws) else {
@@ -114,31 +204,33 @@ pub(super) fn scan(blob: &[u8], requested: Subject<'_>, finder: &Finder<'_>) -> 
             continue; // `null` or another shape: no profile here
         }
         let value_at = blob.len() - value.len();
-        match first_value::<XigUser>(value) {
+        let read = match place {
+            Place::Xig => first_value::<PageUser>(value).map(|r| r.map(|(u, n)| (Some(u), n))),
+            Place::WebProfileInfo => {
+                first_value::<Envelope>(value).map(|r| r.map(|(e, n)| (e.user.0, n)))
+            }
+        };
+        match read {
             Some(Ok((user, len))) => {
-                let profile = user.into_profile();
+                from = value_at + len;
+                let Some(user) = user else {
+                    continue; // `{"user": null}`: no profile here
+                };
+                let profile = user.into_profile(place);
                 if is_requested(&profile, requested) {
                     out.profile = Some(profile);
                     return out;
                 }
                 out.other_user = true;
-                from = value_at + len;
             }
             Some(Err(err)) => {
-                out.broken = Some(describe("xig user object", &err));
+                out.broken = Some(describe("page user object", &err));
                 return out;
             }
             None => return out,
         }
     }
     out
-}
-
-/// [`KEY`] in `rest` with a prebuilt finder, counting the bytes looked at.
-fn find_key(finder: &Finder<'_>, rest: &[u8]) -> Option<usize> {
-    let found = finder.find(rest);
-    cost::examined(found.map_or(rest.len(), |at| at + KEY.len()));
-    found
 }
 
 #[cfg(test)]
@@ -149,7 +241,7 @@ mod tests {
 
     fn run(blob: &str, raw: &str) -> Scan {
         let name = Username::parse(Platform::PhotoShare, raw).expect("valid test name");
-        scan(blob.as_bytes(), (&name).into(), &Finder::new(KEY))
+        scan(blob.as_bytes(), (&name).into(), &Keys::new())
     }
 
     const BLOB: &str = r#"{"require":[["ScheduledServerJS","handle",null,[{"__bbox":{"require":[

@@ -8,6 +8,7 @@
 
 mod json;
 mod pages;
+mod pages_2026;
 pub mod stand_in;
 
 use std::fmt::Write as _;
@@ -16,6 +17,7 @@ use json::{Style, open_edge, push_count, push_field, push_post, push_str};
 pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };
+pub use pages_2026::{web_profile_info_preload_page, xig_edge_counts_page};
 
 use crate::platform::Count;
 use crate::platform::photo_share::PhotoShareProfile;
@@ -82,6 +84,28 @@ pub const PRIVATE_USER: SampleUser = SampleUser {
     following: Some(287),
     posts: None,
 };
+
+/// A business account: the JSON endpoint answers it with the 2026 schema 400
+/// ([`business_schema_json`]), and its page preloads the endpoint's answer
+/// ([`web_profile_info_preload_page`]) with the post count hidden.
+pub const BUSINESS_USER: SampleUser = SampleUser {
+    username: "copper.kettle.bakery",
+    pk: "31415926535",
+    other_id: "17841431415926535",
+    full_name: "Copper Kettle Bakery",
+    biography: "Sourdough & pastries \u{1f950} Tue\u{2013}Sun 7\u{2013}15",
+    profile_pic_url: "https://cdn.photo-share.example/v/t51/kettle_s150.jpg?stp=dst-jpg_s150x150&oh=00_KtL1",
+    profile_pic_url_hd: "https://cdn.photo-share.example/v/t51/kettle_s320.jpg?stp=dst-jpg_s320x320&oh=00_KtL2",
+    is_verified: false,
+    is_private: false,
+    followers: Some(8_642),
+    following: Some(97),
+    posts: None,
+};
+
+/// A name whose JSON endpoint answers 200 with a login page instead of JSON, and whose page is
+/// the app shell: the platform refusing us (429 `upstream_blocked`).
+pub const HTML_FOR_JSON_NAME: &str = "html.for.json";
 
 /// The size of the profile page the stand-in serves (as large as a real one).
 pub const DEFAULT_PAGE_SIZE: usize = 365 * 1024;
@@ -216,15 +240,50 @@ pub fn checkpoint_json() -> String {
         .to_owned()
 }
 
+/// The HTTP 400 body the JSON endpoint answers a business or creator account with since
+/// 2026-07: a deleted schema asset, not a refusal.
+pub fn business_schema_json() -> String {
+    "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}"
+        .to_owned()
+}
+
+/// How a data-sjs user object gives its counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counts {
+    /// `follower_count`, `following_count`, `media_count`.
+    Flat,
+    /// `edge_followed_by`, `edge_follow`, `edge_owner_to_timeline_media` objects (`null` when
+    /// the count is hidden).
+    Edges,
+}
+
+/// Appends an edge-style count object, `null` when the count is hidden.
+fn push_edge_or_null(out: &mut String, key: &str, count: Option<u64>) {
+    match count {
+        Some(n) => {
+            let _ = write!(out, "\"{key}\":{{\"count\":{n}}},");
+        }
+        None => {
+            let _ = write!(out, "\"{key}\":null,");
+        }
+    }
+}
+
 /// Appends the mobile-style user object of the data-sjs blob (`pk` the id, `id` another one).
-fn push_xig_user(out: &mut String, user: &SampleUser) {
+fn push_xig_user(out: &mut String, user: &SampleUser, counts: Counts) {
     let style = Style::Sjs;
     out.push_str("{\"ai_agent_type\":null,");
     push_field(out, "biography", user.biography, style);
     out.push_str("\"bio_links\":[],\"biography_with_entities\":{\"entities\":[]},\"category\":null,\"external_url\":\"https:\\/\\/lumen.example\\/\",");
     let _ = write!(out, "\"fbid_v2\":\"{}\",", user.other_id);
-    push_count(out, "follower_count", user.followers);
-    push_count(out, "following_count", user.following);
+    if counts == Counts::Flat {
+        push_count(out, "follower_count", user.followers);
+        push_count(out, "following_count", user.following);
+    } else {
+        push_edge_or_null(out, "edge_followed_by", user.followers);
+        push_edge_or_null(out, "edge_follow", user.following);
+        push_edge_or_null(out, "edge_owner_to_timeline_media", user.posts);
+    }
     out.push_str("\"friendship_status\":null,");
     push_field(out, "full_name", user.full_name, style);
     out.push_str("\"has_profile_pic\":true,");
@@ -239,7 +298,9 @@ fn push_xig_user(out: &mut String, user: &SampleUser) {
         "\"is_private\":{},\"is_verified\":{},\"is_embeds_disabled\":false,",
         user.is_private, user.is_verified
     );
-    push_count(out, "media_count", user.posts);
+    if counts == Counts::Flat {
+        push_count(out, "media_count", user.posts);
+    }
     let _ = write!(out, "\"pk\":\"{}\",", user.pk);
     push_field(out, "profile_pic_url", user.profile_pic_url, style);
     out.push_str("\"pronouns\":[],\"transparency_label\":null,");

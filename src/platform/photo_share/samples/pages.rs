@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::json::{Style, mix, token};
-use super::{SampleUser, fill_posts, push_edge_user, push_sjs_str, push_xig_user};
+use super::{Counts, SampleUser, fill_posts, push_edge_user, push_sjs_str, push_xig_user};
 
 /// Other invented accounts that appear in suggestions and hovercards on a profile page.
 const SUGGESTED: [&str; 6] = [
@@ -15,7 +15,7 @@ const SUGGESTED: [&str; 6] = [
     "north_fork",
 ];
 
-fn head(out: &mut String, title: &str) {
+pub(super) fn head(out: &mut String, title: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html><html class=\"_9dls\" lang=\"en\" dir=\"ltr\"><head>\
@@ -27,7 +27,7 @@ fn head(out: &mut String, title: &str) {
 }
 
 /// A data-sjs script with bootloader/config noise; `i` varies its content.
-fn config_blob(out: &mut String, i: u64) {
+pub(super) fn config_blob(out: &mut String, i: u64) {
     let _ = write!(
         out,
         "<script type=\"application/json\" data-content-len=\"512\" data-sjs>\
@@ -44,7 +44,7 @@ fn config_blob(out: &mut String, i: u64) {
 }
 
 /// Inline JavaScript that mentions the profile key (never data).
-fn inline_js(out: &mut String) {
+pub(super) fn inline_js(out: &mut String) {
     out.push_str(
         "<script>requireLazy([\"Run\"],function(r){r.onLoad(function(){\
          var q={\"xig_user_by_username\":{\"pk\":\"1\",\"username\":\"decoy\"}};\
@@ -53,7 +53,7 @@ fn inline_js(out: &mut String) {
 }
 
 /// A suggested-accounts blob with other usernames (the extractor must not take these).
-fn suggestions_blob(out: &mut String) {
+pub(super) fn suggestions_blob(out: &mut String) {
     out.push_str(
         "<script type=\"application/json\" data-sjs>{\"require\":[[\"ScheduledServerJS\",\"handle\",null,[{\"__bbox\":{\"require\":[[\"RelayPrefetchedStreamCache\",\"next\",[],[\"adp_PolarisProfileSuggestedUsersQuery\",{\"__bbox\":{\"complete\":true,\"result\":{\"data\":{\"xdt_api__v1__discover__chaining\":{\"users\":[",
     );
@@ -71,7 +71,7 @@ fn suggestions_blob(out: &mut String) {
 }
 
 /// A hovercard blob of another account under the same key as the profile.
-fn hovercard_blob(out: &mut String) {
+pub(super) fn hovercard_blob(out: &mut String) {
     let _ = write!(
         out,
         "<script type=\"application/json\" data-sjs>{{\"require\":[[\"RelayPrefetchedStreamCache\",\"next\",[],[\"adp_PolarisHovercardQuery\",{{\"__bbox\":{{\"result\":{{\"data\":{{\"xig_user_by_username\":{{\"pk\":\"9000100\",\"id\":\"17841400009000100\",\"username\":\"{}\",\"follower_count\":12}}}}}}}}}}]]]}}</script>",
@@ -84,6 +84,19 @@ fn hovercard_blob(out: &mut String) {
 /// the key, a hovercard of another account under the same key, and suggested accounts. The
 /// profile blob also carries the timeline, padded so the page is about `target_size` bytes.
 pub fn xig_profile_page(user: &SampleUser, target_size: usize) -> String {
+    current_page(user, target_size, |out, user| {
+        out.push_str("\"xig_user_by_username\":");
+        push_xig_user(out, user, Counts::Flat);
+    })
+}
+
+/// A current profile page whose preloader's `data` starts with what `push_user` writes (the
+/// user under its key), then the timeline; see [`xig_profile_page`] for the rest.
+pub(super) fn current_page(
+    user: &SampleUser,
+    target_size: usize,
+    push_user: impl FnOnce(&mut String, &SampleUser),
+) -> String {
     let mut out = String::with_capacity(target_size + 8192);
     let title = format!(
         "{} (&#064;{}) &#x2022; Photo-share photos and videos",
@@ -96,9 +109,9 @@ pub fn xig_profile_page(user: &SampleUser, target_size: usize) -> String {
     inline_js(&mut out);
     hovercard_blob(&mut out);
     out.push_str(
-        "<script type=\"application/json\" data-content-len=\"90210\" data-sjs>{\"require\":[[\"ScheduledServerJS\",\"handle\",null,[{\"__bbox\":{\"require\":[[\"RelayPrefetchedStreamCache\",\"next\",[],[\"adp_PolarisProfilePageContentQueryRelayPreloader_6600a1\",{\"__bbox\":{\"complete\":true,\"result\":{\"data\":{\"xig_user_by_username\":",
+        "<script type=\"application/json\" data-content-len=\"90210\" data-sjs>{\"require\":[[\"ScheduledServerJS\",\"handle\",null,[{\"__bbox\":{\"require\":[[\"RelayPrefetchedStreamCache\",\"next\",[],[\"adp_PolarisProfilePageContentQueryRelayPreloader_6600a1\",{\"__bbox\":{\"complete\":true,\"result\":{\"data\":{",
     );
-    push_xig_user(&mut out, user);
+    push_user(&mut out, user);
     out.push_str(",\"xdt_api__v1__feed__user_timeline_graphql_connection\":{\"edges\":[");
     fill_posts(&mut out, user, Style::Sjs, target_size);
     out.push_str("],\"page_info\":{\"end_cursor\":\"QVFB\",\"has_next_page\":true}}},\"extensions\":{\"is_final\":true}}}}]]]}}]]]}</script>");

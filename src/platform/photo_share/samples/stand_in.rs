@@ -1,5 +1,7 @@
 //! The photo-share stand-in: the profile JSON endpoint and the profile page of the samples,
-//! `"user": null` and the page's 404 for anyone else, and the platform's throttle.
+//! `"user": null` and the page's 404 for anyone else, the platform's throttle, a business
+//! account the JSON refuses with its schema 400 (the page answers), and a name whose JSON
+//! endpoint answers a login page with 200 (its page is the app shell).
 
 use std::sync::OnceLock;
 
@@ -9,7 +11,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
 
-use super::{DEFAULT_PAGE_SIZE, NOT_FOUND_NAME, PRIVATE_USER, PUBLIC_USER, SampleUser};
+use super::{
+    BUSINESS_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME, PRIVATE_USER,
+    PUBLIC_USER, SampleUser,
+};
 use crate::platform::photo_share::PhotoShare;
 use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, json, throttled};
 
@@ -23,6 +28,14 @@ impl samples::Samples for PhotoShare {
             DemoCall::new(PUBLIC_USER.username, "a public user"),
             DemoCall::new(PRIVATE_USER.username, "a private user"),
             DemoCall::new(NOT_FOUND_NAME, "a missing user (404)"),
+            DemoCall::new(
+                BUSINESS_USER.username,
+                "a business account: the JSON answers 400, the page answers (x-source: page)",
+            ),
+            DemoCall::new(
+                HTML_FOR_JSON_NAME,
+                "the JSON endpoint answering a login page with 200: 429 upstream_blocked, never 500",
+            ),
             DemoCall::new(
                 THROTTLED_NAME,
                 "a throttling platform: 429 upstream_blocked with Retry-After, after one retry (~1 s)",
@@ -43,6 +56,14 @@ async fn answer(request: Request) -> Response {
         if name.eq_ignore_ascii_case(THROTTLED_NAME) {
             return throttled();
         }
+        if name.eq_ignore_ascii_case(BUSINESS_USER.username) {
+            let mut response = json(Bytes::from(super::business_schema_json()));
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            return response;
+        }
+        if name.eq_ignore_ascii_case(HTML_FOR_JSON_NAME) {
+            return html(Bytes::from(super::login_page()));
+        }
         return match sample_user(&name) {
             Some(user) => json(profile_json(user.username)),
             None => json(Bytes::from(super::user_null_json())),
@@ -51,6 +72,15 @@ async fn answer(request: Request) -> Response {
     let name = path.trim_matches('/');
     if name.eq_ignore_ascii_case(THROTTLED_NAME) {
         return throttled();
+    }
+    if name.eq_ignore_ascii_case(BUSINESS_USER.username) {
+        return html(Bytes::from(super::web_profile_info_preload_page(
+            &BUSINESS_USER,
+            DEFAULT_PAGE_SIZE,
+        )));
+    }
+    if name.eq_ignore_ascii_case(HTML_FOR_JSON_NAME) {
+        return html(Bytes::from(super::shell_page(HTML_FOR_JSON_NAME)));
     }
     match sample_user(name) {
         Some(user) => html(Bytes::from(super::xig_profile_page(

@@ -2,7 +2,9 @@
 //! extractor's verdicts the demo and the integration tests rely on.
 
 use super::*;
-use crate::platform::photo_share::extract::{block_signal, from_api, from_page};
+use crate::platform::photo_share::extract::{
+    block_signal, from_api, from_page, from_page_answer, is_business_schema_error, not_json,
+};
 use crate::platform::{PageVerdict, Platform};
 use crate::username::Username;
 
@@ -18,6 +20,7 @@ fn sample_json_documents_are_valid_json() {
         user_null_json(),
         require_login_json(),
         checkpoint_json(),
+        business_schema_json(),
     ] {
         serde_json::from_str::<serde_json::Value>(&doc).expect("valid JSON");
     }
@@ -30,6 +33,8 @@ fn sizes_follow_the_target() {
             web_profile_info(&PUBLIC_USER, target),
             xig_profile_page(&PUBLIC_USER, target),
             shared_data_profile_page(&PUBLIC_USER, target),
+            xig_edge_counts_page(&PUBLIC_USER, target),
+            web_profile_info_preload_page(&BUSINESS_USER, target),
         ] {
             assert!(doc.len() >= target, "{} < {target}", doc.len());
             assert!(
@@ -55,15 +60,24 @@ fn samples_are_deterministic() {
 
 #[test]
 fn every_profile_shape_gives_the_expected_body() {
-    for user in [PUBLIC_USER, PRIVATE_USER] {
+    for user in [PUBLIC_USER, PRIVATE_USER, BUSINESS_USER] {
         let asked = name(user.username);
         let want = PageVerdict::Profile(expected_body(&user));
         let api = web_profile_info(&user, 200_000);
         assert_eq!(from_api(api.as_bytes(), &asked), want);
-        let xig = xig_profile_page(&user, 200_000);
-        assert_eq!(from_page(xig.as_bytes(), &asked), want);
-        let legacy = shared_data_profile_page(&user, 200_000);
-        assert_eq!(from_page(legacy.as_bytes(), &asked), want);
+        for page in [
+            xig_profile_page(&user, 200_000),
+            shared_data_profile_page(&user, 200_000),
+            xig_edge_counts_page(&user, 200_000),
+            web_profile_info_preload_page(&user, 200_000),
+        ] {
+            assert_eq!(
+                from_page(page.as_bytes(), &asked),
+                want,
+                "{}",
+                user.username
+            );
+        }
     }
 }
 
@@ -130,4 +144,24 @@ fn suggested_names_are_not_the_profile() {
     let page = xig_profile_page(&PUBLIC_USER, 0);
     let verdict = from_page(page.as_bytes(), &name("ridge_notes"));
     assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+}
+
+#[test]
+fn the_business_account_and_the_html_answer_give_their_signals() {
+    let business = business_schema_json();
+    assert!(is_business_schema_error(400, business.as_bytes()));
+    assert_eq!(block_signal(400, business.as_bytes()), None);
+    assert_eq!(
+        not_json(Some(b"text/html; charset=utf-8"), login_page().as_bytes()),
+        Some("html_for_json")
+    );
+    let shell = shell_page(HTML_FOR_JSON_NAME);
+    assert_eq!(
+        from_page_answer(shell.as_bytes(), &name(HTML_FOR_JSON_NAME)),
+        PageVerdict::Blocked("app_shell")
+    );
+    // The preloaded user's own `id` is another id: `pk` is the one returned.
+    let page = web_profile_info_preload_page(&BUSINESS_USER, 0);
+    assert!(page.contains(&format!("\"id\":\"{}\"", BUSINESS_USER.other_id)));
+    assert!(page.contains("\"edge_owner_to_timeline_media\":null"));
 }

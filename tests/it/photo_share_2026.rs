@@ -1,0 +1,471 @@
+//! The photo-share platform as peers met it in 2026, on loopback: the JSON endpoint answering
+//! HTML with 200, the page answering an app shell, business accounts the JSON refuses, session
+//! tokens kept per proxy, and `x-source` on every answer.
+//!
+//! Each case is named after the peer report or commit it comes from (`docs/photo-share.md`
+//! lists them with their dates); every body here is invented in the reported shape.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use profile_lookup::platform::photo_share::PhotoShare;
+use profile_lookup::platform::photo_share::samples as ps;
+use profile_lookup::platform::samples::Samples;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
+use crate::support::{Upstream, problem, settings, spawn_app, spawn_upstream};
+
+/// The 400 the JSON endpoint gives business and creator accounts since mid-2026.
+const SUBVERTICAL_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}";
+
+/// A login page, as the JSON endpoint sends it with 200 to a client it will not answer.
+const LOGIN_HTML: &str = "<!DOCTYPE html><html><head><title>Login &#x2022; Photo-share</title></head><body><form id=\"loginForm\" action=\"/accounts/login/ajax/\"></form></body></html>";
+
+/// One request as the upstream saw it.
+#[derive(Clone, Debug)]
+struct Seen {
+    /// `json` or `page`.
+    doc: &'static str,
+    /// The proxy's tag, `-` when it came straight.
+    via: String,
+    headers: HeaderMap,
+}
+
+/// An upstream that records every request and answers each with `answer(doc, via)`.
+struct Rig {
+    upstream: Upstream,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Rig {
+    async fn new(answer: fn(&'static str, &str, &Request) -> Option<Response>) -> Self {
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let log = seen.clone();
+        let stand_in = PhotoShare::stand_in();
+        let router = Router::new().fallback(move |request: Request| {
+            let (log, stand_in) = (log.clone(), stand_in.clone());
+            async move {
+                let doc = if request.uri().path().starts_with("/api/") {
+                    "json"
+                } else {
+                    "page"
+                };
+                let via = request
+                    .headers()
+                    .get(TAG_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-")
+                    .to_owned();
+                log.lock().unwrap().push(Seen {
+                    doc,
+                    via: via.clone(),
+                    headers: request.headers().clone(),
+                });
+                match answer(doc, &via, &request) {
+                    Some(response) => response,
+                    None => stand_in.oneshot(request).await.into_response(),
+                }
+            }
+        });
+        Self {
+            upstream: spawn_upstream(router).await,
+            seen,
+        }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn docs(&self) -> Vec<(&'static str, String)> {
+        self.seen().into_iter().map(|s| (s.doc, s.via)).collect()
+    }
+
+    fn count(&self, doc: &str) -> usize {
+        self.seen().iter().filter(|s| s.doc == doc).count()
+    }
+}
+
+fn typed(status: StatusCode, content_type: &'static str, body: impl Into<String>) -> Response {
+    (status, [(header::CONTENT_TYPE, content_type)], body.into()).into_response()
+}
+
+fn path(name: &str) -> String {
+    format!("/photo-share/profile/{name}")
+}
+
+/// yt-dlp's retry budget is not ours: with the test settings a block is asked 4 times in all.
+const MAX_ATTEMPTS: usize = 4;
+
+/// OpenCLI (jackwener/OpenCLI#2456, 2026-09-04): an endpoint that should answer JSON answers 200
+/// with the HTML app shell. With the profile page a shell too, this used to end in 500.
+#[tokio::test]
+async fn opencli_2456_json_answering_html_is_upstream_blocked_never_500() {
+    let rig = Rig::new(|doc, _, request| {
+        let name = request.uri().query().unwrap_or_default().to_owned();
+        Some(match doc {
+            "json" if name.contains("login") => {
+                typed(StatusCode::OK, "text/html; charset=utf-8", LOGIN_HTML)
+            }
+            "json" if name.contains("shell") => typed(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                ps::shell_page("app.shell"),
+            ),
+            // A block page the endpoint labels as JSON, and an empty answer.
+            "json" if name.contains("mislabelled") => typed(
+                StatusCode::OK,
+                "application/json",
+                "<html><body>Please wait a few minutes</body></html>",
+            ),
+            "json" => typed(StatusCode::OK, "text/plain", ""),
+            _ => typed(StatusCode::OK, "text/html", ps::shell_page("any")),
+        })
+    })
+    .await;
+    let app = spawn_app(settings(rig.upstream.addr)).await;
+    for name in ["login.page", "app.shell", "mislabelled", "empty.answer"] {
+        let response = app.get(&path(name)).await;
+        assert_eq!(response.status(), 429, "{name}");
+        assert!(response.headers().contains_key("retry-after"), "{name}");
+        assert_eq!(response.headers()["x-source"], "json", "{name}");
+        assert_eq!(
+            problem(response).await["code"],
+            "upstream_blocked",
+            "{name}"
+        );
+    }
+    assert_eq!(
+        rig.count("json"),
+        4 * MAX_ATTEMPTS,
+        "each waited out like a 429"
+    );
+    assert_eq!(
+        rig.count("page"),
+        0,
+        "a refusal is not a reason to ask the page"
+    );
+}
+
+/// Through proxies, HTML for JSON rests the proxy and the next JSON request goes through
+/// another one, as a 429 does (mifi/SimpleInstaBot#325, 2026-09-11: the endpoint answers HTML
+/// when it refuses a client; pgrimaud/instagram-user-feed#318: per address).
+#[tokio::test]
+async fn html_for_json_rests_the_proxy_and_the_json_is_asked_through_the_next() {
+    let rig = Rig::new(|doc, via, _| {
+        (doc == "json" && via == "a")
+            .then(|| typed(StatusCode::OK, "text/html; charset=utf-8", LOGIN_HTML))
+    })
+    .await;
+    let (a, b) = (
+        ForwardProxy::start("a", Mode::Forward, None).await,
+        ForwardProxy::start("b", Mode::Forward, None).await,
+    );
+    let mut s = settings(rig.upstream.addr);
+    s.cache.enabled = false;
+    s.upstream.proxies = vec![a.url(), b.url()];
+    let app = spawn_app(s).await;
+    let response = app.get(&path(ps::PUBLIC_USER.username)).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-source"], "json");
+    let second = app.get(&path(ps::PRIVATE_USER.username)).await;
+    assert_eq!(second.status(), 200);
+    assert_eq!(
+        rig.docs(),
+        [
+            ("json", "a".to_owned()),
+            ("json", "b".to_owned()),
+            ("json", "b".to_owned())
+        ],
+        "a rests: the JSON goes through b, and so does the next lookup"
+    );
+}
+
+/// The page answering the app shell with no data (the 2022 shell in the real captures, and
+/// what OpenCLI#2456 met in 2026) is a refusal too: 429, never 500.
+#[tokio::test]
+async fn a_profile_page_that_is_an_app_shell_is_upstream_blocked_never_500() {
+    let rig = Rig::new(|doc, _, request| {
+        let name = request.uri().path().trim_matches('/').to_owned();
+        Some(match doc {
+            "json" => typed(StatusCode::BAD_REQUEST, "application/json", SUBVERTICAL_400),
+            _ => typed(StatusCode::OK, "text/html", ps::shell_page(&name)),
+        })
+    })
+    .await;
+    let app = spawn_app(settings(rig.upstream.addr)).await;
+    let response = app.get(&path("harbor.bakery.co")).await;
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"));
+    assert_eq!(response.headers()["x-source"], "page");
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    assert_eq!(rig.count("json"), 1, "the business 400 is not retried");
+    assert_eq!(rig.count("page"), MAX_ATTEMPTS, "the shell is waited out");
+}
+
+/// instaloader/instaloader#2724 (2026-07-29), #2731 (2026-08-17) and jackwener/OpenCLI#2234
+/// (2026-08-04): the JSON endpoint answers 400 naming a deleted schema asset for business and
+/// creator accounts. One JSON request, then the page answers.
+#[tokio::test]
+async fn instaloader_2731_a_business_account_is_read_from_the_page_after_one_json_request() {
+    let rig = Rig::new(|doc, _, _| {
+        (doc == "json").then(|| typed(StatusCode::BAD_REQUEST, "application/json", SUBVERTICAL_400))
+    })
+    .await;
+    let app = spawn_app(settings(rig.upstream.addr)).await;
+    let response = app.get(&path(ps::PUBLIC_USER.username)).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-source"], "page");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["id"], ps::PUBLIC_USER.pk);
+    assert_eq!(
+        rig.docs(),
+        [("json", "-".to_owned()), ("page", "-".to_owned())]
+    );
+}
+
+/// Every photo-share answer of the stand-in says which source it came from: found and
+/// private from the JSON, absence confirmed by the page, the business account's page
+/// fallback, and the refusal after the JSON was asked.
+#[tokio::test]
+async fn every_photo_share_answer_says_its_source() {
+    let rig = Rig::new(|_, _, _| None).await;
+    let app = spawn_app(settings(rig.upstream.addr)).await;
+    for (name, status, source) in [
+        (ps::PUBLIC_USER.username, 200, "json"),
+        (ps::PRIVATE_USER.username, 200, "json"),
+        (ps::NOT_FOUND_NAME, 404, "page"),
+        (ps::BUSINESS_USER.username, 200, "page"),
+        (ps::HTML_FOR_JSON_NAME, 429, "json"),
+    ] {
+        let response = app.get(&path(name)).await;
+        assert_eq!(response.status(), status, "{name}");
+        assert_eq!(response.headers()["x-source"], source, "{name}");
+        if status == 200 {
+            let user = [ps::PUBLIC_USER, ps::PRIVATE_USER, ps::BUSINESS_USER]
+                .into_iter()
+                .find(|u| u.username == name)
+                .unwrap();
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(
+                body,
+                serde_json::to_value(ps::expected_body(&user)).unwrap()
+            );
+        }
+    }
+}
+
+/// A stale answer keeps the source of the answer it repeats.
+#[tokio::test]
+async fn a_stale_photo_share_answer_keeps_its_source() {
+    let broken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = broken.clone();
+    let stand_in = PhotoShare::stand_in();
+    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
+        let (flag, stand_in) = (flag.clone(), stand_in.clone());
+        async move {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                return typed(StatusCode::OK, "text/html", LOGIN_HTML);
+            }
+            stand_in.oneshot(request).await.into_response()
+        }
+    }))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.cache.ttl_seconds = 1;
+    s.cache.max_stale_seconds = 60;
+    let app = spawn_app(s).await;
+    let name = path(ps::PUBLIC_USER.username);
+    assert_eq!(app.get(&name).await.headers()["x-source"], "json");
+    broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let stale = app.get(&name).await;
+    assert_eq!(stale.status(), 200);
+    assert_eq!(stale.headers()["x-cache"], "stale");
+    assert_eq!(stale.headers()["x-source"], "json");
+}
+
+/// Session tokens stay with their route: a claim or CSRF token the platform hands
+/// through one proxy is never sent through another; each proxy sends `0` and no token until it
+/// is handed its own (yt-dlp f49b551a0c, 2026-06-28: `X-IG-WWW-Claim: 0`, `X-CSRFToken` from
+/// the `csrftoken` cookie).
+#[tokio::test]
+async fn a_claim_or_csrf_token_handed_through_one_proxy_never_goes_through_another() {
+    let rig = Rig::new(|doc, via, request| {
+        if doc != "json" {
+            return None;
+        }
+        let query = request.uri().query().unwrap_or_default();
+        if query.contains("slow.down") && via == "a" {
+            return Some(typed(StatusCode::TOO_MANY_REQUESTS, "text/html", "<html>"));
+        }
+        let mut response = typed(StatusCode::OK, "application/json", ps::user_null_json());
+        if let Some(user) = [ps::PUBLIC_USER, ps::PRIVATE_USER]
+            .into_iter()
+            .find(|u| query.contains(u.username))
+        {
+            response = typed(
+                StatusCode::OK,
+                "application/json",
+                ps::web_profile_info(&user, 0),
+            );
+        }
+        let h = response.headers_mut();
+        h.insert(
+            "x-ig-set-www-claim",
+            HeaderValue::from_str(&format!("hmac.claim-{via}")).unwrap(),
+        );
+        h.insert(
+            header::SET_COOKIE,
+            HeaderValue::from_str(&format!("csrftoken=Tok{via}; Path=/")).unwrap(),
+        );
+        Some(response)
+    })
+    .await;
+    let (a, b) = (
+        ForwardProxy::start("a", Mode::Forward, None).await,
+        ForwardProxy::start("b", Mode::Forward, None).await,
+    );
+    let mut s = settings(rig.upstream.addr);
+    s.cache.enabled = false;
+    s.upstream.proxies = vec![a.url(), b.url()];
+    let app = spawn_app(s).await;
+    // Lookups take a, b, a, b in turn; the last one is refused through a and moves to b.
+    for name in [
+        ps::PUBLIC_USER.username,
+        ps::PRIVATE_USER.username,
+        ps::PUBLIC_USER.username,
+        ps::PRIVATE_USER.username,
+        "slow.down",
+    ] {
+        app.get(&path(name)).await;
+    }
+    let json: Vec<Seen> = rig.seen().into_iter().filter(|s| s.doc == "json").collect();
+    let sent = |s: &Seen, name: &str| {
+        s.headers
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_else(|| "-".to_owned())
+    };
+    let observed: Vec<(String, String, String)> = json
+        .iter()
+        .map(|s| {
+            (
+                s.via.clone(),
+                sent(s, "x-ig-www-claim"),
+                sent(s, "x-csrftoken"),
+            )
+        })
+        .collect();
+    let row =
+        |via: &str, claim: &str, csrf: &str| (via.to_owned(), claim.to_owned(), csrf.to_owned());
+    assert_eq!(
+        observed[..4],
+        [
+            row("a", "0", "-"),
+            row("b", "0", "-"),
+            row("a", "hmac.claim-a", "Toka"),
+            row("b", "hmac.claim-b", "Tokb"),
+        ],
+        "{observed:?}"
+    );
+    // The refused lookup: through a with a's tokens, then through b with b's.
+    assert_eq!(
+        observed[4..],
+        [
+            row("a", "hmac.claim-a", "Toka"),
+            row("b", "hmac.claim-b", "Tokb"),
+        ],
+        "{observed:?}"
+    );
+}
+
+/// `demo` serves a business account and an HTML-answering JSON endpoint, suggests both in its
+/// banner, and the access log names the source of every photo-share answer.
+#[test]
+fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profile-lookup"))
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
+    let lines = Box::leak(Box::new(std::io::BufReader::new(stdout).lines()));
+    let mut banner = String::new();
+    let (base, key) = loop {
+        let line = lines.next().expect("banner").unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if let Some(rest) = line.strip_prefix("Listening on ") {
+            break (
+                rest.split_whitespace().next().unwrap().to_owned(),
+                rest.rsplit(' ').next().unwrap().to_owned(),
+            );
+        }
+    };
+    for _ in 0..40 {
+        let line = lines.next().expect("banner").unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if line.starts_with("Ctrl-C") {
+            break;
+        }
+    }
+    for name in [ps::BUSINESS_USER.username, ps::HTML_FOR_JSON_NAME] {
+        assert!(
+            banner.contains(&format!("/photo-share/profile/{name}   #")),
+            "the banner suggests {name}:\n{banner}"
+        );
+    }
+    let cases = [
+        (ps::PUBLIC_USER.username, 200, "json"),
+        (ps::NOT_FOUND_NAME, 404, "page"),
+        (ps::BUSINESS_USER.username, 200, "page"),
+        (ps::HTML_FOR_JSON_NAME, 429, "json"),
+    ];
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        for (name, status, source) in cases {
+            let r = client
+                .get(format!("{base}{}", path(name)))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), status, "{name}");
+            assert_eq!(r.headers()["x-source"], source, "{name}");
+        }
+    });
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let requests: Vec<Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["message"] == "request")
+        .collect();
+    assert_eq!(requests.len(), cases.len(), "{stderr}");
+    for (line, (name, status, source)) in requests.iter().zip(cases) {
+        assert_eq!(line["status"], status, "{name}: {line}");
+        assert_eq!(line["source"], source, "{name}: {line}");
+    }
+}
