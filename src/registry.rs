@@ -65,8 +65,9 @@ macro_rules! platforms {
 }
 
 platforms! {
-    /// The TikTok-style short-video platform (HTML page with embedded JSON state).
-    ShortVideo: label "short-video", section "short_video", usernames 2..=24, sources ["page"];
+    /// The TikTok-style short-video platform (HTML page with embedded JSON state, falling back
+    /// to the smaller embed page when the page is blocked).
+    ShortVideo: label "short-video", section "short_video", usernames 2..=24, sources ["page", "embed"];
     /// The Instagram-style photo platform (profile JSON, falling back to the page).
     PhotoShare: label "photo-share", section "photo_share", usernames 1..=30, sources ["json", "page"];
 }

@@ -5,9 +5,10 @@
 //! (outbound budget, concurrency cap), is read by the site, and is retried by the platform's
 //! [`RetryPolicy`]: a block is waited out when the site retries blocks and the route is
 //! direct, a transport fault or 5xx gets one more try. Redirects on the platform's host are
-//! followed (three at most), one hurdle per document is cleared, an unreadable document is
-//! kept by drift capture. A lookup blocked on a proxy rests that proxy and starts again on
-//! another. Every wait the caller is told is decided here, where it is known.
+//! followed (three at most), one hurdle per document is cleared, an unreadable document (and a
+//! block the site names) is kept by drift capture. A lookup blocked on a proxy rests that proxy
+//! and starts again on another; a site that hands blocks over asks its next source once no
+//! other route is left. Every wait the caller is told is decided here, where it is known.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +45,27 @@ pub struct Source<S: Site> {
     retry: RetryPolicy,
     capture: Option<Arc<Capture>>,
     block_wait: Duration,
+}
+
+/// How a run of the plan, or the whole lookup, ended.
+struct Ending<D> {
+    lookup: Lookup,
+    /// The document the ending came from; `None` when none was asked.
+    doc: Option<D>,
+    /// Whether a block or region lock in `lookup` is the route's: the lookup may move to
+    /// another proxy and the breaker counts it. Not so for an answer the platform withheld.
+    on_route: bool,
+}
+
+impl<D> Ending<D> {
+    /// An ending one document decided.
+    fn decided(lookup: Lookup, doc: D) -> Self {
+        Self {
+            lookup,
+            doc: Some(doc),
+            on_route: true,
+        }
+    }
 }
 
 /// Where one request of a document ended, once its retries are done.
@@ -97,25 +119,33 @@ impl<S: Site> Source<S> {
                     proxies_resting(wait)
                 }
                 Ok(route) => {
-                    let (lookup, decided_by) = self.through_routes(name, &route).await;
+                    let ending = self.through_routes(name, &route).await;
                     sent = route.sent();
-                    source = decided_by.map(Document::label);
-                    let verdict = match &lookup {
-                        Lookup::Failed(Failure::Blocked { .. }) => Verdict::Blocked,
+                    source = ending.doc.map(Document::label);
+                    let verdict = match &ending.lookup {
+                        Lookup::Failed(Failure::Blocked { .. }) if ending.on_route => {
+                            Verdict::Blocked
+                        }
                         Lookup::Failed(Failure::Overloaded { .. }) => Verdict::Inconclusive,
                         _ => Verdict::Answered,
                     };
                     self.gate.record(ticket, verdict).await;
-                    lookup
+                    ending.lookup
                 }
             },
         };
+        let from = source.unwrap_or("-");
         match &lookup {
             Lookup::Failed(Failure::ExtractionFailed(why) | Failure::Unavailable(why)) => {
-                tracing::warn!(platform, outcome = lookup.label(), why = %why, "lookup failed");
+                tracing::warn!(platform, source = from, outcome = lookup.label(), why = %why, "lookup failed");
             }
             Lookup::Failed(Failure::Blocked { reason, .. }) => {
-                tracing::info!(platform, reason, "platform refused the lookup");
+                tracing::info!(
+                    platform,
+                    source = from,
+                    reason,
+                    "platform refused the lookup"
+                );
             }
             _ => {}
         }
@@ -129,22 +159,21 @@ impl<S: Site> Source<S> {
 
     /// Runs the plan on `route`, and again from the start on another proxy each time it ends
     /// blocked (or region-locked) on one; a lookup rests each proxy at most once, so this ends.
-    /// Also says which document the ending came from.
-    async fn through_routes(
-        &self,
-        name: &Username,
-        route: &RouteLease<'_>,
-    ) -> (Lookup, Option<S::Doc>) {
+    async fn through_routes(&self, name: &Username, route: &RouteLease<'_>) -> Ending<S::Doc> {
         loop {
-            let (lookup, doc) = self.run_plan(name, route).await;
+            let ending = self.run_plan(name, route).await;
             if let Some(wait) = route.exhausted() {
-                return (proxies_resting(wait), doc);
+                return Ending {
+                    lookup: proxies_resting(wait),
+                    on_route: true,
+                    ..ending
+                };
             }
-            let reason = match &lookup {
-                Lookup::Failed(Failure::Blocked { reason, .. }) => *reason,
+            let reason = match &ending.lookup {
+                Lookup::Failed(Failure::Blocked { reason, .. }) if ending.on_route => *reason,
                 // A region lock is tried on another proxy, then answered 451.
                 Lookup::Failed(Failure::RegionLocked { .. }) => "region_locked",
-                _ => return (lookup, doc),
+                _ => return ending,
             };
             match route.rest_and_switch(reason).await {
                 Switch::Moved => {
@@ -154,26 +183,106 @@ impl<S: Site> Source<S> {
                         "trying the lookup on another proxy"
                     );
                 }
-                Switch::AllResting(_) if reason == "region_locked" => return (lookup, doc),
-                Switch::AllResting(wait) => return (proxies_resting(wait), doc),
-                Switch::Direct => return (lookup, doc),
+                Switch::AllResting(_) if reason == "region_locked" => return ending,
+                Switch::AllResting(wait) => {
+                    return Ending {
+                        lookup: proxies_resting(wait),
+                        ..ending
+                    };
+                }
+                Switch::Direct => return ending,
             }
         }
     }
 
-    /// Asks the plan's documents in order until one answers, then lets the site conclude;
-    /// with the document that answered (the last one asked, when none did).
-    async fn run_plan(&self, name: &Username, route: &RouteLease<'_>) -> (Lookup, Option<S::Doc>) {
+    /// Asks the plan's documents in order until one answers, then lets the site conclude.
+    ///
+    /// A blocked document ends the run blocked, so that the lookup moves to another route;
+    /// when the site hands blocks over and the route is the last one left (or direct), the
+    /// next document is asked on it instead, and the run ends blocked only if every document
+    /// was (with the longest wait, and the reason and source of that block). An unreadable
+    /// document ends the run at once unless the site hands those over too.
+    async fn run_plan(&self, name: &Username, route: &RouteLease<'_>) -> Ending<S::Doc> {
         let mut misses = Vec::with_capacity(self.plan.len());
-        for &doc in &self.plan {
-            match self.read_document(doc, name, route).await {
-                Ok(lookup) => return (lookup, Some(doc)),
-                Err(miss) => misses.push((doc, miss)),
+        for (at, &doc) in self.plan.iter().enumerate() {
+            let miss = match self.read_document(doc, name, route).await {
+                // A source handed over to that cannot be reached leaves the block standing.
+                Ok(Lookup::Failed(Failure::Unavailable(why))) if !misses.is_empty() => {
+                    if let Some(block) = self.longest_block(&misses) {
+                        return block;
+                    }
+                    return Ending::decided(Lookup::unavailable(why), doc);
+                }
+                Ok(lookup) => return Ending::decided(lookup, doc),
+                Err(miss) => miss,
+            };
+            match &miss {
+                Miss::Blocked { reason, .. } => {
+                    self.note_block(doc, reason, route);
+                    let next = at + 1 < self.plan.len();
+                    let hands_over = S::FALLS_BACK_ON_BLOCK && next && !route.can_move();
+                    misses.push((doc, miss));
+                    if !hands_over {
+                        break;
+                    }
+                }
+                Miss::Unreadable(why) if !S::FALLS_BACK_ON_UNREADABLE => {
+                    let lookup = self.answer(Reading::Unreadable(why.clone()));
+                    return Ending::decided(lookup, doc);
+                }
+                _ => misses.push((doc, miss)),
             }
         }
-        let last = misses.last().map(|(doc, _)| *doc);
-        let ending = self.site.conclude(&misses);
-        (self.answer(ending), last)
+        if let Some(ending) = self.longest_block(&misses) {
+            return ending;
+        }
+        let doc = misses.last().map(|(doc, _)| *doc);
+        match self.site.conclude(&misses) {
+            Reading::Withheld(reason) => Ending {
+                lookup: self.answer(Reading::Withheld(reason)),
+                doc,
+                on_route: false,
+            },
+            reading => Ending {
+                lookup: self.answer(reading),
+                doc,
+                on_route: true,
+            },
+        }
+    }
+
+    /// The ending of a run some documents were blocked in: the block with the longest wait
+    /// (the earlier of equals), so the caller is not told to come back before every source
+    /// may answer; `None` when none was blocked.
+    fn longest_block(&self, misses: &[(S::Doc, Miss)]) -> Option<Ending<S::Doc>> {
+        let (doc, reason, wait) = misses
+            .iter()
+            .filter_map(|(doc, miss)| match miss {
+                Miss::Blocked {
+                    reason,
+                    retry_after,
+                } => Some((*doc, *reason, retry_after.unwrap_or(self.block_wait))),
+                _ => None,
+            })
+            .reduce(|longest, next| if next.2 > longest.2 { next } else { longest })?;
+        let lookup = Lookup::Failed(Failure::Blocked {
+            reason,
+            retry_after: wait,
+        });
+        Some(Ending::decided(lookup, doc))
+    }
+
+    /// Counts and logs a document the platform refused, by source and reason.
+    fn note_block(&self, doc: S::Doc, reason: &'static str, route: &RouteLease<'_>) {
+        let (platform, source) = (S::PLATFORM.as_str(), doc.label());
+        crate::telemetry::upstream_block(platform, source, reason);
+        tracing::info!(
+            platform,
+            source,
+            reason,
+            proxy = route.label(),
+            "the platform refused a document"
+        );
     }
 
     /// One document: its request with retries, same-host redirects, one hurdle cleared.
@@ -199,16 +308,28 @@ impl<S: Site> Source<S> {
                 }
                 Reading::Follow(_) => return Ok(Lookup::unavailable("too many redirects")),
                 Reading::Hurdle(_) if hurdle_cleared => {
-                    return Ok(self.answer(Reading::blocked("challenge_repeated")));
+                    return Err(Miss::blocked("challenge_repeated"));
                 }
                 Reading::Hurdle(hurdle) => {
                     crate::telemetry::challenge(S::PLATFORM.as_str());
                     if !self.site.clear(hurdle, &url, route).await {
-                        return Ok(self.answer(Reading::blocked("challenge_unsolved")));
+                        return Err(Miss::blocked("challenge_unsolved"));
                     }
                     hurdle_cleared = true;
                 }
-                Reading::Inconclusive(why) => return Err(Miss::Inconclusive(why)),
+                Reading::Blocked {
+                    reason,
+                    retry_after,
+                } => {
+                    return Err(Miss::Blocked {
+                        reason,
+                        retry_after,
+                    });
+                }
+                // A document that withholds the answer said nothing usable: the plan goes on.
+                Reading::Inconclusive(why) | Reading::Withheld(why) => {
+                    return Err(Miss::Inconclusive(why));
+                }
                 Reading::Unreadable(why) => return Err(Miss::Unreadable(why)),
                 ending => return Ok(self.answer(ending)),
             }
@@ -235,8 +356,9 @@ impl<S: Site> Source<S> {
                     Sent::Failed(err) => return transport_failure(err),
                 };
                 let reading = self.site.read(doc, &response, name);
-                if let (Reading::Unreadable(why), Some(capture)) = (&reading, &self.capture) {
-                    let verdict = format!("unreadable: {why}");
+                if let (Some(verdict), Some(capture)) =
+                    (drift_verdict::<S>(&reading), &self.capture)
+                {
                     capture.save(platform.as_str(), name.as_str(), &response, &verdict);
                 }
                 match reading {
@@ -264,6 +386,18 @@ impl<S: Site> Source<S> {
     }
 }
 
+/// The verdict drift capture keeps a document under, when it keeps it: every unreadable one,
+/// and the blocks the site names ([`Site::CAPTURED_BLOCKS`]).
+fn drift_verdict<S: Site>(reading: &Reading<S::Hurdle>) -> Option<String> {
+    match reading {
+        Reading::Unreadable(why) => Some(format!("unreadable: {why}")),
+        Reading::Blocked { reason, .. } if S::CAPTURED_BLOCKS.contains(reason) => {
+            Some(format!("blocked: {reason}"))
+        }
+        _ => None,
+    }
+}
+
 /// The lookup a final reading answers; `block_wait` is what a caller is told to wait after a
 /// block whose platform named no wait, or a region lock. Every reading maps: one that is not
 /// final (a redirect, a hurdle, a miss) is answered as what it left the lookup with.
@@ -280,6 +414,10 @@ pub fn answer<H>(reading: Reading<H>, block_wait: Duration) -> Lookup {
         } => Failure::Blocked {
             reason,
             retry_after: retry_after.unwrap_or(block_wait),
+        },
+        Reading::Withheld(reason) => Failure::Blocked {
+            reason,
+            retry_after: block_wait,
         },
         Reading::ServerError(why) | Reading::Unavailable(why) => Failure::Unavailable(why),
         Reading::Unreadable(why) => Failure::ExtractionFailed(why),

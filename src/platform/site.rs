@@ -38,6 +38,17 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
     /// equal). A lookup asks those `<section>.sources` names, in that order, the next only
     /// when one had nothing usable.
     const DOCUMENTS: &'static [Self::Doc];
+    /// Whether a document still blocked once the lookup has no other route to try hands over
+    /// to the next source of the plan (the lookup then ends blocked only when every source
+    /// was); otherwise a block ends the lookup, and the sources after it are not asked.
+    const FALLS_BACK_ON_BLOCK: bool = false;
+    /// Whether a document that could not be read hands over to the next source (after drift
+    /// capture kept it); otherwise it ends the lookup as `extraction_failed`, so the platform
+    /// changing its documents is never hidden by another source answering.
+    const FALLS_BACK_ON_UNREADABLE: bool = true;
+    /// The block reasons whose document drift capture keeps (as it keeps every unreadable
+    /// one): blocks that are a page of their own, worth seeing when the platform changes.
+    const CAPTURED_BLOCKS: &'static [&'static str] = &[];
 
     /// Builds the platform's own state from the settings (its section is
     /// `settings.platform(Self::PLATFORM)`).
@@ -62,8 +73,9 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
         route: &RouteLease<'_>,
     ) -> impl Future<Output = bool> + Send;
 
-    /// What the lookup comes to when no document of the plan answered; `misses` holds why,
-    /// one per document asked, in the order asked.
+    /// What the lookup comes to when no document of the plan answered and none was blocked
+    /// (a plan a document was blocked in ends blocked, with the longest wait); `misses` holds
+    /// why, one per document asked, in the order asked.
     fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Self::Hurdle> {
         let why = misses
             .iter()
@@ -115,6 +127,11 @@ pub enum Reading<H> {
         /// The platform's `Retry-After`.
         retry_after: Option<Duration>,
     },
+    /// No source said anything about the user and none refused us (a source that answers
+    /// "private or missing" alike): 429 `upstream_blocked` like a block, since the platform
+    /// keeps the answer from us, but the route is not to blame, so no proxy rests for it and
+    /// the breaker does not count it. The text is the reason, for logs and metrics.
+    Withheld(&'static str),
     /// A server error: worth one more try, then the platform is unavailable.
     ServerError(String),
     /// Nothing we will read (an unexpected status, a redirect off the platform): final.
@@ -137,6 +154,13 @@ pub enum Miss {
     Inconclusive(&'static str),
     /// It could not be read (see [`Reading::Unreadable`]).
     Unreadable(String),
+    /// It was refused (see [`Reading::Blocked`]), and the site hands blocks over.
+    Blocked {
+        /// The signal seen, for logs and metrics.
+        reason: &'static str,
+        /// The platform's `Retry-After`.
+        retry_after: Option<Duration>,
+    },
 }
 
 impl Miss {
@@ -145,6 +169,15 @@ impl Miss {
         match self {
             Miss::Inconclusive(why) => why,
             Miss::Unreadable(why) => why,
+            Miss::Blocked { reason, .. } => reason,
+        }
+    }
+
+    /// A block the platform named no wait for.
+    pub fn blocked(reason: &'static str) -> Self {
+        Miss::Blocked {
+            reason,
+            retry_after: None,
         }
     }
 }

@@ -32,6 +32,10 @@ pub const UPSTREAM_CHALLENGES: &str = "profile_lookup_upstream_challenges_total"
 pub const UPSTREAM_REQUESTS: &str = "profile_lookup_upstream_requests_total";
 /// Counter: retries of upstream requests, by `platform` and `reason`.
 pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
+/// Counter: documents the platform refused, by `platform`, `source` (the document: `page`,
+/// `embed`, `json`) and `reason` (`http_429`, `captcha`, `stateless_shell`, …): one count per
+/// document whose request (retries done) ended blocked, whatever the lookup then came to.
+pub const UPSTREAM_BLOCKS: &str = "profile_lookup_upstream_blocks_total";
 /// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
@@ -113,6 +117,10 @@ fn describe() {
         "HTTP requests sent upstream, by platform"
     );
     metrics::describe_counter!(UPSTREAM_RETRIES, "Upstream retries by platform and reason");
+    metrics::describe_counter!(
+        UPSTREAM_BLOCKS,
+        "Documents the platform refused, by platform, source and reason"
+    );
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
     metrics::describe_counter!(
         PROXY_REQUESTS,
@@ -250,6 +258,12 @@ pub fn upstream_request(platform: &'static str) {
 /// Records one retry and why.
 pub fn retry(platform: &'static str, reason: &'static str) {
     counter!(UPSTREAM_RETRIES, "platform" => platform, "reason" => reason).increment(1);
+}
+
+/// Records one document the platform refused, by its source and the block's reason.
+pub fn upstream_block(platform: &'static str, source: &'static str, reason: &'static str) {
+    counter!(UPSTREAM_BLOCKS, "platform" => platform, "source" => source, "reason" => reason)
+        .increment(1);
 }
 
 /// Records a cache lookup result.

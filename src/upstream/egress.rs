@@ -461,6 +461,27 @@ impl RouteLease<'_> {
         );
     }
 
+    /// Whether a block would move the lease elsewhere now: through a proxy, to another proxy
+    /// this lookup has not rested, other than the current one, that is not resting as far as
+    /// this replica knows; on the direct route, to a browser profile the lookup has not
+    /// presented yet. A lookup that has another source to ask keeps its last route for it
+    /// instead of resting it (a rest only another replica knows of can still leave it with
+    /// none).
+    pub fn can_move(&self) -> bool {
+        if !self.routes.proxied {
+            return self.moves_on_block();
+        }
+        let current = self.current.load(Ordering::Relaxed);
+        let rested = self
+            .rested
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        self.routes.routes.iter().enumerate().any(|(i, route)| {
+            i != current && !rested.contains(&i) && route.resting_for(now).is_none()
+        })
+    }
+
     /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
     /// it for the cool-down (fleet-wide with Redis) and move to the next proxy not resting
     /// that this lookup has not rested yet, presenting the next profile. This is the one way

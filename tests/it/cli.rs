@@ -344,6 +344,16 @@ fn demo_answers_real_lookups_offline() {
                 .status(),
             404
         );
+        // The stateless-shell user and the embed-only user: printed, and the embed answers.
+        for user in ["late.night.loops", "harbor.lights.crafts"] {
+            assert!(
+                curl_lines.iter().any(|l| l.contains(user)),
+                "{user} in {curl_lines:?}"
+            );
+            let r = get(&format!("/short-video/profile/{user}")).await.unwrap();
+            assert_eq!(r.status(), 200, "{user}");
+            assert_eq!(r.headers()["x-source"], "embed", "{user}");
+        }
         assert_eq!(
             get("/photo-share/profile/lumen.trails")
                 .await

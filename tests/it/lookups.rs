@@ -361,7 +361,10 @@ async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
 async fn an_unsolvable_challenge_is_upstream_blocked() {
     // The page is a challenge whatever cookie comes back.
     let upstream = spawn_upstream(fixed(StatusCode::OK, sv::waf_challenge_page(77))).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let mut s = settings(upstream.addr);
+    // The page alone: this upstream answers every path with the challenge.
+    s.short_video.sources = vec!["page".into()];
+    let app = spawn_app(s).await;
     let response = app
         .get(&format!(
             "/short-video/profile/{}",

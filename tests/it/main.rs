@@ -31,6 +31,7 @@ mod readme_and_docs;
 mod registry;
 mod short_video_proptest;
 mod short_video_real_captures;
+mod short_video_sources;
 mod sources;
 mod startup;
 mod support;

@@ -41,6 +41,12 @@ async fn every_answer_says_which_source_gave_it_and_a_hit_keeps_it() {
     let hit = app.get(&path).await;
     assert_eq!(hit.headers()["x-cache"], "hit");
     assert_eq!(hit.headers()["x-source"], "page", "a hit keeps its source");
+    // A page without state: the second source answers, and says so.
+    let path = format!("/short-video/profile/{}", sv::SHELL_PAGE_USER.unique_id);
+    let embed = app.get(&path).await;
+    assert_eq!(embed.status(), 200);
+    assert_eq!(embed.headers()["x-source"], "embed");
+    assert_eq!(app.get(&path).await.headers()["x-source"], "embed");
 
     let upstream = spawn_upstream(PhotoShare::stand_in()).await;
     let app = spawn_app(settings(upstream.addr)).await;
@@ -81,6 +87,15 @@ async fn a_source_left_out_of_the_config_is_never_asked() {
 
 #[test]
 fn sources_are_validated_by_name_at_load() {
+    let mut s = Settings::default();
+    s.short_video.sources = vec!["embed".into(), "json".into()];
+    let err = s.validate().unwrap_err().to_string();
+    assert!(
+        err.contains(
+            r#"short_video.sources[1] "json" is not a source of short-video: use ["page", "embed"]"#
+        ),
+        "{err}"
+    );
     for (sources, says) in [
         (vec![], "photo_share.sources is empty"),
         (vec!["html".to_owned()], "photo_share.sources[0] \"html\""),

@@ -1,55 +1,143 @@
-//! Reading a short-video profile page: which embedded state it carries, and what it says.
+//! Reading a short-video profile page: which embedded states it carries, and what they say.
 //!
-//! The platform has embedded its state three ways over the years; this is a strategy chain
-//! over them, newest first: `__UNIVERSAL_DATA_FOR_REHYDRATION__`, then `SIGI_STATE` (as a JSON
-//! script, then as a `window['SIGI_STATE']=…` assignment), then `__NEXT_DATA__`. The first
-//! state present decides. The page is walked once with [`html::scripts`], so inline scripts
-//! that merely mention these ids are never mistaken for state, and nothing outside the chosen
-//! state (suggested users, page text) is ever consulted.
+//! The platform has embedded its state three ways over the years: `__UNIVERSAL_DATA_FOR_
+//! REHYDRATION__`, `SIGI_STATE` (as a JSON script, or as a `window['SIGI_STATE']=…`
+//! assignment) and `__NEXT_DATA__`; pages of 2022–23 carry two at once (the user in
+//! `SIGI_STATE`, only the app context in the rehydration script). The state that holds the
+//! requested user's section decides, whichever comes first in the page; when several do, the
+//! newest era wins. A page whose states all render the app without any user is a shell
+//! (a block). The page is walked once with [`html::tokens`], so inline scripts that merely
+//! mention these ids are never mistaken for state, and nothing outside the states (suggested
+//! users, page text) is ever consulted. A page with no state at all is told apart by
+//! `stateless`: a block of one of its kinds, or unreadable when it holds inline content of a
+//! form we do not know.
 
 use super::ShortVideoProfile;
-use super::{next_data, sigi, universal};
-use crate::html;
+use super::stateless::{self, Rest};
+use super::user_json::{SHELL_PAGE, Said};
+use super::{embed, next_data, sigi, universal};
+use crate::html::{self, Token};
 use crate::platform::PageVerdict;
 use crate::username::Subject;
 
+/// The ways a document embeds its state: the profile page's eras, newest first, then the
+/// embed page's (a document carries one or the other); the order in which they decide.
+#[derive(Clone, Copy)]
+enum Kind {
+    Universal,
+    SigiJson,
+    SigiAssignment,
+    NextData,
+    Embed,
+}
+
+impl Kind {
+    const NEWEST_FIRST: [Kind; 5] = [
+        Kind::Universal,
+        Kind::SigiJson,
+        Kind::SigiAssignment,
+        Kind::NextData,
+        Kind::Embed,
+    ];
+
+    /// What a state of this kind says, read from its script text.
+    fn said(self, text: &[u8], requested: Subject<'_>) -> Said {
+        match self {
+            Kind::Universal => universal::said(text, requested),
+            Kind::SigiJson => sigi::said(text, sigi::Embedding::Json, requested),
+            Kind::SigiAssignment => sigi::said(text, sigi::Embedding::Assignment, requested),
+            Kind::NextData => next_data::said(text, requested),
+            Kind::Embed => embed::said(text, requested),
+        }
+    }
+}
+
+/// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
+#[derive(Default)]
+struct States<'a>([Option<&'a [u8]>; 5]);
+
+impl<'a> States<'a> {
+    /// Walks the page once: keeps its state scripts, and notes the rest in case no state
+    /// decides.
+    fn of(page: &'a [u8]) -> (Self, Rest<'a>) {
+        let mut states = States::default();
+        let mut rest = Rest::default();
+        let mut tokens = html::tokens(page);
+        while let Some(token) = tokens.next_markup() {
+            let Token::Element(tag, text) = token else {
+                continue;
+            };
+            if tag.is("title") {
+                rest.title(text);
+                continue;
+            }
+            if !tag.is("script") {
+                continue;
+            }
+            let kind = match tag.attr("id") {
+                Some(universal::SCRIPT_ID) => Kind::Universal,
+                Some(sigi::SCRIPT_ID) => Kind::SigiJson,
+                Some(next_data::SCRIPT_ID) => Kind::NextData,
+                Some(embed::SCRIPT_ID) => Kind::Embed,
+                _ => match sigi::assigned_state(text) {
+                    Some(state) if states.0[Kind::SigiAssignment as usize].is_none() => {
+                        states.0[Kind::SigiAssignment as usize] = Some(state);
+                        continue;
+                    }
+                    _ => {
+                        rest.script(&tag, text);
+                        continue;
+                    }
+                },
+            };
+            states.0[kind as usize].get_or_insert(text);
+        }
+        (states, rest)
+    }
+
+    /// What each state says, newest era first, read lazily: a state after the one that
+    /// decides is never parsed.
+    fn said(self, requested: Subject<'a>) -> impl Iterator<Item = Said> + 'a {
+        Kind::NEWEST_FIRST
+            .into_iter()
+            .filter_map(move |kind| Some(kind.said(self.0[kind as usize]?, requested)))
+    }
+}
+
 /// What the page says about `requested`: their profile, not found, a block, or unreadable.
 ///
-/// Existence comes from the state's status code only (0 and 10222 (private) are profiles;
-/// 10221 and 10202 not found; 10000, 10113 and 10114 a captcha block); the profile's
-/// `uniqueId` must be the requested name (ASCII case-insensitively). Counts the page does not
-/// give are `None`; other missing user fields are `""`, `false` or `0`, because the body's
-/// shape has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
-/// entity-decoded. Pure and linear in the page size; never panics, whatever the bytes.
+/// Existence comes from the deciding state's status code only (0, 10216 and 10222 (private)
+/// are profiles; 10221, 10202 and 10204 not found; 10000, 10113 and 10114 a captcha block);
+/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). Counts the
+/// page does not give are `None`; other missing user fields are `""`, `false` or `0`, because
+/// the body's shape has every key and a blank bio is not a wrong number. Strings are
+/// JSON-decoded, never entity-decoded. Pure and linear in the page size (each state is parsed
+/// at most once); never panics, whatever the bytes.
 pub fn extract<'a>(
     page: &[u8],
     requested: impl Into<Subject<'a>>,
 ) -> PageVerdict<ShortVideoProfile> {
     let requested = requested.into();
-    let mut sigi_json = None;
-    let mut sigi_assignment = None;
-    let mut next = None;
-    for script in html::scripts(page) {
-        match script.attr("id") {
-            Some(universal::SCRIPT_ID) => return universal::read(script.text, requested),
-            Some(sigi::SCRIPT_ID) => {
-                sigi_json.get_or_insert(script.text);
+    if stateless::is_empty(page) {
+        return PageVerdict::Blocked(stateless::EMPTY_BODY);
+    }
+    let (states, rest) = States::of(page);
+    let mut broken = None;
+    let mut shell = false;
+    for said in states.said(requested) {
+        match said {
+            Said::User(verdict) => return *verdict,
+            Said::AppOnly => shell = true,
+            Said::Broken(why) => {
+                broken.get_or_insert(why);
             }
-            Some(next_data::SCRIPT_ID) => {
-                next.get_or_insert(script.text);
-            }
-            _ if sigi_assignment.is_none() => sigi_assignment = sigi::assigned_state(script.text),
-            _ => {}
         }
     }
-    if let Some(text) = sigi_json {
-        sigi::read(text, sigi::Embedding::Json, requested)
-    } else if let Some(text) = sigi_assignment {
-        sigi::read(text, sigi::Embedding::Assignment, requested)
-    } else if let Some(text) = next {
-        next_data::read(text, requested)
-    } else {
-        PageVerdict::Unreadable("no state script".into())
+    match (broken, shell) {
+        // A state we could not read may have held the user: never guess a block over it.
+        (Some(why), _) => PageVerdict::Unreadable(why),
+        (None, true) => PageVerdict::Blocked(SHELL_PAGE),
+        (None, false) => rest.verdict(),
     }
 }
 
@@ -173,12 +261,14 @@ mod tests {
             extract(shell.as_bytes(), &n),
             PageVerdict::Blocked("shell_page")
         );
+        // The WAF page is a hurdle the site clears before extraction; read as a document it
+        // holds an inline script of a form we do not know.
         let waf = samples::waf_challenge_page(5);
-        assert_eq!(
+        assert!(matches!(
             extract(waf.as_bytes(), &n),
-            PageVerdict::Unreadable("no state script".into())
-        );
-        assert!(unreadable(&extract(b"", &n)));
+            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+        ));
+        assert_eq!(extract(b"", &n), PageVerdict::Blocked("empty_body"));
     }
 
     #[test]
@@ -218,10 +308,10 @@ mod tests {
             <!-- <script id="__NEXT_DATA__">{{}}</script> -->
             <p>__UNIVERSAL_DATA_FOR_REHYDRATION__ SIGI_STATE __NEXT_DATA__</p>"#
         );
-        assert_eq!(
+        assert!(matches!(
             extract(decoys.as_bytes(), &name("abc")),
-            PageVerdict::Unreadable("no state script".into())
-        );
+            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+        ));
     }
 
     #[test]
@@ -260,13 +350,135 @@ mod tests {
     }
 
     #[test]
+    fn the_state_that_holds_the_user_decides_whichever_script_comes_first() {
+        for era in [Era::Sigi, Era::NextData] {
+            for first in [true, false] {
+                for user in samples::sample_users() {
+                    let page = samples::two_state_page(era, Some(&user), user.unique_id, first);
+                    assert_eq!(
+                        extract(page.as_bytes(), &name(user.unique_id)),
+                        PageVerdict::Profile(samples::expected_body(&user)),
+                        "{era:?}, app context first: {first}, {}",
+                        user.unique_id
+                    );
+                }
+                let page = samples::two_state_page(era, None, NOT_FOUND_USER, first);
+                assert_eq!(
+                    extract(page.as_bytes(), &name(NOT_FOUND_USER)),
+                    PageVerdict::NotFound,
+                    "{era:?}, app context first: {first}"
+                );
+            }
+        }
+        // No state holds a user: the page is a shell, whichever comes first.
+        let shells = format!(
+            "{}{}",
+            r#"<script id="SIGI_STATE" type="application/json">{"AppContext":{"appContext":{}},"SEO":{}}</script>"#,
+            r#"<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":{"webapp.app-context":{}}}</script>"#
+        );
+        assert_eq!(
+            extract(shells.as_bytes(), &name("abc")),
+            PageVerdict::Blocked("shell_page")
+        );
+    }
+
+    #[test]
+    fn pages_without_state_are_blocks_of_their_own_kind() {
+        let cases = [
+            (samples::stateless_shell_page(false), "stateless_shell"),
+            (samples::stateless_shell_page(true), "stateless_shell"),
+            (samples::maintenance_page(), "maintenance"),
+            (String::new(), "empty_body"),
+            (" \r\n\t".to_owned(), "empty_body"),
+            (samples::captcha_page(10000), "captcha_page"),
+            (samples::captcha_page(10113), "captcha_page"),
+            (samples::captcha_page(10114), "captcha_page"),
+        ];
+        for (page, reason) in cases {
+            // Whoever is asked for: a block is never a verdict about the user.
+            for who in [PUBLIC_USER.unique_id, NOT_FOUND_USER] {
+                assert_eq!(
+                    extract(page.as_bytes(), &name(who)),
+                    PageVerdict::Blocked(reason),
+                    "{reason} for {who}"
+                );
+            }
+        }
+        let shell = samples::stateless_shell_page(false);
+        assert!((1_000..2_048).contains(&shell.len()), "{}", shell.len());
+    }
+
+    #[test]
+    fn inline_data_of_a_form_we_do_not_know_is_unreadable_not_a_block() {
+        let shell = samples::stateless_shell_page(true);
+        let with = |script: &str| shell.replacen("</head>", &format!("{script}</head>"), 1);
+        for page in [
+            with(
+                r#"<script id="__NEW_STATE_2027__" type="application/json">{"user":{"uniqueId":"abc"}}</script>"#,
+            ),
+            with(r#"<script>window.__NEW_STATE__ = {"user":{"uniqueId":"abc"}};</script>"#),
+            with(r#"<script type="application/ld+json">{"@type":"Person","name":"A"}</script>"#),
+            // A verify configuration whose code is not a captcha's: not a page we know.
+            samples::captcha_page(10555),
+            "<html><body>We changed everything</body></html>".to_owned(),
+            "<html><head><title>Security Check</title></head><body>Security Check</body></html>"
+                .to_owned(),
+        ] {
+            let got = extract(page.as_bytes(), &name("abc"));
+            assert!(unreadable(&got), "{got:?} for {page}");
+        }
+    }
+
+    #[test]
+    fn text_a_user_writes_never_makes_a_block() {
+        let mut user = SMALL_USER;
+        user.nickname = "Site Under Maintenance";
+        user.signature = "Security Check <script>const option = {\"type\":\"verify\",\"code\":\"10000\"}</script>";
+        for era in Era::ALL {
+            let page = samples::profile_page(era, &user, 20_000);
+            // The title a page writes for a profile can carry the user's words.
+            let start = page.find("<title>").unwrap();
+            let end = page.find("</title>").unwrap();
+            let page = format!(
+                "{}<title>Site Under Maintenance</title>{}",
+                &page[..start],
+                &page[end + "</title>".len()..]
+            );
+            let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(user.unique_id)) else {
+                panic!("{era:?}: no profile");
+            };
+            assert_eq!(p.user_info.user.signature, user.signature);
+        }
+        // A title or a text that says "Security Check" is no captcha configuration.
+        let shell = samples::stateless_shell_page(false)
+            .replacen(
+                "<title data-rh=\"true\"></title>",
+                "<title>Security Check</title>",
+                1,
+            )
+            .replacen(
+                "<div id=\"app\"></div>",
+                "<div id=\"app\">Security Check</div>",
+                1,
+            );
+        assert_eq!(
+            extract(shell.as_bytes(), &name("abc")),
+            PageVerdict::Blocked("stateless_shell")
+        );
+    }
+
+    #[test]
     fn truncated_pages_never_give_a_wrong_profile() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 6_000);
         let want = PageVerdict::Profile(samples::expected_body(&SMALL_USER));
         let n = name(SMALL_USER.unique_id);
         for cut in 0..page.len() {
             let got = extract(&page.as_bytes()[..cut], &n);
-            assert!(got == want || unreadable(&got), "cut {cut}: {got:?}");
+            let empty = cut == 0 && got == PageVerdict::Blocked("empty_body");
+            assert!(
+                got == want || unreadable(&got) || empty,
+                "cut {cut}: {got:?}"
+            );
         }
     }
 

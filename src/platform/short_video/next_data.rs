@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo};
+use super::user_json::{self, Found, RawUserInfo, Said};
 use crate::platform::PageVerdict;
 use crate::platform::fields::Text;
 use crate::username::Subject;
@@ -41,14 +41,25 @@ struct PageProps<'a> {
 /// Reads the text of the `__NEXT_DATA__` script.
 ///
 /// `statusCode` decides; only when it is absent does `serverCode` 404 mean not found.
-pub(super) fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     let doc: Doc = match user_json::parse(text) {
         Ok(doc) => doc,
-        Err(why) => return PageVerdict::Unreadable(why),
+        Err(why) => return Said::Broken(why),
     };
     let Some(props) = doc.props.and_then(|p| p.page_props) else {
-        return PageVerdict::Unreadable("the state has no props.pageProps".into());
+        return Said::Broken("the state has no props.pageProps".into());
     };
+    Said::user(page_props(props, requested))
+}
+
+/// [`said`] as the verdict of a page holding only this state.
+#[cfg(test)]
+fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+    said(text, requested).into_verdict()
+}
+
+/// The verdict of the page props: the section about the page's user.
+fn page_props(props: PageProps<'_>, requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
     if let Some(Text(id)) = &props.unique_id
         && !id.is_empty()
         && !requested.matches(id)

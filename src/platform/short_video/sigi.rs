@@ -8,14 +8,12 @@
 //! Both hold `UserModule.users[<uniqueId>]`, `UserModule.stats[<uniqueId>]` and
 //! `UserPage.{uniqueId, statusCode, secUid}`.
 
-use std::fmt;
-use std::marker::PhantomData;
-
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::IgnoredAny;
 
+#[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawStats, RawUser};
+use super::user_json::{self, Entries, Found, RawStats, RawUser, Said};
 use crate::cost;
 use crate::platform::PageVerdict;
 use crate::platform::fields::{Object, Text};
@@ -59,29 +57,6 @@ struct UserPage<'a> {
     status_code: Option<i64>,
 }
 
-/// A JSON object kept as its entries in order (keys borrowed where possible).
-struct Entries<'a, T>(Vec<(Text<'a>, T)>);
-
-impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EntriesVisitor<'a, T>(PhantomData<(Text<'a>, T)>);
-        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EntriesVisitor<'a, T> {
-            type Value = Entries<'a, T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<Text<'de>, T>()? {
-                    entries.push((key, value));
-                }
-                Ok(Entries(entries))
-            }
-        }
-        deserializer.deserialize_map(EntriesVisitor(PhantomData))
-    }
-}
-
 /// The state's text when `text` is a `window['SIGI_STATE']=…` assignment, else `None`.
 pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
     let trimmed = text.trim_ascii_start();
@@ -101,34 +76,40 @@ pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
     rest.starts_with(b"{").then_some(rest)
 }
 
-/// Reads a SIGI state from its script text.
-pub(super) fn read(
+/// [`said`] as the verdict of a page holding only this state.
+#[cfg(test)]
+fn read(
     text: &[u8],
     embedding: Embedding,
     requested: Subject<'_>,
 ) -> PageVerdict<ShortVideoProfile> {
+    said(text, embedding, requested).into_verdict()
+}
+
+/// What a SIGI state says, read from its script text.
+pub(super) fn said(text: &[u8], embedding: Embedding, requested: Subject<'_>) -> Said {
     let parsed = match embedding {
         Embedding::Json => user_json::parse::<Doc>(text),
         Embedding::Assignment => user_json::parse_prefix::<Doc>(text),
     };
     let doc = match parsed {
         Ok(doc) => doc,
-        Err(why) => return PageVerdict::Unreadable(why),
+        Err(why) => return Said::Broken(why),
     };
     let Some(page) = doc.user_page else {
         return match (doc.user_module, doc.app_context) {
-            (None, Some(_)) => PageVerdict::Blocked("shell_page"),
-            _ => PageVerdict::Unreadable("the state has no UserPage".into()),
+            (None, Some(_)) => Said::AppOnly,
+            _ => Said::Broken("the state has no UserPage".into()),
         };
     };
     if let Some(Text(id)) = &page.unique_id
         && !id.is_empty()
         && !requested.matches(id)
     {
-        return PageVerdict::Unreadable(format!(
+        return Said::user(PageVerdict::Unreadable(format!(
             "UserPage is about another user than {:?}",
             requested.to_string()
-        ));
+        )));
     }
     // Reading a saved page without a name (`Subject::Anyone`): the page's own user is wanted.
     let wanted = match (&page.unique_id, requested.name()) {
@@ -171,7 +152,7 @@ pub(super) fn read(
         stats: stats_at.and_then(|at| stats.swap_remove(at).1.0),
         stats_v2: None,
     };
-    user_json::verdict(found, requested)
+    Said::user(user_json::verdict(found, requested))
 }
 
 #[cfg(test)]

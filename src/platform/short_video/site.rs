@@ -1,10 +1,13 @@
-//! The short-video platform as the fetch ladder drives it: one profile page per lookup.
+//! The short-video platform as the fetch ladder drives it: the profile page, then the embed
+//! page when the profile page is blocked (or stateless) on every route left.
 //!
 //! The platform may answer with its WAF proof-of-work page instead: that is a hurdle, solved
 //! on a blocking thread (bounded in time and in how many run at once); its cookie goes into
 //! the route's jar and the page is asked once more. Blocking signals (429, a
-//! `bdturing-verify` header, a redirect to the login page, a captcha state) are final here:
-//! retrying a captcha only digs the hole deeper, and the breaker takes it from there.
+//! `bdturing-verify` header, a redirect to the login page, a captcha state, a page without
+//! state) are not waited out: retrying a captcha only digs the hole deeper. The lookup moves
+//! to another proxy, then hands over to the embed page; the breaker takes it from there. The
+//! embed's 400 means "private or missing" alike, so it never says not found.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,9 +18,9 @@ use tokio::sync::Semaphore;
 use url::Url;
 
 use super::challenge::{self, WafChallenge};
-use super::{ShortVideoProfile, extract};
+use super::{ShortVideoProfile, extract, stateless};
 use crate::config::Settings;
-use crate::platform::site::{Api, Document, Reading, Site};
+use crate::platform::site::{Api, Document, Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
@@ -35,15 +38,28 @@ pub struct ShortVideo {
     solvers: Arc<Semaphore>,
 }
 
-/// The one document of a short-video lookup: the profile page (`page`).
+/// The documents of a short-video lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProfilePage;
+pub enum Doc {
+    /// The profile page, `/@{name}` (`page`).
+    Page,
+    /// The embed page, `/embed/@{name}` (`embed`): a smaller profile, asked when the page is
+    /// blocked.
+    Embed,
+}
 
-impl Document for ProfilePage {
+impl Document for Doc {
     fn label(self) -> &'static str {
-        "page"
+        match self {
+            Doc::Page => "page",
+            Doc::Embed => "embed",
+        }
     }
 }
+
+/// The reason of the embed's 400: the platform says so for a private account and for a
+/// missing one alike.
+pub const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
@@ -54,9 +70,13 @@ impl Site for ShortVideo {
     };
     type Body = ShortVideoProfile;
     const RETRIES_BLOCKS: bool = false;
-    type Doc = ProfilePage;
+    type Doc = Doc;
     type Hurdle = WafChallenge;
-    const DOCUMENTS: &'static [ProfilePage] = &[ProfilePage];
+    const DOCUMENTS: &'static [Doc] = &[Doc::Page, Doc::Embed];
+    const FALLS_BACK_ON_BLOCK: bool = true;
+    // An unreadable page is the platform moving: it must not hide behind the embed.
+    const FALLS_BACK_ON_UNREADABLE: bool = false;
+    const CAPTURED_BLOCKS: &'static [&'static str] = &stateless::KINDS;
 
     fn new(settings: &Settings) -> Self {
         Self {
@@ -65,11 +85,14 @@ impl Site for ShortVideo {
         }
     }
 
-    fn url(&self, _: ProfilePage, name: &Username) -> Url {
-        url_with_segments(&self.base, &[&format!("@{name}")])
+    fn url(&self, doc: Doc, name: &Username) -> Url {
+        match doc {
+            Doc::Page => url_with_segments(&self.base, &[&format!("@{name}")]),
+            Doc::Embed => url_with_segments(&self.base, &["embed", &format!("@{name}")]),
+        }
     }
 
-    fn headers(&self, _: ProfilePage, _: &Username, _: &RouteLease<'_>) -> HeaderMap {
+    fn headers(&self, _: Doc, _: &Username, _: &RouteLease<'_>) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(USER_AGENT, HeaderValue::from_static(BROWSER_USER_AGENT));
         headers.insert(
@@ -82,7 +105,7 @@ impl Site for ShortVideo {
         headers
     }
 
-    fn read(&self, _: ProfilePage, response: &Response, name: &Username) -> Reading<WafChallenge> {
+    fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading<WafChallenge> {
         if response.headers.contains_key("bdturing-verify") {
             return Reading::blocked("bdturing_verify");
         }
@@ -103,12 +126,28 @@ impl Site for ShortVideo {
             },
             StatusCode::FORBIDDEN => Reading::blocked("http_403"),
             s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}")),
+            // Private or missing alike: nothing about the user, and no refusal of the route.
+            StatusCode::BAD_REQUEST if doc == Doc::Embed => {
+                Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
+            }
+            s if doc == Doc::Embed && s.is_client_error() => {
+                Reading::Inconclusive("embed_unexpected_status")
+            }
             // The platform answers 200 for missing users too; the page's state decides (and a
             // bare 404 without state is reported by the extractor as unreadable).
             s if s.is_success() || s == StatusCode::NOT_FOUND => {
-                match challenge::detect(&response.body) {
-                    Some(hurdle) => Reading::Hurdle(hurdle),
-                    None => Reading::from(Self::extract(&response.body, name.into())),
+                if let Some(hurdle) = challenge::detect(&response.body) {
+                    return Reading::Hurdle(hurdle);
+                }
+                match Self::extract(&response.body, name.into()) {
+                    // The stateless kinds are what the platform answers 200 with; a 404
+                    // without state is no page we know.
+                    PageVerdict::Blocked(reason)
+                        if !s.is_success() && stateless::KINDS.contains(&reason) =>
+                    {
+                        Reading::Unreadable(format!("HTTP {status} without state"))
+                    }
+                    verdict => Reading::from(verdict),
                 }
             }
             _ => Reading::Unavailable(format!("HTTP {status}")),
@@ -132,6 +171,19 @@ impl Site for ShortVideo {
         }
     }
 
+    /// Only the embed's "private or missing" can leave a plan without a block or an answer:
+    /// the platform keeps the answer, so the lookup is 429 without resting the route.
+    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading<WafChallenge> {
+        let why = misses
+            .last()
+            .map_or(EMBED_PRIVATE_OR_MISSING, |(_, miss)| match miss {
+                Miss::Inconclusive(why) => why,
+                _ => EMBED_PRIVATE_OR_MISSING,
+            });
+        Reading::Withheld(why)
+    }
+
+    /// The profile page of any era, or the embed page: one extractor reads them all.
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
         extract::extract(document, requested).map(|body| Profile::new(&body))
     }

@@ -4,9 +4,11 @@
 
 use serde::Deserialize;
 
+#[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo};
+use super::user_json::{self, Found, RawUserInfo, Said};
 use crate::json_skim;
+#[cfg(test)]
 use crate::platform::PageVerdict;
 use crate::username::Subject;
 
@@ -27,34 +29,40 @@ struct UserDetail<'a> {
 /// levels above it are skimmed ([`json_skim`]), reading stops once the members we need are
 /// found, and only `webapp.user-detail` is deserialised (and so checked to be UTF-8: bytes in
 /// members never read cannot reach the answer).
-pub(super) fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     let scope = match json_skim::descend(text, "__DEFAULT_SCOPE__") {
         Ok(Some(scope)) => scope,
         Ok(None) => {
-            return PageVerdict::Unreadable("the state has no __DEFAULT_SCOPE__".into());
+            return Said::Broken("the state has no __DEFAULT_SCOPE__".into());
         }
-        Err(e) => return PageVerdict::Unreadable(format!("the state is not readable JSON: {e}")),
+        Err(e) => return Said::Broken(format!("the state is not readable JSON: {e}")),
     };
     let (detail, app_context) =
         match json_skim::members(scope, ["webapp.user-detail", "webapp.app-context"]) {
             Ok([detail, app_context]) => (detail, app_context),
             Err(e) => {
-                return PageVerdict::Unreadable(format!("__DEFAULT_SCOPE__ is not readable: {e}"));
+                return Said::Broken(format!("__DEFAULT_SCOPE__ is not readable: {e}"));
             }
         };
     let detail: Option<UserDetail> = match detail.map(user_json::parse).transpose() {
         Ok(detail) => detail.flatten(),
-        Err(why) => return PageVerdict::Unreadable(why),
+        Err(why) => return Said::Broken(why),
     };
     let Some(detail) = detail else {
         // The app shell renders without the user: the platform withheld the data.
         return match app_context {
-            Some(_) => PageVerdict::Blocked("shell_page"),
-            None => PageVerdict::Unreadable("the state has no webapp.user-detail".into()),
+            Some(_) => Said::AppOnly,
+            None => Said::Broken("the state has no webapp.user-detail".into()),
         };
     };
     let found = Found::from_user_info(detail.status_code, detail.user_info);
-    user_json::verdict(found, requested)
+    Said::user(user_json::verdict(found, requested))
+}
+
+/// [`said`] as the verdict of a page holding only this state.
+#[cfg(test)]
+fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+    said(text, requested).into_verdict()
 }
 
 #[cfg(test)]
@@ -132,6 +140,25 @@ mod tests {
         assert!(p.user_info.user.private_account);
         assert_eq!(p.user_info.stats.follower_count, Some(12));
         assert_eq!(p.user_info.stats.video_count, None);
+    }
+
+    #[test]
+    fn a_permission_code_is_a_private_profile() {
+        // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
+        let text = detail(&format!(
+            r#"{{"statusCode":10216,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+            panic!("not a profile");
+        };
+        assert!(p.user_info.user.private_account);
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        // Without the user it is no profile, and never a not-found.
+        let bare = detail(r#"{"statusCode":10216,"userInfo":{}}"#);
+        assert!(matches!(
+            read(bare.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(_)
+        ));
     }
 
     #[test]

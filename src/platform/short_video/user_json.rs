@@ -9,7 +9,11 @@
 //! The fields it does need are read with the lenient types both platforms share
 //! ([`crate::platform::fields`]), so a wrongly typed one never costs the profile.
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 
 use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
@@ -76,6 +80,61 @@ pub(super) struct RawUserInfo<'a> {
     pub stats_v2: Object<RawStats>,
 }
 
+/// What one state script says, before the page's states are weighed against each other.
+#[derive(Debug)]
+pub(super) enum Said {
+    /// The state has the section about the requested user (a user-detail, a `UserPage`, page
+    /// props): its verdict.
+    User(Box<PageVerdict<ShortVideoProfile>>),
+    /// The state renders the app and nothing about any user: a shell.
+    AppOnly,
+    /// The state could not be read, or holds neither a user section nor the app; why.
+    Broken(String),
+}
+
+impl Said {
+    /// The state's verdict about the requested user.
+    pub(super) fn user(verdict: PageVerdict<ShortVideoProfile>) -> Self {
+        Said::User(Box::new(verdict))
+    }
+
+    /// The verdict of a page holding only this state (what the era readers' tests check).
+    #[cfg(test)]
+    pub(super) fn into_verdict(self) -> PageVerdict<ShortVideoProfile> {
+        match self {
+            Said::User(verdict) => *verdict,
+            Said::AppOnly => PageVerdict::Blocked(SHELL_PAGE),
+            Said::Broken(why) => PageVerdict::Unreadable(why),
+        }
+    }
+}
+
+/// The block reason of a page whose states render the app without any user.
+pub(super) const SHELL_PAGE: &str = "shell_page";
+
+/// A JSON object kept as its entries in order (keys borrowed where possible).
+pub(super) struct Entries<'a, T>(pub Vec<(Text<'a>, T)>);
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<'a, T>(PhantomData<(Text<'a>, T)>);
+        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EntriesVisitor<'a, T> {
+            type Value = Entries<'a, T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Text<'de>, T>()? {
+                    entries.push((key, value));
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor(PhantomData))
+    }
+}
+
 /// What an era parser found about the page's subject, before any decision.
 #[derive(Debug, Default)]
 pub(super) struct Found<'a> {
@@ -112,7 +171,9 @@ pub(super) fn verdict(found: Found<'_>, requested: Subject<'_>) -> PageVerdict<S
     let private = match found.status {
         None => return PageVerdict::Unreadable("the state has no status code".into()),
         Some(0) => false,
-        Some(10222) => true,
+        // 10222: a private account; 10216: no permission to view, which peers read the same
+        // way (docs/short-video.md says where each code comes from).
+        Some(10222 | 10216) => true,
         Some(10221 | 10202 | 10204) => return PageVerdict::NotFound,
         Some(10231) => return PageVerdict::RegionLocked,
         Some(10000 | 10113 | 10114) => return PageVerdict::Blocked("captcha"),

@@ -12,16 +12,20 @@
 //! state object of each era around them, `pages` the page around the state, and `waf` the WAF
 //! challenge page.
 
+mod embed;
 mod json;
 mod pages;
 pub mod stand_in;
 mod state;
+mod stateless;
 mod waf;
 
 use crate::platform::short_video::{
     ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
 };
 
+pub use embed::{embed_page, expected_embed_body};
+pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 
 /// The size of an ordinary profile page (what the uncached-lookup benchmark serves).
@@ -113,6 +117,57 @@ pub const SMALL_USER: SampleUser = SampleUser {
     video_count: Some(64),
     digg_count: Some(1_200),
 };
+
+/// A public account whose profile page the stand-in answers with the stateless shell: only
+/// the embed page gives the profile (`x-source: embed`).
+pub const SHELL_PAGE_USER: SampleUser = SampleUser {
+    unique_id: "late.night.loops",
+    id: "7000000000000000004",
+    sec_uid: "MS4wLjABAAAAinventedSecUidLateNightLoops00004",
+    nickname: "Late Night Loops",
+    signature: "Synth loops after midnight \u{1F3B9}\nnew one every Friday",
+    verified: false,
+    private: false,
+    open_favorite: false,
+    follower_count: Some(48_213),
+    following_count: Some(97),
+    heart_count: Some(1_204_577),
+    video_count: Some(212),
+    digg_count: Some(3_004),
+};
+
+/// A big account whose profile page the stand-in always answers with the "Security Check"
+/// captcha page: only the embed gives it, and its like count past `i32::MAX` arrives there
+/// negative.
+pub const EMBED_ONLY_USER: SampleUser = SampleUser {
+    unique_id: "harbor.lights.crafts",
+    id: "7000000000000000005",
+    sec_uid: "MS4wLjABAAAAinventedSecUidHarborLightsCraft005",
+    nickname: "Harbor Lights Crafts",
+    signature: "Paper lanterns & other small lights.\nhttps://harbor-lights.example",
+    verified: true,
+    private: false,
+    open_favorite: false,
+    follower_count: Some(3_456_789),
+    following_count: Some(12),
+    heart_count: Some(3_100_000_123),
+    video_count: Some(877),
+    digg_count: Some(45),
+};
+
+/// The sample accounts only the embed page answers for, for the stand-in and the demo.
+pub fn embed_users() -> [SampleUser; 2] {
+    [SHELL_PAGE_USER, EMBED_ONLY_USER]
+}
+
+/// Names whose profile page the stand-in answers with one of the stateless kinds, and whose
+/// embed says "private or missing": (name, the block's reason).
+pub const STATELESS_BLOCK_NAMES: [(&str, &str); 4] = [
+    ("shell.block.sample", "stateless_shell"),
+    ("maintenance.block.sample", "maintenance"),
+    ("empty.block.sample", "empty_body"),
+    ("captcha.block.sample", "captcha_page"),
+];
 
 /// A name the sample upstream answers with a not-found page (status 10221).
 pub const NOT_FOUND_USER: &str = "no_such_user_404";
@@ -207,6 +262,25 @@ pub fn status_page(code: i64) -> String {
 /// A current-era app shell: the app context is there, the user-detail is not (a soft block).
 pub fn shell_page() -> String {
     pages::page(Era::Universal, Subject::Shell, 0, 48 * 1024)
+}
+
+/// A page of 2022–23: `era`'s state (the profile of `user`, or the not-found state for
+/// `requested` when `user` is `None`) beside a rehydration script holding only the app context,
+/// that script coming first in the page (`app_context_first`) or last.
+pub fn two_state_page(
+    era: Era,
+    user: Option<&SampleUser>,
+    requested: &str,
+    app_context_first: bool,
+) -> String {
+    let page = match user {
+        Some(u) => profile_page(era, u, 40_000),
+        None => {
+            let status = if era == Era::NextData { 10202 } else { 10221 };
+            pages::page(era, Subject::Missing(requested), status, 40_000)
+        }
+    };
+    pages::with_app_context_script(page, app_context_first)
 }
 
 /// Whose page it is.

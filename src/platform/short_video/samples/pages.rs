@@ -121,3 +121,16 @@ fn markup(out: &mut String, budget: usize) {
         i += 1;
     }
 }
+
+/// The rehydration script of a page that renders the app without the user: only
+/// `webapp.app-context` (what pages of 2022–23 carried beside their `SIGI_STATE`).
+pub(super) const APP_CONTEXT_ONLY: &str = r#"<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__" type="application/json">{"__DEFAULT_SCOPE__":{"webapp.app-context":{"language":"en","region":"US","appId":1233,"user":{},"wid":"7000000000000000778","botType":"others"},"seo.abtest":{"pageId":"sample"}}}</script>"#;
+
+/// `page` with [`APP_CONTEXT_ONLY`] put first in its head (`first`) or last in its body.
+pub(super) fn with_app_context_script(page: String, first: bool) -> String {
+    if first {
+        page.replacen("<head>", &format!("<head>{APP_CONTEXT_ONLY}"), 1)
+    } else {
+        page.replacen("</body>", &format!("{APP_CONTEXT_ONLY}\n</body>"), 1)
+    }
+}

@@ -1,5 +1,7 @@
 //! The short-video stand-in: `GET /@{name}` answers a sample's profile page (the current
-//! page shape, full size), the not-found page, or the platform's throttle.
+//! page shape, full size), the not-found page, a page without state, or the platform's
+//! throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
+//! missing", as the platform says for both).
 
 use std::sync::OnceLock;
 
@@ -9,7 +11,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
-use super::{DEFAULT_PAGE_SIZE, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER};
+use super::{
+    DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER,
+    SHELL_PAGE_USER, STATELESS_BLOCK_NAMES,
+};
 use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, throttled};
 use crate::platform::short_video::ShortVideo;
 
@@ -26,6 +31,14 @@ impl samples::Samples for ShortVideo {
                 "a private user, in capitals (names are case-insensitive)",
             ),
             DemoCall::new(NOT_FOUND_USER, "a missing user (404)"),
+            DemoCall::new(
+                SHELL_PAGE_USER.unique_id,
+                "a profile page without state: the embed answers (x-source: embed)",
+            ),
+            DemoCall::new(
+                EMBED_ONLY_USER.unique_id,
+                "a captcha page every time: only the embed answers (x-source: embed)",
+            ),
             DemoCall::new("..%2Fadmin", "a bad name (400 invalid_username)"),
         ]
     }
@@ -33,15 +46,54 @@ impl samples::Samples for ShortVideo {
 
 async fn answer(request: Request) -> Response {
     let path = request.uri().path();
+    if let Some(name) = path.strip_prefix("/embed/@") {
+        return embed(name);
+    }
     let Some(name) = path.strip_prefix("/@") else {
         return StatusCode::NOT_FOUND.into_response();
     };
     if name.eq_ignore_ascii_case(THROTTLED_NAME) {
         return throttled();
     }
+    if let Some(page) = stateless(name) {
+        return html(Bytes::from(page));
+    }
     match super::sample_user(name) {
         Some(user) => html(profile_page(user.unique_id)),
         None => html(Bytes::from(super::not_found_page(Era::Universal, name))),
+    }
+}
+
+/// The page without state the stand-in answers `name` with, if it is one of those names.
+fn stateless(name: &str) -> Option<String> {
+    let is = |other: &str| name.eq_ignore_ascii_case(other);
+    if is(SHELL_PAGE_USER.unique_id) {
+        return Some(super::stateless_shell_page(true));
+    }
+    if is(EMBED_ONLY_USER.unique_id) {
+        return Some(super::captcha_page(10000));
+    }
+    let (_, reason) = STATELESS_BLOCK_NAMES.iter().find(|(n, _)| is(n))?;
+    Some(match *reason {
+        "maintenance" => super::maintenance_page(),
+        "empty_body" => String::new(),
+        "captcha_page" => super::captcha_page(10000),
+        _ => super::stateless_shell_page(false),
+    })
+}
+
+/// The embed page of a public sample, or 400 for anyone else (private or missing alike).
+fn embed(name: &str) -> Response {
+    if name.eq_ignore_ascii_case(THROTTLED_NAME) {
+        return throttled();
+    }
+    let user = super::sample_users()
+        .into_iter()
+        .chain(super::embed_users())
+        .find(|u| u.unique_id.eq_ignore_ascii_case(name) && !u.private);
+    match user {
+        Some(user) => html(Bytes::from(super::embed_page(&user))),
+        None => (StatusCode::BAD_REQUEST, "").into_response(),
     }
 }
 

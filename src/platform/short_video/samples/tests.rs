@@ -73,3 +73,35 @@ fn the_waf_page_round_trips_through_the_solver() {
     assert!(!waf_cookie_is_valid("_wafchallengeid=e30", 4_321));
     assert!(!waf_cookie_is_valid("", 4_321));
 }
+
+#[test]
+fn the_embed_page_is_valid_json_and_reads_as_the_embed_body() {
+    use crate::platform::PageVerdict;
+    use crate::platform::short_video::extract::extract;
+    use crate::username::Username;
+    for user in sample_users().into_iter().chain(embed_users()) {
+        let page = embed_page(&user);
+        let text = crate::html::script_by_id(page.as_bytes(), "__FRONTITY_CONNECT_STATE__");
+        serde_json::from_slice::<serde_json::Value>(text.unwrap()).unwrap();
+        let name = Username::parse(crate::platform::Platform::ShortVideo, user.unique_id).unwrap();
+        assert_eq!(
+            extract(page.as_bytes(), &name),
+            PageVerdict::Profile(expected_embed_body(&user)),
+            "{}",
+            user.unique_id
+        );
+    }
+    // A like count past i32::MAX is written negative, as the platform does.
+    assert!(embed_page(&EMBED_ONLY_USER).contains(r#""heartCount":-1194967173"#));
+}
+
+#[test]
+fn two_state_pages_hold_both_scripts() {
+    for first in [true, false] {
+        let page = two_state_page(Era::Sigi, Some(&SMALL_USER), SMALL_USER.unique_id, first);
+        for id in ["SIGI_STATE", "__UNIVERSAL_DATA_FOR_REHYDRATION__"] {
+            let text = crate::html::script_by_id(page.as_bytes(), id).unwrap();
+            serde_json::from_slice::<serde_json::Value>(text).unwrap();
+        }
+    }
+}
