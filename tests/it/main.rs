@@ -26,6 +26,7 @@ mod photo_share_user_text;
 mod proxies;
 mod readme_and_docs;
 mod registry;
+mod route_sessions;
 mod short_video_proptest;
 mod short_video_real_captures;
 mod sources;
