@@ -228,7 +228,8 @@ impl<S: Site> Source<S> {
         let policy = self.retry.on(route, S::RETRIES_BLOCKS);
         policy
             .run(platform.as_str(), || async {
-                let headers = self.site.headers(doc, name, route);
+                // Built for whichever route the request goes through (see `send`).
+                let headers = |route: &RouteLease<'_>| self.site.headers(doc, name, route);
                 let response = match send(route, &self.gate, platform, url.clone(), headers).await {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Outcome::Ended(lookup)),
@@ -336,15 +337,19 @@ enum Sent {
 
 /// Sends one request through the platform's gate and the lookup's route, counting it.
 ///
-/// On a proxy route, a failure of the proxy itself (connect, reset, time-out, or a 407 from an
+/// On a proxy route, a failure of the proxy itself (see [`is_proxy_failure`], or a 407 from an
 /// HTTP proxy) rests that proxy and the request goes again at once through another one; when
 /// none is left, the answer is 429 `upstream_blocked` until the first proxy is back.
+///
+/// `headers` builds the request's headers for the route it is about to go through, on every
+/// attempt: what a site derives from a route's session (the `X-CSRFToken` echoing that route's
+/// cookie) must never travel through the next route after a move.
 async fn send(
     route: &RouteLease<'_>,
     gate: &Gate,
     platform: Platform,
     url: Url,
-    headers: HeaderMap,
+    headers: impl Fn(&RouteLease<'_>) -> HeaderMap,
 ) -> Sent {
     loop {
         if let Some(wait) = route.exhausted() {
@@ -355,7 +360,7 @@ async fn send(
             Err(refusal) => return Sent::Refused(refused(refusal)),
         };
         crate::telemetry::upstream_request(platform.as_str());
-        let result = route.get(url.clone(), headers.clone()).await;
+        let result = route.get(url.clone(), headers(route)).await;
         let failure = match &result {
             Err(err) if is_proxy_failure(err) => "proxy_failed",
             Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",

@@ -4,11 +4,21 @@
 
 use std::sync::{Arc, Mutex};
 
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
+use profile_lookup::platform::photo_share::PhotoShare;
+use profile_lookup::platform::samples::Samples;
 use profile_lookup::upstream::cookies::{MAX_COOKIES, MAX_JAR_BYTES};
 use profile_lookup::upstream::egress::Egress;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
+use crate::support::{self, spawn_app, spawn_upstream};
 
 /// The `Cookie` header of one request as a raw upstream read it: its length and how many
 /// cookies it named.
@@ -84,4 +94,99 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
         );
     }
     assert!(lines[11].cookies > 0, "the jar still sends what it keeps");
+}
+
+/// One request as the upstream saw it: through which proxy, with which `X-CSRFToken` and
+/// `Cookie`.
+#[derive(Clone, Debug)]
+struct Seen {
+    via: String,
+    csrf: String,
+    cookie: String,
+}
+
+/// The photo-share stand-in behind a recorder; every answer sets `csrftoken=<the proxy's tag>`,
+/// as the platform gives each address its own token.
+async fn token_per_proxy() -> (support::Upstream, Arc<Mutex<Vec<Seen>>>) {
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let log = seen.clone();
+    let platform = PhotoShare::stand_in();
+    let router = Router::new().fallback(move |request: Request| {
+        let (log, platform) = (log.clone(), platform.clone());
+        async move {
+            let seen = {
+                let text = |name: &str| {
+                    request
+                        .headers()
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                Seen {
+                    via: text(TAG_HEADER),
+                    csrf: text("x-csrftoken"),
+                    cookie: text("cookie"),
+                }
+            };
+            let via = seen.via.clone();
+            log.lock().unwrap().push(seen);
+            let mut response = platform.oneshot(request).await.into_response();
+            if let Ok(value) = HeaderValue::from_str(&format!("csrftoken={via}; Path=/")) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            response
+        }
+    });
+    (spawn_upstream(router).await, seen)
+}
+
+#[tokio::test]
+async fn a_lookup_that_moves_to_another_proxy_sends_none_of_the_first_routes_tokens() {
+    let (upstream, seen) = token_per_proxy().await;
+    let mut a = ForwardProxy::start("a", Mode::Forward, None).await;
+    let b = ForwardProxy::start("b", Mode::Forward, None).await;
+    let mut settings = support::settings(upstream.addr);
+    settings.cache.enabled = false;
+    settings.upstream.proxies = vec![a.url(), b.url()];
+    let app = spawn_app(settings).await;
+    // One lookup on each proxy: each route now holds its own csrftoken.
+    for _ in 0..2 {
+        assert_eq!(
+            app.get("/photo-share/profile/no.such.person")
+                .await
+                .status(),
+            404
+        );
+    }
+    // The next lookup starts on a, which now refuses connections: it moves to b mid-request.
+    a.stop().await;
+    assert_eq!(
+        app.get("/photo-share/profile/no.such.person")
+            .await
+            .status(),
+        404
+    );
+    let seen = seen.lock().unwrap().clone();
+    let through_b: Vec<&Seen> = seen.iter().filter(|s| s.via == "b").collect();
+    assert!(through_b.len() >= 3, "{seen:?}");
+    for request in &seen {
+        let own = format!("csrftoken={}", request.via);
+        assert!(
+            request.csrf.is_empty() || request.csrf == request.via,
+            "X-CSRFToken {:?} went through proxy {}: {seen:?}",
+            request.csrf,
+            request.via
+        );
+        assert!(
+            request.cookie.is_empty() || request.cookie == own,
+            "cookie {:?} went through proxy {}: {seen:?}",
+            request.cookie,
+            request.via
+        );
+    }
+    assert!(
+        seen.iter().any(|s| s.via == "b" && s.csrf == "b"),
+        "b's own token is used on b: {seen:?}"
+    );
 }
