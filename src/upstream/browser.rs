@@ -24,7 +24,7 @@ use wreq::header::OrigHeaderMap;
 use wreq_util::{Emulation, Platform, Profile};
 
 use super::roots::{ClientBuildError, read_pem_roots};
-use super::{Response, UpstreamError, error_chain, read_capped};
+use super::{Response, UpstreamError, connect_deadline, error_chain, read_capped};
 use crate::config::{Settings, ms};
 
 /// The Chrome release presented: the newest profile of the pinned `wreq-util`. Its
@@ -123,7 +123,7 @@ impl BrowserClient {
             .brotli(true)
             .zstd(true)
             .deflate(true)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_deadline(timeout))
             .timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(30))
             .tcp_nodelay(true);
@@ -198,12 +198,18 @@ impl BrowserClient {
     }
 }
 
-/// An error of wreq as ours; `timeout` is the deadline its own timer enforced.
+/// An error of wreq as ours, classified as the plain client's are (`super::classify`): a
+/// connector error (TCP, the proxy's CONNECT, TLS) is a connect failure, timed out or not; a
+/// time-out anywhere else came after the request went out. `timeout` is the whole deadline.
 fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
-    if err.is_timeout() {
+    if err.is_connect() || err.is_proxy_connect() {
+        if err.is_timeout() {
+            UpstreamError::ConnectTimeout(connect_deadline(timeout))
+        } else {
+            UpstreamError::Connect
+        }
+    } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
-    } else if err.is_connect() {
-        UpstreamError::Connect
     } else if err.is_decode() {
         UpstreamError::Decode(error_chain(&err))
     } else {
