@@ -16,6 +16,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use url::Url;
 
+use super::last_word::{Block, LastWords};
 use super::site::{Document, Miss, Reading, Site};
 use super::{Failure, Lookup, Platform, Report};
 use crate::config::{Settings, ms};
@@ -44,6 +45,8 @@ pub struct Source<S: Site> {
     retry: RetryPolicy,
     capture: Option<Arc<Capture>>,
     block_wait: Duration,
+    /// The platform's last answer to each lookup in flight (for callers whose deadline passes).
+    last_words: LastWords,
 }
 
 /// Where one request of a document ended, once its retries are done.
@@ -79,7 +82,14 @@ impl<S: Site> Source<S> {
             // minute) or the longest backoff, whichever is longer.
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
+            last_words: LastWords::default(),
         })
+    }
+
+    /// What the platform last said to each lookup still running: a caller whose deadline
+    /// passes first is told the block it is waiting out, if it is one (`crate::http::guard`).
+    pub fn last_words(&self) -> &LastWords {
+        &self.last_words
     }
 
     /// Looks `name` up: behind the platform's breaker, on one route (another proxy each time
@@ -236,6 +246,7 @@ impl<S: Site> Source<S> {
                     Sent::Failed(err) => return transport_failure(err),
                 };
                 let reading = self.site.read(doc, &response, name);
+                self.last_words.note(name, self.block_of(&reading));
                 if let (Reading::Unreadable(why), Some(capture)) = (&reading, &self.capture) {
                     let verdict = format!("unreadable: {why}");
                     capture.save(platform.as_str(), name.as_str(), &response, &verdict);
@@ -257,6 +268,20 @@ impl<S: Site> Source<S> {
                 }
             })
             .await
+    }
+
+    /// The block a reading is, with the wait a caller would be told (as [`answer`] tells it).
+    fn block_of(&self, reading: &Reading<S::Hurdle>) -> Option<Block> {
+        match reading {
+            Reading::Blocked {
+                reason,
+                retry_after,
+            } => Some(Block {
+                reason,
+                retry_after: (*retry_after).unwrap_or(self.block_wait),
+            }),
+            _ => None,
+        }
     }
 
     /// The lookup a final reading answers, with the caller's wait filled in.
