@@ -82,8 +82,8 @@ enum Read {
     OtherPlatform,
 }
 
-/// Every saved document in `dir` (sorted by name, `*.meta.json` sidecars skipped), one line
-/// each, read as its sidecar says (documents of other platforms skipped and counted), then a
+/// Every saved document in `dir` (sorted by name; the `*.meta.json` sidecars are not documents),
+/// one line each, read as its sidecar says (documents of other platforms skipped and counted), then a
 /// summary; exit 1 when any file gave no profile, 2 when the folder, a file or a sidecar could
 /// not be read.
 pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
