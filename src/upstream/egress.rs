@@ -362,9 +362,9 @@ impl RouteLease<'_> {
 
 /// Whether an error on a proxy route is the proxy's failure, so that the proxy rests: no
 /// connection (refused, the CONNECT refused or answered 407, TLS), no connection within the
-/// connect deadline (a CONNECT never answered), or a connection dropped with no answer (a
-/// working proxy answers a platform's failure with a 5xx status; a drop is the proxy's, or the
-/// platform's refusal of that proxy's address).
+/// connect deadline (a CONNECT never answered), or a connection dropped before the whole
+/// answer came (a working proxy answers a platform's failure with a 5xx status; a drop is the
+/// proxy's, or the platform's refusal of that proxy's address).
 ///
 /// A time-out after the request went through is not: the proxy carried the request and the
 /// platform is slow, which it is through every proxy, so resting them would only turn one slow
