@@ -19,25 +19,32 @@ RUN --mount=type=bind,target=/src \
  && install -m 0755 /target/release/profile-lookup /usr/local/bin/profile-lookup
 
 FROM debian:bookworm-slim
+# The drift-capture folder (upstream.capture_dir) exists in the image, owned by the service's
+# uid, so a volume mounted there (compose's named volume starts as a copy of it) is writable.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app
+ && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/profile-lookup/captures
 COPY --from=build /usr/local/bin/profile-lookup /usr/local/bin/profile-lookup
 USER 10001
 # Configuration comes from the environment (PROFILE_LOOKUP__SECTION__KEY), e.g.
 #   -e PROFILE_LOOKUP__AUTH__API_KEY_SHA256=<hex digest>
 #   -e PROFILE_LOOKUP__REDIS__URL=redis://redis:6379/0     (a fleet sharing its state)
 # The upstream client defaults to the browser-grade one this image is built with;
-# PROFILE_LOOKUP__UPSTREAM__CLIENT=plain selects rustls.
+# PROFILE_LOOKUP__UPSTREAM__CLIENT=plain selects rustls. On SIGTERM the replica keeps serving
+# for server.drain_delay_ms (5 s here, 0 outside a container) while /readyz answers 503, so a
+# load balancer sees it leave before its listener closes.
 ENV PROFILE_LOOKUP__SERVER__LISTEN=0.0.0.0:8080 \
     PROFILE_LOOKUP__LOG__FORMAT=json \
-    PROFILE_LOOKUP__UPSTREAM__CLIENT=browser
+    PROFILE_LOOKUP__UPSTREAM__CLIENT=browser \
+    PROFILE_LOOKUP__SERVER__DRAIN_DELAY_MS=5000
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["/usr/local/bin/profile-lookup", "healthcheck"]
-# The binary is PID 1 and handles SIGTERM itself: /readyz fails, the listener closes,
-# in-flight requests finish within server.shutdown_grace_ms (20 s), exit 0.
+# The binary is PID 1 and handles SIGTERM itself: /readyz fails while requests are still
+# served for server.drain_delay_ms (5 s), then the listener closes, in-flight requests finish
+# within server.shutdown_grace_ms (20 s), exit 0.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/profile-lookup"]
 CMD ["serve"]

@@ -38,9 +38,12 @@ enum Command {
     Extract {
         /// Which platform the document comes from.
         platform: Platform,
-        /// The saved page or JSON, or a folder of them (`*.meta.json` sidecars are skipped).
+        /// The saved page or JSON, or a folder of them; each is read as its `NAME.meta.json`
+        /// sidecar says, when it has one (its platform's and its user's; a folder's documents
+        /// of other platforms are skipped and counted).
         file: PathBuf,
-        /// The username the document is for (default: taken from the document itself).
+        /// The username the document is for (default: its sidecar's, else whoever the document
+        /// is about).
         #[arg(long)]
         username: Option<String>,
     },

@@ -29,15 +29,21 @@ pub fn extract(
 }
 
 /// One line about one saved document, for `extract PLATFORM DIR`: whether a profile came out,
-/// then the user and counts, or the problem code the service would answer.
-pub fn summary(platform: Platform, document: &[u8]) -> (bool, String) {
-    match answer(platform, document, None) {
+/// then the user and counts, or the problem code the service would answer. `username` is the
+/// name it was fetched for (its sidecar's), as for [`extract`].
+pub fn summary(platform: Platform, document: &[u8], username: Option<&str>) -> (bool, String) {
+    match answer(platform, document, username) {
         Ok(profile) => (true, format!("ok {}", profile.summary())),
         Err(problem) => (false, problem.code().to_owned()),
     }
 }
 
-/// The profile the service would answer for `document`, or its error.
+/// The UTF-8 byte-order mark some tools put in front of a page or JSON document they save.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// The profile the service would answer for `document`, or its error. A leading byte-order
+/// mark is dropped first: the platforms never send one, and left in it hides a JSON document's
+/// opening brace, so the document would be read as a page.
 fn answer(
     platform: Platform,
     document: &[u8],
@@ -48,6 +54,7 @@ fn answer(
         .transpose()
         .map_err(|e| ApiError::InvalidUsername(e.to_string()))?;
     let subject = requested.as_ref().map_or(Subject::Anyone, Subject::Named);
+    let document = document.strip_prefix(BYTE_ORDER_MARK).unwrap_or(document);
     let verdict = crate::platform::extract(platform, document, subject);
     // A saved document has no Retry-After to tell: the problem body carries none anyway.
     match ladder::answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {

@@ -1,5 +1,9 @@
 //! `extract PLATFORM FILE|DIR`: what the service would answer for saved upstream documents,
 //! the first thing to run when a platform changes its pages.
+//!
+//! A document drift capture saved has a sidecar (`NAME.meta.json`) saying which platform it
+//! came from and which user it was fetched for; `extract` reads it as the service did: as that
+//! platform's, about that user. Other platforms' documents in a folder are skipped and counted.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -7,16 +11,35 @@ use std::process::ExitCode;
 
 use crate::platform::Platform;
 use crate::saved;
+use crate::upstream::capture::{SIDECAR_SUFFIX, SidecarFacts, read_sidecar};
 
 /// Folders with more files than this get a progress bar, when standard error is a terminal.
 const PROGRESS_BAR_FROM: usize = 20;
 
 /// For a file: the body on stdout (exit 0), or the problem document on stderr (exit 1); for a
-/// folder, one line per file and a summary (see [`extract_folder`]). Exit 2 when a file or the
-/// folder cannot be read.
+/// folder, one line per file and a summary (see [`extract_folder`]). Exit 2 when a file, its
+/// sidecar or the folder cannot be read, or the sidecar names another platform.
+///
+/// `username` (`--username`) wins over the sidecar's; without either, the document is read as
+/// being about whoever it is about.
 pub fn extract(platform: Platform, path: &Path, username: Option<&str>) -> ExitCode {
     if path.is_dir() {
         return extract_folder(platform, path);
+    }
+    let facts = match read_sidecar(path) {
+        Ok(facts) => facts.unwrap_or_default(),
+        Err(why) => {
+            eprintln!("profile-lookup: {}: {why}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(other) = other_platform(platform, &facts) {
+        eprintln!(
+            "profile-lookup: {} was fetched from {other} (its sidecar says so), not {}",
+            path.display(),
+            platform.as_str()
+        );
+        return ExitCode::from(2);
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
@@ -25,6 +48,7 @@ pub fn extract(platform: Platform, path: &Path, username: Option<&str>) -> ExitC
             return ExitCode::from(2);
         }
     };
+    let username = username.or(facts.username.as_deref());
     // Written with `writeln!` so a closed pipe (`| head`) is an exit, not a panic.
     match saved::extract(platform, &bytes, username) {
         Ok(body) => {
@@ -38,9 +62,30 @@ pub fn extract(platform: Platform, path: &Path, username: Option<&str>) -> ExitC
     }
 }
 
-/// Every saved document in `dir` (sorted by name, `*.meta.json` sidecars skipped), one line
-/// each, then a summary; exit 1 when any file gave no profile, 2 when the folder or a file
-/// could not be read.
+/// The platform a sidecar names when it is not `platform`.
+fn other_platform(platform: Platform, facts: &SidecarFacts) -> Option<&str> {
+    facts
+        .platform
+        .as_deref()
+        .filter(|named| *named != platform.as_str())
+}
+
+/// What became of one document of a folder.
+enum Read {
+    /// A profile came out; the line to print.
+    Profile(String),
+    /// No profile; the line says what the service would have answered.
+    NoProfile(String),
+    /// The document or its sidecar could not be read.
+    Unreadable(String),
+    /// Its sidecar names another platform.
+    OtherPlatform,
+}
+
+/// Every saved document in `dir` (sorted by name; the `*.meta.json` sidecars are not documents),
+/// one line each, read as its sidecar says (documents of other platforms skipped and counted), then a
+/// summary; exit 1 when any file gave no profile, 2 when the folder, a file or a sidecar could
+/// not be read.
 pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
     let files = match saved_documents(dir) {
         Ok(files) => files,
@@ -58,25 +103,32 @@ pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         )
     });
-    let (mut readable, mut failed, mut unreadable) = (0usize, 0usize, 0usize);
+    let (mut readable, mut failed, mut unreadable, mut skipped) = (0usize, 0usize, 0, 0);
     let mut out = std::io::stdout().lock();
     for path in &files {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let line = match std::fs::read(path) {
-            Ok(bytes) => {
-                let (ok, text) = saved::summary(platform, &bytes);
-                if ok {
-                    readable += 1;
-                } else {
-                    failed += 1;
-                }
-                format!("{}\t{text}", name.escape_debug())
+        let text = match read_one(platform, path) {
+            Read::Profile(text) => {
+                readable += 1;
+                text
             }
-            Err(err) => {
+            Read::NoProfile(text) => {
+                failed += 1;
+                text
+            }
+            Read::Unreadable(text) => {
                 unreadable += 1;
-                format!("{}\tcannot read: {err}", name.escape_debug())
+                text
+            }
+            Read::OtherPlatform => {
+                skipped += 1;
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                continue;
             }
         };
+        let line = format!("{}\t{text}", name.escape_debug());
         match &bar {
             Some(bar) => {
                 bar.suspend(|| writeln!(out, "{line}")).ok();
@@ -94,7 +146,8 @@ pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
     }
     let _ = writeln!(
         out,
-        "{} files: {readable} with a profile, {failed} without, {unreadable} unreadable",
+        "{} files: {readable} with a profile, {failed} without, {unreadable} unreadable, \
+         {skipped} of another platform skipped",
         files.len()
     );
     if unreadable > 0 {
@@ -106,12 +159,31 @@ pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
     }
 }
 
+/// One document of a folder, read as its sidecar says (as the named platform and about
+/// whoever it is about, without one).
+fn read_one(platform: Platform, path: &Path) -> Read {
+    let facts = match read_sidecar(path) {
+        Ok(facts) => facts.unwrap_or_default(),
+        Err(why) => return Read::Unreadable(why),
+    };
+    if other_platform(platform, &facts).is_some() {
+        return Read::OtherPlatform;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match saved::summary(platform, &bytes, facts.username.as_deref()) {
+            (true, text) => Read::Profile(text),
+            (false, text) => Read::NoProfile(text),
+        },
+        Err(err) => Read::Unreadable(format!("cannot read: {err}")),
+    }
+}
+
 /// The saved documents of `dir`, sorted by name: every file but the `*.meta.json` sidecars.
 fn saved_documents(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && !p.to_string_lossy().ends_with(".meta.json"))
+        .filter(|p| p.is_file() && !p.to_string_lossy().ends_with(SIDECAR_SUFFIX))
         .collect();
     files.sort();
     Ok(files)

@@ -89,6 +89,13 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
             "1 hour",
         ),
         range(
+            "server.drain_delay_ms",
+            s.server.drain_delay_ms,
+            0,
+            HOUR_MS,
+            "1 hour",
+        ),
+        range(
             "upstream.timeout_ms",
             s.upstream.timeout_ms,
             1,

@@ -77,6 +77,9 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace_ms: u64,
+    /// How long, after SIGTERM, `/readyz` answers 503 while requests are still served, before
+    /// the listener closes: the time a load balancer needs to see the replica leave.
+    pub drain_delay_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -89,6 +92,7 @@ impl Default for ServerConfig {
             max_headers: 64,
             max_in_flight: 1024,
             shutdown_grace_ms: 20_000,
+            drain_delay_ms: 0,
         }
     }
 }

@@ -67,16 +67,19 @@ impl FromRequestParts<AppState> for Admitted {
 }
 
 impl Admitted {
-    /// The answer of `lookup`, within what is left of the request deadline (else 500
-    /// `upstream_unavailable`), with the caller's `RateLimit` headers.
+    /// The answer of `lookup`, within what is left of the request deadline, with the caller's
+    /// `RateLimit` headers. Once the deadline has passed, the answer is `late()`: what the
+    /// lookup, which goes on without this caller, has come to so far (429 `upstream_blocked`
+    /// while the platform's last word is a block; else 500 `upstream_unavailable`).
     pub async fn answer(
         self,
         state: &AppState,
         lookup: impl Future<Output = Response>,
+        late: impl FnOnce() -> ApiError,
     ) -> Response {
         let mut response = match within(self.deadline, lookup).await {
             Some(response) => response,
-            None => ApiError::UpstreamUnavailable.into_response(),
+            None => late().into_response(),
         };
         state.limiter().stamp(&mut response, self.quota);
         response

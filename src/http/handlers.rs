@@ -25,24 +25,45 @@ pub async fn lookup<S: Site>(
     admitted: Admitted,
     name: Result<Name<S>, ApiError>,
 ) -> Response {
-    let answer = async {
-        match name {
-            Ok(Name { name, .. }) => lookup_name::<S>(&state, name).await,
-            Err(invalid) => invalid.into_response(),
+    let name = match name {
+        Ok(Name { name, .. }) => name,
+        Err(invalid) => {
+            let answer = std::future::ready(invalid.into_response());
+            return admitted
+                .answer(&state, answer, || ApiError::UpstreamUnavailable)
+                .await;
         }
     };
-    admitted.answer(&state, answer).await
+    let late = || late_answer::<S>(&state, &name);
+    admitted
+        .answer(&state, lookup_name::<S>(&state, &name), late)
+        .await
+}
+
+/// The answer of a caller whose deadline passed while the lookup of `name` goes on: the block
+/// the platform last answered it (429 `upstream_blocked` with that block's wait), else 500
+/// `upstream_unavailable`.
+fn late_answer<S: Site>(state: &AppState, name: &Username) -> ApiError {
+    match state.sources().of::<S>().last_words().block(name) {
+        Some(block) => ApiError::UpstreamBlocked {
+            retry_after: block.retry_after,
+        },
+        None => ApiError::UpstreamUnavailable,
+    }
 }
 
 /// A checked name on site `S`: from the cache, or through the one flight that fetches it.
-async fn lookup_name<S: Site>(state: &AppState, name: Username) -> Response {
+async fn lookup_name<S: Site>(state: &AppState, name: &Username) -> Response {
     // The fetch gets its own copy of the name from the cache, and only when it runs: a hit
-    // copies nothing.
+    // copies nothing. While it runs, the platform's answers to it are kept for the callers
+    // whose deadline passes first (`late_answer`).
     let flight = state.clone();
     let served = state
         .cache()
-        .get_or_fetch(&name, move |name| async move {
-            flight.sources().of::<S>().lookup(&name).await
+        .get_or_fetch(name, move |name| async move {
+            let source = flight.sources().of::<S>();
+            let _listening = source.last_words().listen(&name);
+            source.lookup(&name).await
         })
         .await;
     let (response, log) = match served {

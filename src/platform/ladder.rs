@@ -17,6 +17,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use url::Url;
 
+use super::last_word::{Block, LastWords};
 use super::site::{Document, Miss, Reading, Site};
 use super::{Failure, Lookup, Platform, Report};
 use crate::config::{Settings, ms};
@@ -45,6 +46,8 @@ pub struct Source<S: Site> {
     retry: RetryPolicy,
     capture: Option<Arc<Capture>>,
     block_wait: Duration,
+    /// The platform's last answer to each lookup in flight (for callers whose deadline passes).
+    last_words: LastWords,
 }
 
 /// How a run of the plan, or the whole lookup, ended.
@@ -101,7 +104,14 @@ impl<S: Site> Source<S> {
             // minute) or the longest backoff, whichever is longer.
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
+            last_words: LastWords::default(),
         })
+    }
+
+    /// What the platform last said to each lookup still running: a caller whose deadline
+    /// passes first is told the block it is waiting out, if it is one (`crate::http::guard`).
+    pub fn last_words(&self) -> &LastWords {
+        &self.last_words
     }
 
     /// Looks `name` up: behind the platform's breaker, on one route (another proxy each time
@@ -349,13 +359,15 @@ impl<S: Site> Source<S> {
         let policy = self.retry.on(route, S::RETRIES_BLOCKS);
         policy
             .run(platform.as_str(), || async {
-                let headers = self.site.headers(doc, name, route);
+                // Built for whichever route the request goes through (see `send`).
+                let headers = |route: &RouteLease<'_>| self.site.headers(doc, name, route);
                 let response = match send(route, &self.gate, platform, url.clone(), headers).await {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Outcome::Ended(lookup)),
                     Sent::Failed(err) => return transport_failure(err),
                 };
                 let reading = self.site.read(doc, &response, name);
+                self.last_words.note(name, self.block_of(&reading));
                 if let (Some(verdict), Some(capture)) =
                     (drift_verdict::<S>(&reading), &self.capture)
                 {
@@ -378,6 +390,20 @@ impl<S: Site> Source<S> {
                 }
             })
             .await
+    }
+
+    /// The block a reading is, with the wait a caller would be told (as [`answer`] tells it).
+    fn block_of(&self, reading: &Reading<S::Hurdle>) -> Option<Block> {
+        match reading {
+            Reading::Blocked {
+                reason,
+                retry_after,
+            } => Some(Block {
+                reason,
+                retry_after: (*retry_after).unwrap_or(self.block_wait),
+            }),
+            _ => None,
+        }
     }
 
     /// The lookup a final reading answers, with the caller's wait filled in.
@@ -474,15 +500,19 @@ enum Sent {
 
 /// Sends one request through the platform's gate and the lookup's route, counting it.
 ///
-/// On a proxy route, a failure of the proxy itself (connect, reset, time-out, or a 407 from an
+/// On a proxy route, a failure of the proxy itself (see [`is_proxy_failure`], or a 407 from an
 /// HTTP proxy) rests that proxy and the request goes again at once through another one; when
 /// none is left, the answer is 429 `upstream_blocked` until the first proxy is back.
+///
+/// `headers` builds the request's headers for the route it is about to go through, on every
+/// attempt: what a site derives from a route's session (the `X-CSRFToken` echoing that route's
+/// cookie) must never travel through the next route after a move.
 async fn send(
     route: &RouteLease<'_>,
     gate: &Gate,
     platform: Platform,
     url: Url,
-    headers: HeaderMap,
+    headers: impl Fn(&RouteLease<'_>) -> HeaderMap,
 ) -> Sent {
     loop {
         if let Some(wait) = route.exhausted() {
@@ -493,7 +523,7 @@ async fn send(
             Err(refusal) => return Sent::Refused(refused(refusal)),
         };
         crate::telemetry::upstream_request(platform.as_str());
-        let result = route.get(url.clone(), headers.clone()).await;
+        let result = route.get(url.clone(), headers(route)).await;
         let failure = match &result {
             Err(err) if is_proxy_failure(err) => "proxy_failed",
             Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",

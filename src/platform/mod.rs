@@ -9,6 +9,7 @@
 
 pub(crate) mod fields;
 pub mod ladder;
+pub mod last_word;
 pub mod profile;
 pub mod samples;
 pub mod site;

@@ -4,8 +4,8 @@
 //! client that trickles (or never sends) its headers holds a connection for good. Here every
 //! connection gets: a header-read timeout (which also closes idle keep-alive connections), a cap
 //! on the request head's size (431) and on the number of header fields, and graceful shutdown:
-//! on the signal we mark the replica not ready, stop accepting, let in-flight requests finish
-//! within `server.shutdown_grace_ms`, then return.
+//! on the signal we mark the replica not ready, keep serving for `server.drain_delay_ms`, stop
+//! accepting, let in-flight requests finish within `server.shutdown_grace_ms`, then return.
 //!
 //! Writes are bounded too (`write_stall`): a client that pipelines requests and never reads
 //! the answers fills its socket's send buffer, and hyper would wait on it for good. Once no
@@ -14,8 +14,11 @@
 //! hyper's `max_buf_size` (read and write buffers) and the kernel's socket buffers, since hyper
 //! reads the next pipelined request only once the previous answer is buffered.
 //!
-//! During shutdown, readiness flips before the listener closes; after that a new connection is
-//! refused, which orchestrators count as not ready exactly like a 503 `draining`.
+//! During shutdown, readiness flips first, and the listener stays open for the drain delay:
+//! `/readyz` answers 503 `draining` and lookups are still served, so a load balancer that polls
+//! `/readyz` sees the replica leave (a refused connection would tell it nothing it can act on
+//! before its own timeouts) while traffic already routed here is answered. Then the listener
+//! closes and new connections are refused.
 
 mod write_stall;
 
@@ -26,12 +29,13 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::config::ms;
 use crate::state::AppState;
 
-/// Serves `app` on `listener` until `shutdown` resolves, then drains.
+/// Serves `app` on `listener` until `shutdown` resolves, then drains: not ready at once,
+/// still serving for the drain delay, then no new connections and the grace for those open.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -48,42 +52,58 @@ pub async fn serve(
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     let grace = ms(limits.shutdown_grace_ms);
+    let drain_delay = ms(limits.drain_delay_ms);
     let stall_limit = ms(limits.request_timeout_ms);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _peer)) => stream,
-                    Err(err) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(error = %err, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let service = TowerToHyperService::new(app.clone());
-                let stream = write_stall::StallLimit::new(stream, stall_limit);
-                let connection = builder.serve_connection(TokioIo::new(stream), service);
-                let connection = graceful.watch(connection);
-                tokio::spawn(async move {
-                    // Errors here are the client's (reset, timeout, bad request): nothing to do.
-                    let _ = connection.await;
-                });
-            }
-            () = &mut shutdown => break,
-        }
-    }
-    // Not ready first, then no new connections: nothing can see `ready` once draining began.
+    let mut serve_one = |stream: TcpStream| {
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let stream = write_stall::StallLimit::new(stream, stall_limit);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // Errors here are the client's (reset, timeout, bad request): nothing to do.
+            let _ = connection.await;
+        });
+    };
+    accept_until(&listener, shutdown, &mut serve_one).await;
+    // Not ready first, while still serving: nothing can see `ready` once draining began.
     state.set_ready(false);
+    if !drain_delay.is_zero() {
+        tracing::info!(
+            drain_delay_ms = limits.drain_delay_ms,
+            "shutting down: /readyz answers 503, requests still served for the drain delay"
+        );
+        accept_until(&listener, tokio::time::sleep(drain_delay), &mut serve_one).await;
+    }
     drop(listener);
-    tracing::info!("shutting down: draining in-flight requests");
+    tracing::info!("shutting down: listener closed, draining in-flight requests");
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(grace) => tracing::warn!("shutdown grace period over; closing"),
     }
     Ok(())
+}
+
+/// Accepts connections on `listener` and hands each to `serve` until `until` resolves.
+async fn accept_until(
+    listener: &TcpListener,
+    until: impl Future<Output = ()>,
+    serve: &mut impl FnMut(TcpStream),
+) {
+    tokio::pin!(until);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => serve(stream),
+                Err(err) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut until => return,
+        }
+    }
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -3,8 +3,9 @@
 //! When a platform changes its pages, the first sign is `extraction_failed`. With
 //! `upstream.capture_dir` set, each such document is saved there as the platform sent it
 //! (already capped at `upstream.max_body_bytes`), beside a JSON sidecar `NAME.meta.json` with
-//! the platform, username, time, URL, HTTP status, response headers without cookies, and the
-//! verdict. `profile-lookup extract PLATFORM FILE` then shows what the extractor makes of it,
+//! the platform, username, time, URL, HTTP status, the response headers of an allow-list
+//! ([`KEPT_HEADERS`]: what describes the body, its caching and rate limits; never a cookie, a
+//! claim or any other token, whatever its name), and the verdict. `profile-lookup extract PLATFORM FILE` then shows what the extractor makes of it,
 //! and `extract PLATFORM DIR` summarises the whole folder.
 //!
 //! The folder never holds more than `capture_max_files` documents: after each save the oldest
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use reqwest::header::{COOKIE, HeaderMap, SET_COOKIE};
+use reqwest::header::HeaderMap;
 use tokio::sync::Semaphore;
 
 use super::Response;
@@ -27,6 +28,28 @@ use crate::config::UpstreamConfig;
 pub const CAPTURES: &str = "profile_lookup_captures_total";
 /// The suffix of a sidecar.
 pub const SIDECAR_SUFFIX: &str = ".meta.json";
+/// The response headers a sidecar keeps: what the body is (type, length, coding, language),
+/// how it may be cached, where a redirect went, and the platform's rate-limit signals. Every
+/// other header is dropped, whatever it is called: platforms hand out session tokens in headers
+/// of their own naming (`x-ig-set-www-claim`, `ig-set-authorization`, …), and a capture folder
+/// is read by people and tools that must never see one.
+pub const KEPT_HEADERS: [&str; 12] = [
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "content-language",
+    "cache-control",
+    "age",
+    "date",
+    "expires",
+    "last-modified",
+    "vary",
+    "location",
+    "retry-after",
+];
+/// Header name prefixes a sidecar keeps too: the rate-limit families (`ratelimit-policy`,
+/// `x-ratelimit-remaining`, …).
+const KEPT_PREFIXES: [&str; 2] = ["ratelimit", "x-ratelimit-"];
 /// How many leading digits name the capture time (microseconds since 1970, zero-padded).
 const TIME_DIGITS: usize = 17;
 
@@ -90,7 +113,7 @@ impl Capture {
             time: httpdate::fmt_http_date(now),
             url: response.url.as_str(),
             status: response.status.as_u16(),
-            headers: without_cookies(&response.headers),
+            headers: kept_headers(&response.headers),
             verdict,
         };
         let meta = serde_json::to_vec_pretty(&sidecar).unwrap_or_default();
@@ -117,11 +140,15 @@ fn looks_like_json(body: &[u8]) -> bool {
         .is_some_and(|b| matches!(b, b'{' | b'['))
 }
 
-/// The response headers fit to keep: cookies (the platform's or ours) never are.
-fn without_cookies(headers: &HeaderMap) -> Vec<(&str, String)> {
+/// The response headers a sidecar keeps ([`KEPT_HEADERS`], [`KEPT_PREFIXES`]); names arrive
+/// lower-case.
+fn kept_headers(headers: &HeaderMap) -> Vec<(&str, String)> {
     headers
         .iter()
-        .filter(|(name, _)| **name != SET_COOKIE && **name != COOKIE)
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            KEPT_HEADERS.contains(&name) || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
+        })
         .map(|(name, value)| {
             (
                 name.as_str(),
@@ -129,6 +156,34 @@ fn without_cookies(headers: &HeaderMap) -> Vec<(&str, String)> {
             )
         })
         .collect()
+}
+
+/// What `extract` reads back from a sidecar: whose document it is. A field a sidecar lacks is
+/// `None` (an operator's hand-written sidecar may name only the platform).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct SidecarFacts {
+    /// The platform the document was fetched from (its label, `short-video`, …).
+    pub platform: Option<String>,
+    /// The username it was fetched for.
+    pub username: Option<String>,
+}
+
+/// The sidecar of the document at `document` (`NAME.html` or `NAME.json` → `NAME.meta.json`),
+/// read: `Ok(None)` when there is none, an error when it cannot be read or is not a sidecar.
+pub fn read_sidecar(document: &Path) -> Result<Option<SidecarFacts>, String> {
+    let Some(name) = document.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let path = document.with_file_name(format!("{stem}{SIDECAR_SUFFIX}"));
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read its sidecar: {e}")),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| format!("its sidecar is not one: {e}"))
 }
 
 /// Writes the document, then its sidecar (so a sidecar always has its document).
@@ -169,6 +224,7 @@ fn is_capture(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::SET_COOKIE;
 
     fn response(body: &'static str) -> Response {
         let mut headers = HeaderMap::new();
@@ -247,6 +303,63 @@ mod tests {
             "{text}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_sidecar_keeps_only_the_allowed_headers_whatever_the_others_are_called() {
+        let dir = tempfile::Builder::new()
+            .prefix("capture-allow-")
+            .tempdir()
+            .unwrap();
+        let config = UpstreamConfig {
+            capture_dir: dir.path().to_owned(),
+            ..UpstreamConfig::default()
+        };
+        let capture = Capture::new(&config).expect("on");
+        let mut response = response("<html>odd</html>");
+        for (name, value) in [
+            ("x-ig-set-www-claim", "hmac.secret-claim"),
+            ("ig-set-authorization", "Bearer secret-bearer"),
+            ("x-csrftoken", "secret-csrf"),
+            ("x-session-token", "secret-session"),
+            ("content-length", "16"),
+            ("content-encoding", "gzip"),
+            ("cache-control", "private, no-cache"),
+            ("retry-after", "30"),
+            ("x-ratelimit-remaining", "0"),
+        ] {
+            response.headers.insert(
+                name.parse::<reqwest::header::HeaderName>().unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        capture.save("photo-share", "someone", &response, "unreadable: x");
+        settle(&capture).await;
+        let sidecar = files(dir.path())
+            .into_iter()
+            .find(|n| n.ends_with(SIDECAR_SUFFIX))
+            .unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(sidecar)).unwrap()).unwrap();
+        let mut kept: Vec<&str> = meta["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| pair[0].as_str().unwrap())
+            .collect();
+        kept.sort_unstable();
+        assert_eq!(
+            kept,
+            [
+                "cache-control",
+                "content-encoding",
+                "content-length",
+                "content-type",
+                "retry-after",
+                "x-ratelimit-remaining"
+            ]
+        );
+        assert!(!meta.to_string().contains("secret"), "{meta}");
     }
 
     #[test]

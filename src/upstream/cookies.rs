@@ -5,7 +5,10 @@
 //! of work) to the address that obtained them; a cookie replayed from another proxy's address
 //! is a tell. So each route (one proxy, or the direct route) has its own jar. Parsing, expiry,
 //! domain and path matching are the `cookie_store` crate's (RFC 6265); this module adds the
-//! bounds: a hostile or chatty upstream cannot grow a jar without limit.
+//! bounds: a hostile or chatty upstream cannot grow a jar without limit. The jar holds at most
+//! [`MAX_COOKIES`] cookies and [`MAX_JAR_BYTES`] bytes whatever their names, paths and
+//! domains (one name set on a new path each time is a new cookie to the RFC, and counts as
+//! one here too): past either bound, the cookies that expire soonest go.
 //!
 //! The jar works at the client seam, the same way for both backends, so neither client keeps
 //! cookies of its own.
@@ -18,8 +21,12 @@ use url::Url;
 
 /// The most cookies one route keeps (RFC 6265 §6.1 asks a browser for at least 50 per domain).
 pub const MAX_COOKIES: usize = 64;
-/// The longest cookie kept, name and value together (RFC 6265 §6.1's 4096 bytes).
+/// The longest cookie kept, name, value, path and domain together (RFC 6265 §6.1's 4096 bytes).
 pub const MAX_COOKIE_BYTES: usize = 4096;
+/// The most bytes one route's jar holds, every cookie's name, value, domain and path counted:
+/// room for a platform's usual dozen cookies many times over, and far less than the 32 cookies
+/// of 4 KB one response may set.
+pub const MAX_JAR_BYTES: usize = 16 * 1024;
 /// The most `Set-Cookie` fields of one response looked at; the rest are ignored.
 pub const MAX_SET_COOKIE_PER_RESPONSE: usize = 32;
 
@@ -123,17 +130,23 @@ impl RouteCookies {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The bytes the jar holds: every cookie's name, value, domain and path.
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        self.lock().iter_any().map(cookie_bytes).sum()
+    }
 }
 
-/// Inserts `cookie` (set by a response from `url`), then keeps the jar within its bounds:
-/// expired cookies go first, then the ones that expire soonest (never the one just set).
+/// Inserts `cookie` (set by a response from `url`), then keeps the jar within its bounds, in
+/// count ([`MAX_COOKIES`]) and in bytes ([`MAX_JAR_BYTES`]): expired cookies go first, then
+/// the ones that expire soonest, whatever their names, paths and domains. Only the cookie just
+/// stored (its exact domain, path and name) is spared.
 fn insert_bounded(store: &mut CookieStore, cookie: &RawCookie<'_>, url: &Url) {
-    if cookie.name().len() + cookie.value().len() > MAX_COOKIE_BYTES {
+    let attributes = cookie.path().map_or(0, str::len) + cookie.domain().map_or(0, str::len);
+    if cookie.name().len() + cookie.value().len() + attributes > MAX_COOKIE_BYTES {
         return;
     }
-    // A refusal (wrong domain, already expired, unparsable) is simply not kept, and not logged:
-    // the crate's own logging of stored cookies would print their values.
-    let _ = store.insert_raw(cookie, url);
     let key = |c: &cookie_store::Cookie<'_>| {
         (
             String::from(&c.domain),
@@ -141,6 +154,14 @@ fn insert_bounded(store: &mut CookieStore, cookie: &RawCookie<'_>, url: &Url) {
             c.name().to_owned(),
         )
     };
+    // A refusal (wrong domain, already expired, unparsable) is simply not kept, and not logged:
+    // the crate's own logging of stored cookies would print their values.
+    let Ok(parsed) = cookie_store::Cookie::try_from_raw_cookie(cookie, url) else {
+        return;
+    };
+    // The one just stored, as the jar keys it (its default path and host filled in).
+    let newest = key(&parsed);
+    let _ = store.insert(parsed.into_owned(), url);
     let expired: Vec<_> = store
         .iter_any()
         .filter(|c| c.is_expired())
@@ -149,31 +170,46 @@ fn insert_bounded(store: &mut CookieStore, cookie: &RawCookie<'_>, url: &Url) {
     for (domain, path, name) in expired {
         store.remove(&domain, &path, &name);
     }
-    let mut live: Vec<_> = store
+    let mut count = store.iter_any().count();
+    let mut bytes: usize = store.iter_any().map(cookie_bytes).sum();
+    if count <= MAX_COOKIES && bytes <= MAX_JAR_BYTES {
+        return;
+    }
+    let mut evictable: Vec<_> = store
         .iter_any()
-        .filter(|c| c.name() != cookie.name())
         .map(|c| {
             let until = match c.expires {
                 CookieExpiration::AtUtc(at) => Some(at),
                 CookieExpiration::SessionEnd => None,
             };
-            (until, key(c))
+            (until, cookie_bytes(c), key(c))
         })
+        .filter(|(_, _, k)| *k != newest)
         .collect();
-    let total = store.iter_any().count();
-    if total <= MAX_COOKIES {
-        return;
-    }
     // Soonest expiry first; session cookies (no expiry) last.
-    live.sort_by(|a, b| match (a.0, b.0) {
+    evictable.sort_by(|a, b| match (a.0, b.0) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    for (_, (domain, path, name)) in live.into_iter().take(total - MAX_COOKIES) {
+    for (_, size, (domain, path, name)) in evictable {
+        if count <= MAX_COOKIES && bytes <= MAX_JAR_BYTES {
+            break;
+        }
         store.remove(&domain, &path, &name);
+        count -= 1;
+        bytes -= size;
     }
+}
+
+/// What one cookie costs the jar: its name, value, domain and path.
+fn cookie_bytes(cookie: &cookie_store::Cookie<'_>) -> usize {
+    let domain = match &cookie.domain {
+        cookie_store::CookieDomain::HostOnly(h) | cookie_store::CookieDomain::Suffix(h) => h.len(),
+        _ => 0,
+    };
+    cookie.name().len() + cookie.value().len() + domain + String::from(&cookie.path).len()
 }
 
 #[cfg(test)]
@@ -273,5 +309,44 @@ mod tests {
         let fresh = RouteCookies::default();
         fresh.keep_from(&at, &many);
         assert_eq!(fresh.len(), MAX_SET_COOKIE_PER_RESPONSE);
+    }
+
+    #[test]
+    fn one_name_on_many_paths_stays_within_the_count_and_the_bytes() {
+        // The same name on a new path each time: 32 cookies of about 4 KB per response.
+        let jar = RouteCookies::default();
+        let at = url("https://www.example.com/");
+        let value = "v".repeat(MAX_COOKIE_BYTES - 64);
+        for round in 0..20 {
+            let mut headers = HeaderMap::new();
+            for i in 0..MAX_SET_COOKIE_PER_RESPONSE {
+                let field = format!("big={value}; Path=/p{round}-{i}; Max-Age=600");
+                headers.append(SET_COOKIE, HeaderValue::from_str(&field).unwrap());
+            }
+            jar.keep_from(&at, &headers);
+            assert!(
+                jar.len() <= MAX_COOKIES,
+                "round {round}: {} cookies",
+                jar.len()
+            );
+            assert!(
+                jar.bytes() <= MAX_JAR_BYTES,
+                "round {round}: {} bytes",
+                jar.bytes()
+            );
+        }
+        // Domains and hosts change nothing: the bounds are the jar's, whatever the cookie.
+        for i in 0..300 {
+            let host = url(&format!("https://h{i}.example.com/"));
+            jar.remember(&host, "big", &value);
+            let mut headers = HeaderMap::new();
+            let field = format!("big={i}; Domain=example.com; Path=/d{i}");
+            headers.append(SET_COOKIE, HeaderValue::from_str(&field).unwrap());
+            jar.keep_from(&host, &headers);
+        }
+        assert!(jar.len() <= MAX_COOKIES && jar.bytes() <= MAX_JAR_BYTES);
+        // The cookie just set is always kept.
+        jar.remember(&at, "session", "fresh");
+        assert_eq!(jar.value(&at, "session").as_deref(), Some("fresh"));
     }
 }

@@ -8,8 +8,9 @@
 //!   challenge answer, fallback, retries) through it, so the platform sees one address for
 //!   the whole lookup.
 //! - **In turn.** Leases take proxies round robin among those not resting.
-//! - **Rests.** A block signal or a failure of the proxy itself (connect, reset, time-out,
-//!   407) rests that proxy for `upstream.proxy_cooldown_seconds`
+//! - **Rests.** A block signal or a failure of the proxy itself (refused, reset, its CONNECT
+//!   unanswered, 407; see [`is_proxy_failure`]) rests that proxy for
+//!   `upstream.proxy_cooldown_seconds`
 //!   ([`RouteLease::rest_and_switch`]), and the lease moves to another proxy at once. A
 //!   lookup never goes back to a proxy it rested. When none is left the lookup answers 429
 //!   `upstream_blocked` with `Retry-After` until the first proxy is back.
@@ -576,10 +577,23 @@ impl SessionValues {
     }
 }
 
-/// Whether an error on a proxy route is the proxy's failure (connect, reset, time-out): such a
-/// proxy rests. An oversized or undecodable body is the platform's doing, not the proxy's.
+/// Whether an error on a proxy route is the proxy's failure, so that the proxy rests: no
+/// connection (refused, the CONNECT refused or answered 407, TLS), no connection within the
+/// connect deadline (a CONNECT never answered), or a connection dropped before the whole
+/// answer came (a working proxy answers a platform's failure with a 5xx status; a drop is the
+/// proxy's, or the platform's refusal of that proxy's address).
+///
+/// A time-out after the request went through is not: the proxy carried the request and the
+/// platform is slow, which it is through every proxy, so resting them would only turn one slow
+/// page into 429s for every lookup. Such a lookup answers `upstream_unavailable`. Neither is an
+/// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
-    !matches!(err, UpstreamError::TooLarge(_) | UpstreamError::Decode(_))
+    match err {
+        UpstreamError::Connect | UpstreamError::ConnectTimeout(_) | UpstreamError::Transport(_) => {
+            true
+        }
+        UpstreamError::Timeout(_) | UpstreamError::TooLarge(_) | UpstreamError::Decode(_) => false,
+    }
 }
 
 #[cfg(test)]

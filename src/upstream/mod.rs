@@ -30,6 +30,17 @@ use crate::config::{BrowserProfile, Settings, ms};
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
      (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36";
 
+/// The longest a connection may take to come up (TCP, a proxy's CONNECT, TLS).
+const MAX_CONNECT: Duration = Duration::from_secs(5);
+
+/// How long making a connection may take within an upstream deadline of `timeout`: half of it,
+/// at most [`MAX_CONNECT`]. Strictly shorter than the whole deadline, so a connection that
+/// never comes up ends as [`UpstreamError::ConnectTimeout`] (the route's failure) before the
+/// whole deadline could end it as [`UpstreamError::Timeout`] (the platform's).
+pub fn connect_deadline(timeout: Duration) -> Duration {
+    (timeout / 2).min(MAX_CONNECT)
+}
+
 /// The shared upstream client: cheap to clone, one connection pool, and the one seam every
 /// platform source sends through, whichever backend `upstream.client` chose.
 #[derive(Clone, Debug)]
@@ -83,14 +94,24 @@ impl Response {
 }
 
 /// Why an upstream request produced no response we will read.
+///
+/// The variants say where the failure happened, which decides whose it is on a proxy route
+/// ([`egress::is_proxy_failure`]): while the connection was being made (TCP to the proxy or
+/// the platform, a proxy's CONNECT tunnel and its 407, TLS) it is the route's; once the request
+/// went through, a late or broken answer is the platform's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
-    /// The request did not finish within `upstream.timeout_ms`.
+    /// Connected, and the request went out, but the answer did not finish within
+    /// `upstream.timeout_ms`: the platform is slow (behind a proxy, the proxy worked).
     #[error("the upstream did not answer within {0:?}")]
     Timeout(Duration),
-    /// No connection could be made.
+    /// No connection could be made (refused, a proxy's CONNECT refused or answered 407, TLS).
     #[error("the upstream could not be reached")]
     Connect,
+    /// The connection (TCP, a proxy's CONNECT tunnel, TLS) was not up within the connect
+    /// deadline ([`connect_deadline`]): a proxy that accepts and never answers its CONNECT.
+    #[error("no connection to the upstream within {0:?}")]
+    ConnectTimeout(Duration),
     /// The body (after decompression) is larger than `upstream.max_body_bytes`.
     #[error("the upstream body is larger than {0} bytes")]
     TooLarge(usize),
@@ -185,7 +206,7 @@ impl Upstream {
         let http = builder
             .redirect(reqwest::redirect::Policy::none())
             .retry(reqwest::retry::never())
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_deadline(timeout))
             .timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(30))
             .tcp_nodelay(true)
@@ -281,12 +302,18 @@ async fn read_capped<E>(
     })
 }
 
-/// An error of reqwest as ours; `timeout` is the deadline its own timer enforced.
+/// An error of reqwest as ours; `timeout` is the deadline its own timer enforced. An error of
+/// the connector (TCP, the proxy's CONNECT, TLS) is a connect failure, timed out or not; a
+/// time-out anywhere else came after the request went out.
 fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
-    if err.is_timeout() {
+    if err.is_connect() {
+        if err.is_timeout() {
+            UpstreamError::ConnectTimeout(connect_deadline(timeout))
+        } else {
+            UpstreamError::Connect
+        }
+    } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
-    } else if err.is_connect() {
-        UpstreamError::Connect
     } else if err.is_decode() {
         UpstreamError::Decode(error_chain(&err))
     } else {

@@ -237,7 +237,7 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
     assert!(!lines[1].contains("\tok"), "{text}");
     assert_eq!(
         lines[2],
-        "2 files: 1 with a profile, 1 without, 0 unreadable"
+        "2 files: 1 with a profile, 1 without, 0 unreadable, 0 of another platform skipped"
     );
     assert_eq!(
         out.status.code(),
@@ -259,6 +259,112 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
         String::from_utf8_lossy(&out.stdout)
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn extract_strips_a_byte_order_mark_on_both_platforms() {
+    use profile_lookup::platform::photo_share::samples as ps;
+    use profile_lookup::platform::short_video::samples as sv;
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let json = [
+        BOM,
+        ps::web_profile_info(&ps::PUBLIC_USER, 32 * 1024).as_bytes(),
+    ]
+    .concat();
+    let json = temp_file("bom.json", &json);
+    assert_eq!(
+        extract("photo-share", json.path()).unwrap_or_else(|p| panic!("{p}")),
+        serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap()
+    );
+    let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
+    let page = temp_file("bom.html", &[BOM, page.as_bytes()].concat());
+    assert_eq!(
+        extract("short-video", page.path()).unwrap_or_else(|p| panic!("{p}")),
+        serde_json::to_value(sv::expected_body(&sv::PUBLIC_USER)).unwrap()
+    );
+}
+
+#[test]
+fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
+    use profile_lookup::platform::photo_share::samples as ps;
+    use profile_lookup::platform::short_video::samples as sv;
+    let dir = tempfile::Builder::new()
+        .prefix("profile-lookup-cli-sidecars-")
+        .tempdir()
+        .unwrap();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+    let sidecar = |platform: &str, username: &str| {
+        serde_json::json!({"platform": platform, "username": username, "status": 200})
+            .to_string()
+            .into_bytes()
+    };
+    let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
+    let own = sv::PUBLIC_USER.unique_id;
+    // Fetched for its own user: a profile.
+    write("a-own.html", page.as_bytes());
+    write("a-own.meta.json", &sidecar("short-video", own));
+    // The same page, fetched for somebody else: the service would not have answered it.
+    write("b-other-user.html", page.as_bytes());
+    write(
+        "b-other-user.meta.json",
+        &sidecar("short-video", "someone.else"),
+    );
+    // Another platform's capture in the same folder: skipped, counted.
+    write(
+        "c-photo.json",
+        ps::web_profile_info(&ps::PUBLIC_USER, 8 * 1024).as_bytes(),
+    );
+    write(
+        "c-photo.meta.json",
+        &sidecar("photo-share", ps::PUBLIC_USER.username),
+    );
+    // No sidecar: read as the named platform, about whoever it is about.
+    write("d-bare.html", page.as_bytes());
+    let out = Command::new(BIN)
+        .args(["extract", "short-video"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "three lines and a summary:\n{text}");
+    assert!(lines[0].starts_with("a-own.html\tok @"), "{text}");
+    assert!(lines[1].starts_with("b-other-user.html\t"), "{text}");
+    assert!(!lines[1].contains("\tok"), "{text}");
+    assert!(lines[2].starts_with("d-bare.html\tok @"), "{text}");
+    assert_eq!(
+        lines[3],
+        "4 files: 2 with a profile, 1 without, 0 unreadable, 1 of another platform skipped"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // The other platform reads its own file and skips the three short-video ones.
+    let out = Command::new(BIN)
+        .args(["extract", "photo-share"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("c-photo.json\tok @"), "{text}");
+    assert!(lines[1].starts_with("d-bare.html\t"), "{text}");
+    assert_eq!(
+        lines[2],
+        "4 files: 1 with a profile, 1 without, 0 unreadable, 2 of another platform skipped"
+    );
+    // One file reads its sidecar the same way: its user, and only as its own platform.
+    let code = |platform: &str, name: &str| {
+        Command::new(BIN)
+            .args(["extract", platform])
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(code("short-video", "b-other-user.html"), Some(1));
+    assert_eq!(code("short-video", "a-own.html"), Some(0));
+    assert_eq!(code("short-video", "c-photo.json"), Some(2));
+    assert_eq!(code("photo-share", "c-photo.json"), Some(0));
 }
 
 #[test]

@@ -598,3 +598,70 @@ async fn a_probe_during_the_drain_never_sees_ready() {
     shutdown.await.unwrap().unwrap();
     assert_eq!(in_flight.await.unwrap().unwrap(), 404);
 }
+
+#[tokio::test]
+async fn during_the_drain_delay_readyz_fails_lookups_are_served_then_the_listener_closes() {
+    const DRAIN: Duration = Duration::from_millis(1_500);
+    // Names with `slow` in them are answered after 1 s (each of photo-share's two requests),
+    // the others at once.
+    let upstream = spawn_upstream(Router::new().fallback(
+        |request: axum::extract::Request| async move {
+            if request.uri().to_string().contains("slow") {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            StatusCode::NOT_FOUND
+        },
+    ))
+    .await;
+    let mut s = settings(upstream.addr);
+    s.server.drain_delay_ms = DRAIN.as_millis() as u64;
+    s.server.shutdown_grace_ms = 5_000;
+    let app = spawn_app(s).await;
+    let (addr, state, client) = (app.addr, app.state.clone(), app.client.clone());
+    let url = app.url("/photo-share/profile/slow.to.answer");
+    let in_flight = tokio::spawn(async move {
+        client
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    assert!(crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 1).await);
+    let began = Instant::now();
+    let shutdown = tokio::spawn(app.shutdown());
+    assert!(crate::support::eventually(Duration::from_secs(1), || !state.is_ready()).await);
+    // Each request on a connection of its own, as a balancer's probe and a new caller come.
+    let fresh = || {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(3))
+            .build()
+            .unwrap()
+    };
+    let probe = fresh()
+        .get(format!("http://{addr}/readyz"))
+        .send()
+        .await
+        .expect("the listener is open during the drain delay");
+    assert_eq!(probe.status(), 503);
+    assert_eq!(probe.text().await.unwrap(), r#"{"status":"draining"}"#);
+    let lookup = fresh()
+        .get(format!("http://{addr}/photo-share/profile/still.served"))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .expect("lookups are served during the drain delay");
+    assert_eq!(lookup.status(), 404);
+    assert!(began.elapsed() < DRAIN, "all of that within the delay");
+    // Then the listener closes: a new connection is refused.
+    let refused = crate::support::eventually(Duration::from_secs(4), || {
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
+    })
+    .await;
+    assert!(refused, "the listener closed after the delay");
+    assert!(began.elapsed() >= DRAIN - Duration::from_millis(100));
+    // The lookup in flight since before SIGTERM finishes within the grace.
+    shutdown.await.unwrap().unwrap();
+    assert_eq!(in_flight.await.unwrap().unwrap(), 404);
+}

@@ -128,6 +128,83 @@ async fn a_retry_after_longer_than_the_budget_left_ends_the_retries_with_a_block
     assert_eq!(upstream.hits(), 2, "the open breaker sent nothing");
 }
 
+/// A photo-share platform that answers every request 429, with `retry_after` when given.
+async fn always_throttled(retry_after: Option<&'static str>) -> crate::support::Upstream {
+    spawn_upstream(Router::new().fallback(move || async move {
+        let mut response = StatusCode::TOO_MANY_REQUESTS.into_response();
+        if let Some(value) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, value.parse().unwrap());
+        }
+        response
+    }))
+    .await
+}
+
+async fn retry_after_of(response: &reqwest::Response) -> u64 {
+    response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_block_that_outlasts_the_request_deadline_is_answered_as_the_block() {
+    // No Retry-After, then a short one: the retries would go on for a minute, the caller's
+    // deadline passes first, and what the platform last said is a block.
+    for (retry_after, told) in [(None, 30..=30), (Some("1"), 1..=2)] {
+        let upstream = always_throttled(retry_after).await;
+        let mut s = settings(upstream.addr);
+        s.retry.max_attempts = 100;
+        s.retry.base_delay_ms = 300;
+        s.retry.max_delay_ms = 1_000;
+        s.retry.max_total_ms = 60_000;
+        s.breaker.cooldown_seconds = 30;
+        s.server.request_timeout_ms = 1_500;
+        let app = spawn_app(s).await;
+        let started = Instant::now();
+        let response = app.get("/photo-share/profile/blocked.for.long").await;
+        let took = started.elapsed();
+        assert_eq!(response.status(), 429, "Retry-After {retry_after:?}");
+        let wait = retry_after_of(&response).await;
+        assert!(
+            told.contains(&wait),
+            "Retry-After {retry_after:?}: told {wait}"
+        );
+        assert_eq!(problem(response).await["code"], "upstream_blocked");
+        assert!(
+            took >= Duration::from_millis(1_400) && took < Duration::from_secs(3),
+            "answered at the deadline: {took:?}"
+        );
+        assert!(
+            upstream.hits() >= 2,
+            "the platform was asked again meanwhile"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_of_eons_is_429_at_once_capped_at_an_hour() {
+    // Photo-share waits its blocks out; a wait far past the budget is not waited at all.
+    let upstream = always_throttled(Some("99999999999")).await;
+    let mut s = settings(upstream.addr);
+    s.retry.max_total_ms = 20_000;
+    s.server.request_timeout_ms = 5_000;
+    let app = spawn_app(s).await;
+    let started = Instant::now();
+    let response = app.get("/photo-share/profile/eons.away").await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(retry_after_of(&response).await, 3600);
+    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no wait beyond the budget"
+    );
+    assert_eq!(upstream.hits(), 1);
+}
+
 #[tokio::test]
 async fn retry_after_zero_does_not_give_back_to_back_retries() {
     let seen: Arc<Mutex<Vec<Instant>>> = Arc::default();

@@ -326,10 +326,9 @@ async fn failing_proxies_rest_and_never_hold_the_request_past_its_deadline() {
     let rig = rig(both_platforms(), false).await;
     let refusing = ForwardProxy::refusing().await;
     let auth = ForwardProxy::start("auth", Mode::Always407, None).await;
-    let hanging = ForwardProxy::start("hanging", Mode::Hang, None).await;
     let resetting = ForwardProxy::start("resetting", Mode::Reset, None).await;
     let good = ForwardProxy::start("good", Mode::Forward, None).await;
-    let mut settings = through(&rig, &[&refusing, &auth, &hanging, &resetting, &good]);
+    let mut settings = through(&rig, &[&refusing, &auth, &resetting, &good]);
     settings.upstream.timeout_ms = 500;
     settings.server.request_timeout_ms = 5_000;
     let app = spawn_app(settings).await;
@@ -337,8 +336,8 @@ async fn failing_proxies_rest_and_never_hold_the_request_past_its_deadline() {
     assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
     let took = started.elapsed();
     assert!(
-        took < Duration::from_millis(2_500),
-        "one time-out (the hanging proxy) and quick failures: {took:?}"
+        took < Duration::from_millis(1_500),
+        "quick failures: {took:?}"
     );
     assert_eq!(auth.refused_auth(), 1);
     assert_eq!(rig.via(), ["good"]);
@@ -351,15 +350,20 @@ async fn failing_proxies_rest_and_never_hold_the_request_past_its_deadline() {
     assert_eq!(rig.via(), ["good"; 4]);
     assert_eq!(auth.refused_auth(), 1);
 
-    // A lone hanging proxy: the caller hears 429 within the upstream time-out, not later.
+    // A lone proxy that takes a plain-HTTP request and never answers cannot be told from a
+    // platform that is slow behind it (a CONNECT left unanswered can: `proxy_blame`): the
+    // caller hears 500 `upstream_unavailable` within the upstream time-out, and nothing rests.
     let hanging = ForwardProxy::start("hanging", Mode::Hang, None).await;
     let mut settings = through(&rig, &[&hanging]);
     settings.upstream.timeout_ms = 300;
     let app = spawn_app(settings).await;
-    let started = Instant::now();
-    let response = app.get(&photo_share("no.such.person")).await;
-    assert_eq!(response.status(), 429);
-    assert!(started.elapsed() < Duration::from_millis(1_500));
+    for _ in 0..2 {
+        let started = Instant::now();
+        let response = app.get(&photo_share("no.such.person")).await;
+        assert_eq!(response.status(), 500);
+        assert_eq!(problem(response).await["code"], "upstream_unavailable");
+        assert!(started.elapsed() < Duration::from_millis(1_500));
+    }
 }
 
 #[tokio::test]

@@ -28,7 +28,7 @@ use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValu
 use url::Url;
 
 use super::roots::{ClientBuildError, read_pem_roots};
-use super::{Response, UpstreamError, error_chain, is_navigation, read_capped};
+use super::{Response, UpstreamError, connect_deadline, error_chain, is_navigation, read_capped};
 use crate::config::{BrowserProfile, Settings, ms};
 
 /// Headers that name the client; the profile sets them, so a caller's values (which may name
@@ -90,7 +90,7 @@ impl BrowserClient {
             .brotli(true)
             .zstd(true)
             .deflate(true)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_deadline(timeout))
             .timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(30))
             .tcp_nodelay(true);
@@ -172,12 +172,18 @@ impl BrowserClient {
     }
 }
 
-/// An error of wreq as ours; `timeout` is the deadline its own timer enforced.
+/// An error of wreq as ours, classified as the plain client's are (`super::classify`): a
+/// connector error (TCP, the proxy's CONNECT, TLS) is a connect failure, timed out or not; a
+/// time-out anywhere else came after the request went out. `timeout` is the whole deadline.
 fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
-    if err.is_timeout() {
+    if err.is_connect() || err.is_proxy_connect() {
+        if err.is_timeout() {
+            UpstreamError::ConnectTimeout(connect_deadline(timeout))
+        } else {
+            UpstreamError::Connect
+        }
+    } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
-    } else if err.is_connect() {
-        UpstreamError::Connect
     } else if err.is_decode() {
         UpstreamError::Decode(error_chain(&err))
     } else {

@@ -108,6 +108,15 @@ impl ForwardProxy {
         }
     }
 
+    /// Stops the proxy: from now on its port refuses connections.
+    pub async fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            // The listener is dropped with the accept loop, once the abort has landed.
+            let _ = task.await;
+        }
+    }
+
     /// `http://[user:pass@]127.0.0.1:port`, with the credentials it was started with.
     pub fn url(&self) -> String {
         match &self.credentials {
