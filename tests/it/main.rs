@@ -10,6 +10,7 @@ mod docs;
 mod drift_capture;
 mod edge;
 mod fleet;
+mod fleet_budget;
 mod fleet_cluster;
 mod fleet_quota_lease;
 mod flight_and_retry;
