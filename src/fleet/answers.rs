@@ -14,6 +14,20 @@ pub(crate) static READ: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/read.lua")));
 static PUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/put.lua")));
 
+/// What [`Fleet::cache_put`] did with an answer. In every case the lock of the token given
+/// is no longer held by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// Stored for every replica; the flight's lock, when its token was given, released.
+    Stored,
+    /// Not stored: another flight holds the name's lock (it started later, so its answer will
+    /// be newer), or the given token's lease lapsed and an answer was stored since.
+    Superseded,
+    /// Not stored: Redis's memory is full (`maxmemory` reached under `noeviction`), which
+    /// refuses new answers but not counters or locks; the flight's lock was released.
+    Full,
+}
+
 impl Fleet {
     /// The fresh entry of `name` on `platform`. Outer `None`: Redis unavailable; inner `None`:
     /// a miss (including a value that is not ours, which is removed).
@@ -29,19 +43,22 @@ impl Fleet {
         self.read("stale_get", "stale", key).await
     }
 
-    /// Stores `entry` for `ttl`; a found profile also as the stale copy for `ttl + max_stale`,
-    /// a not-found removes the stale copy, in one atomic call. With `release`, the flight lock
-    /// is released in the same call if it is still that token's. `Some(())` once stored;
-    /// `None`: Redis unavailable (or the body is over [`MAX_BODY_BYTES`]: not shared).
+    /// Stores `entry` for `ttl`, and as the name's stale record for `stale_ttl` (zero: the
+    /// stale record is dropped), in one atomic call. With `token` (the flight's, from
+    /// [`Fleet::flight_lock`]) the answer is fenced: stored while that token holds the lock,
+    /// which is then released, or when its lease lapsed and nothing has been stored since, and
+    /// never while another flight holds the lock. Without one, it is stored unless a flight
+    /// holds the lock. `None`: Redis unavailable, or the body is over [`MAX_BODY_BYTES`]
+    /// (not shared); a lock `token` holds is then still held.
     pub async fn cache_put(
         &self,
         platform: &str,
         name: &str,
         entry: &SharedEntry,
         ttl: Duration,
-        max_stale: Duration,
-        release: Option<&FlightToken>,
-    ) -> Option<()> {
+        stale_ttl: Duration,
+        token: Option<&FlightToken>,
+    ) -> Option<Put> {
         if entry
             .body
             .as_ref()
@@ -51,13 +68,13 @@ impl Fleet {
         }
         let keys = self.keys().name(platform, name);
         let value = entry.encode();
-        let stale_ms = if entry.body.is_some() && !max_stale.is_zero() {
-            expiry_ms(ttl.saturating_add(max_stale))
-        } else {
+        let stale_ms = if stale_ttl.is_zero() {
             0
+        } else {
+            expiry_ms(stale_ttl)
         };
-        let token = release.map(|t| t.0.clone()).unwrap_or_default();
-        let _: i64 = self
+        let token = token.map(|t| t.0.clone()).unwrap_or_default();
+        let put: i64 = self
             .run("cache_put", |mut conn| async move {
                 PUT.key(keys.entry)
                     .key(keys.stale)
@@ -70,7 +87,11 @@ impl Fleet {
                     .await
             })
             .await?;
-        Some(())
+        Some(match put {
+            1 => Put::Stored,
+            2 => Put::Full,
+            _ => Put::Superseded,
+        })
     }
 
     async fn read(
