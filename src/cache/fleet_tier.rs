@@ -86,17 +86,15 @@ impl FleetTier {
         }
     }
 
-    /// The fleet's stale copy of `name`, for when a fetch failed and memory has none.
-    pub(super) async fn stale(&self, stores: &Stores, name: &Username) -> Option<Arc<Entry>> {
-        let found = self
+    /// The fleet's stale record of `name`: the last answer any replica stored for it, a found
+    /// profile or a not-found (a tombstone), kept `ttl + max_stale`. `None`: Redis cannot be
+    /// asked; `Some(None)`: the fleet keeps none.
+    pub(super) async fn stale_record(&self, name: &Username) -> Option<Option<Arc<Entry>>> {
+        let record = self
             .fleet
             .stale_get(name.platform().as_str(), name.as_str())
-            .await??;
-        let entry = to_entry(name, found);
-        if let Some(stale) = &stores.stale {
-            stale.insert(name.clone(), entry.clone()).await;
-        }
-        Some(entry)
+            .await?;
+        Some(record.map(|shared| to_entry(name, shared)))
     }
 
     /// Serves an answer another replica fetched, keeping it in this replica's memory.
@@ -125,11 +123,12 @@ impl FleetTier {
                 Stored::Found { .. } => self.ttl,
                 Stored::NotFound => self.negative_ttl,
             };
-            let stale_ttl = match entry.value {
-                Stored::Found { .. } if !self.max_stale.is_zero() => {
-                    self.ttl.saturating_add(self.max_stale)
-                }
-                _ => Duration::ZERO,
+            // A found profile's stale copy, or a not-found's tombstone, lives as long as any
+            // replica's stale copy can: a tombstone outlives every copy fetched before it.
+            let stale_ttl = if self.max_stale.is_zero() {
+                Duration::ZERO
+            } else {
+                self.ttl.saturating_add(self.max_stale)
             };
             if !ttl.is_zero() {
                 let shared = to_shared(entry);

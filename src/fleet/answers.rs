@@ -36,15 +36,19 @@ impl Fleet {
         self.read("cache_get", "fresh", key).await
     }
 
-    /// The stale copy of `name`: the last found profile, kept `max_stale` past its TTL, for
-    /// when the platform cannot be asked. Same answers as [`Fleet::cache_get`].
+    /// The stale record of `name`, for when the platform cannot be asked: the last answer
+    /// stored for it, kept past its TTL. A found profile there is its stale copy; a not-found
+    /// is a tombstone, which tells every replica that its own older copy must not be served.
+    /// Same answers as [`Fleet::cache_get`].
     pub async fn stale_get(&self, platform: &str, name: &str) -> Option<Option<SharedEntry>> {
         let key = self.keys().name(platform, name).stale;
         self.read("stale_get", "stale", key).await
     }
 
     /// Stores `entry` for `ttl`, and as the name's stale record for `stale_ttl` (zero: the
-    /// stale record is dropped), in one atomic call. With `token` (the flight's, from
+    /// stale record is dropped), in one atomic call. A not-found is recorded there too, as a
+    /// tombstone: give it at least the life of any stale copy (`ttl + max_stale`) so that it
+    /// outlives every copy fetched before it. With `token` (the flight's, from
     /// [`Fleet::flight_lock`]) the answer is fenced: stored while that token holds the lock,
     /// which is then released, or when its lease lapsed and nothing has been stored since, and
     /// never while another flight holds the lock. Without one, it is stored unless a flight

@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `P{q:KEYID}` | GCRA theoretical arrival time (µs, Redis clock) of one API key | until the bucket is full again |
 //! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL |
-//! | `P{n:PLATFORM:NAME}:s` | its stale copy (found profiles only) | TTL + `max_stale` |
+//! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |

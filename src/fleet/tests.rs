@@ -163,7 +163,7 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
 }
 
 #[tokio::test]
-async fn a_confirmed_not_found_removes_the_stale_copy() {
+async fn a_confirmed_not_found_replaces_the_stale_copy_with_a_tombstone() {
     let Some(redis) = test_redis::start() else {
         return;
     };
@@ -174,24 +174,28 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
         .unwrap();
     assert!(b.stale_get(SV, "bob").await.unwrap().is_some());
     let gone = not_found();
-    b.cache_put(
-        SV,
-        "bob",
-        &gone,
-        Duration::from_secs(5),
-        Duration::ZERO,
-        None,
-    )
-    .await
-    .unwrap();
-    assert_eq!(a.stale_get(SV, "bob").await, Some(None));
+    b.cache_put(SV, "bob", &gone, Duration::from_secs(5), ttl, None)
+        .await
+        .unwrap();
+    assert_eq!(a.stale_get(SV, "bob").await, Some(Some(gone.clone())));
     assert_eq!(a.cache_get(SV, "bob").await, Some(Some(gone)));
     let mut raw = redis.raw().await;
-    let left = pttl(&mut raw, &a.keys().name(SV, "bob").entry).await;
+    let keys = a.keys().name(SV, "bob");
+    let left = pttl(&mut raw, &keys.entry).await;
     assert!(
         (4_000..=5_000).contains(&left),
         "not-found keeps its own TTL: {left}"
     );
+    let tombstone = pttl(&mut raw, &keys.stale).await;
+    assert!(
+        (59_000..=60_000).contains(&tombstone),
+        "the tombstone lives as long as a stale copy: {tombstone}"
+    );
+    // Without a stale lifetime (no stale serving) the record goes.
+    b.cache_put(SV, "bob", &not_found(), ttl, Duration::ZERO, None)
+        .await
+        .unwrap();
+    assert_eq!(a.stale_get(SV, "bob").await, Some(None));
 }
 
 /// Writes a hash (wrong type) or a junk string without expiry at `key`.
