@@ -13,10 +13,12 @@ local tat = now
 -- The stored state is judged on its own, never against this caller's burst (replicas of a
 -- rollout differ in it): ours is a number whose key expires when that time comes, as written
 -- below. Anything else (wrong type, junk, no or another expiry) counts as no state.
+-- A second of slack: under load Redis reads its clock for expiries and for TIME at moments
+-- that can lie milliseconds apart, and a sound value read as junk would refill the bucket.
 if redis.call('TYPE', key).ok == 'string' and redis.call('STRLEN', key) <= 24 then
   local stored = tonumber(redis.call('GET', key))
   local left_ms = redis.call('PTTL', key)
-  if stored and left_ms > 0 and stored > now and stored <= now + left_ms * 1000 + 2000 then
+  if stored and left_ms > 0 and stored > now and stored <= now + left_ms * 1000 + 1000000 then
     tat = stored
   end
 end
