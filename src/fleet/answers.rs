@@ -12,7 +12,16 @@ use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 pub(crate) static READ: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/read.lua")));
+/// `put.lua` for a found profile: refused when Redis's memory is full (the cache gives way).
 static PUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/put.lua")));
+/// `put.lua` for a not-found: a few bytes, written even when Redis's memory is full, so that
+/// its tombstone is never what a full Redis loses.
+static PUT_GONE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        "#!lua flags=allow-oom\n",
+        include_str!("scripts/put.lua")
+    ))
+});
 
 /// What [`Fleet::cache_put`] did with an answer. In every case the lock of the token given
 /// is no longer held by it.
@@ -78,9 +87,15 @@ impl Fleet {
             expiry_ms(stale_ttl)
         };
         let token = token.map(|t| t.0.clone()).unwrap_or_default();
+        let script: &Script = if entry.body.is_some() {
+            &PUT
+        } else {
+            &PUT_GONE
+        };
         let put: i64 = self
             .run("cache_put", |mut conn| async move {
-                PUT.key(keys.entry)
+                script
+                    .key(keys.entry)
                     .key(keys.stale)
                     .key(keys.lock)
                     .arg(value.as_ref())
@@ -93,7 +108,10 @@ impl Fleet {
             .await?;
         Some(match put {
             1 => Put::Stored,
-            2 => Put::Full,
+            2 => {
+                self.inner.health.full("cache_put");
+                Put::Full
+            }
             _ => Put::Superseded,
         })
     }

@@ -56,6 +56,24 @@
 //! `cluster-require-full-coverage yes`, refuses every slot anyway once it marks a node failed).
 //! A restarted, empty node is simply a cold cache and a fresh quota for its slots; the scripts
 //! are loaded again by the first `EVALSHA` that finds them missing (`NOSCRIPT`).
+//!
+//! Flights survive a blip too: renewing and releasing a flight lock are tried even during the
+//! back-off, and a release that cannot reach Redis is retried until the lock's lease is over
+//! (`flight`): a replica that loses Redis while it holds a name never stops the fleet's flights
+//! of that name for more than a lease.
+//!
+//! # When Redis's memory is full
+//!
+//! The shipped Redis runs `maxmemory` with `noeviction` (Redis 7 or later: the scripts carry
+//! flags). No key is ever evicted, so no quota, outbound slot, breaker, rest or lock can be
+//! forgotten into over-admission, as any eviction policy could do (they are small and
+//! short-lived: the first an LRU or TTL policy picks). The scripts that write those are flagged
+//! `allow-oom`: each key is a few bytes, one per API key, platform, proxy or name in flight, so
+//! they may pass `maxmemory` by little. Found profiles are what gives way: `put.lua` is refused,
+//! the answer stays in the replicas' memory, [`Put::Full`] is counted in
+//! `profile_lookup_redis_full_total{op}` and warned about; a refusal is not Redis being down.
+//! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
+//! gone"). As entries expire, room comes back on its own.
 
 pub mod answers;
 mod conn;
@@ -187,6 +205,12 @@ impl Fleet {
             Ok(Ok(value)) => {
                 health.succeeded();
                 Some(value)
+            }
+            // Redis answered: it is up, its memory is full. Not a reason to leave it (quotas
+            // and locks are still written); this one call is simply not done.
+            Ok(Err(e)) if e.code() == Some("OOM") => {
+                health.full(op);
+                None
             }
             Ok(Err(e)) => {
                 health.failed(op, &e.to_string());

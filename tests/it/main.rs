@@ -13,6 +13,7 @@ mod fleet;
 mod fleet_budget;
 mod fleet_cluster;
 mod fleet_gone;
+mod fleet_memory;
 mod fleet_quota_lease;
 mod fleet_takeover;
 mod flight_and_retry;

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- Reserve-then-wait for one platform's fleet budget, on Redis's clock. KEYS[1] the budget's
 -- next free slot (us). ARGV: interval (us), burst, longest acceptable wait (us).
 -- Returns {reserved 0/1, wait_us}: a refused reservation takes no slot.

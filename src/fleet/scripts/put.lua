@@ -7,6 +7,10 @@
 -- token, only while no flight holds the lock.
 -- Returns 1 stored, 0 superseded (nothing written), 2 refused because Redis's memory is full
 -- (nothing stored; the caller's lock released all the same).
+-- Memory: a found profile runs this as written, so under maxmemory with noeviction it is the
+-- cache that gives way, while counters and locks (scripts flagged allow-oom) are still written.
+-- A not-found runs it with that flag (answers.rs): a few bytes, and a tombstone must be written
+-- even then, or a replica could serve a profile the platform said is gone.
 local holder = false
 if redis.call('TYPE', KEYS[3]).ok == 'string' then holder = redis.call('GET', KEYS[3]) end
 local token = ARGV[4]

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- GCRA for one API key, on Redis's clock. KEYS[1] the key id's state (its theoretical arrival
 -- time, microseconds). ARGV: emission interval (us), burst, units wanted (a lease; 1 if
 -- absent). As many of the wanted units as fit are taken (at least 1, or none).
