@@ -49,25 +49,32 @@ fn lock_key(name: &str) -> String {
     format!("it:{{n:short-video:{name}}}:l")
 }
 
-/// Waits until someone holds `name`'s fleet lock.
-async fn lock_taken(redis: &TestRedis, name: &str) {
-    let mut conn = redis.raw().await;
-    let key = lock_key(name);
-    let started = Instant::now();
-    loop {
-        let held: bool = redis::cmd("EXISTS")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        if held {
-            return;
+/// Waits until `held` says someone holds the lock (a blocking look at Redis, off the runtime).
+async fn lock_taken(held: impl Fn() -> bool + Send + 'static) {
+    let seen = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if held() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "nobody took {key}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        false
+    });
+    assert!(seen.await.unwrap(), "nobody took the name's lock");
+}
+
+/// Whether `name`'s lock is in the single Redis at `redis`.
+fn held_in(redis: &TestRedis, name: &str) -> impl Fn() -> bool + Send + 'static {
+    let (url, key) = (redis.url(), lock_key(name));
+    move || {
+        let mut conn = redis::Client::open(url.as_str())
+            .and_then(|c| c.get_connection())
+            .expect("a connection to the test's Redis");
+        redis::cmd("EXISTS")
+            .arg(&key)
+            .query::<bool>(&mut conn)
+            .unwrap_or(false)
     }
 }
 
@@ -120,19 +127,31 @@ async fn a_holder_killed_mid_flight_is_taken_over_within_seconds() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = upstream_that_holds_the_first(1).await;
     let name = &sample_names()[0];
+    let held = held_in(&redis, name);
+    a_killed_holder_is_taken_over(&redis.url(), name, held).await;
+}
+
+/// A process replica on `url` (a Redis or a cluster's seeds) takes `name`'s lock (`held` tells
+/// when) and is killed with SIGKILL mid-fetch; callers of the other replicas, one waiting
+/// already and one arriving after the kill, get the profile within [`TAKEOVER`].
+pub(crate) async fn a_killed_holder_is_taken_over(
+    url: &str,
+    name: &str,
+    held: impl Fn() -> bool + Send + 'static,
+) {
+    let upstream = upstream_that_holds_the_first(1).await;
     let mut holder = replica_process::start(
         upstream.addr,
-        &redis.url(),
+        url,
         &[(
             "PROFILE_LOOKUP__SERVER__REQUEST_TIMEOUT_MS",
             REQUEST_TIMEOUT_MS,
         )],
     );
-    let apps = others(&redis.url(), upstream.addr).await;
+    let apps = others(url, upstream.addr).await;
     ask_and_forget(holder.url(&profile(name)));
-    lock_taken(&redis, name).await;
+    lock_taken(held).await;
     let waiting = ask(&apps, 0, name);
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -169,7 +188,7 @@ async fn a_holder_stopped_mid_flight_is_taken_over_within_seconds() {
     );
     let apps = others(&redis.url(), upstream.addr).await;
     ask_and_forget(holder.url(&profile(name)));
-    lock_taken(&redis, name).await;
+    lock_taken(held_in(&redis, name)).await;
     let waiting = ask(&apps, 0, name);
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -205,7 +224,7 @@ async fn a_redis_blip_on_the_holder_does_not_leave_its_lock_behind() {
     let name = &sample_names()[2];
 
     let holders_caller = ask(&holder, 0, name);
-    lock_taken(&redis, name).await;
+    lock_taken(held_in(&redis, name)).await;
     // The holder loses Redis for 1.2 s: its fetch (800 ms) ends and its answer is written
     // into the cut.
     relay.cut();
