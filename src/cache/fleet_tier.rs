@@ -130,7 +130,10 @@ impl FleetTier {
             } else {
                 self.ttl.saturating_add(self.max_stale)
             };
-            if !ttl.is_zero() {
+            // A not-found is written even when not-founds are not cached: its tombstone is
+            // what keeps a gone profile gone on every replica.
+            let tombstone = matches!(entry.value, Stored::NotFound) && !stale_ttl.is_zero();
+            if !ttl.is_zero() || tombstone {
                 let shared = to_shared(entry);
                 let put = self
                     .fleet

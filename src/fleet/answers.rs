@@ -57,12 +57,13 @@ impl Fleet {
     /// Stores `entry` for `ttl`, and as the name's stale record for `stale_ttl` (zero: the
     /// stale record is dropped), in one atomic call. A not-found is recorded there too, as a
     /// tombstone: give it at least the life of any stale copy (`ttl + max_stale`) so that it
-    /// outlives every copy fetched before it. With `token` (the flight's, from
+    /// outlives every copy fetched before it; its own `ttl` may be zero (not-founds are not
+    /// cached, yet gone stays gone). With `token` (the flight's, from
     /// [`Fleet::flight_lock`]) the answer is fenced: stored while that token holds the lock,
     /// which is then released, or when its lease lapsed and nothing has been stored since, and
     /// never while another flight holds the lock. Without one, it is stored unless a flight
-    /// holds the lock. `None`: Redis unavailable, or the body is over [`MAX_BODY_BYTES`]
-    /// (not shared); a lock `token` holds is then still held.
+    /// holds the lock. `None`: Redis unavailable, the body is over [`MAX_BODY_BYTES`], or
+    /// there is nothing to keep (not shared); a lock `token` holds is then still held.
     pub async fn cache_put(
         &self,
         platform: &str,
@@ -81,11 +82,12 @@ impl Fleet {
         }
         let keys = self.keys().name(platform, name);
         let value = entry.encode();
-        let stale_ms = if stale_ttl.is_zero() {
-            0
-        } else {
-            expiry_ms(stale_ttl)
-        };
+        let ms = |d: Duration| if d.is_zero() { 0 } else { expiry_ms(d) };
+        let (ttl_ms, stale_ms) = (ms(ttl), ms(stale_ttl));
+        if ttl_ms == 0 && (entry.body.is_some() || stale_ms == 0) {
+            // Nothing to keep: a found profile is never stored without its own lifetime.
+            return None;
+        }
         let token = token.map(|t| t.0.clone()).unwrap_or_default();
         let script: &Script = if entry.body.is_some() {
             &PUT
@@ -99,7 +101,7 @@ impl Fleet {
                     .key(keys.stale)
                     .key(keys.lock)
                     .arg(value.as_ref())
-                    .arg(expiry_ms(ttl))
+                    .arg(ttl_ms)
                     .arg(stale_ms)
                     .arg(token)
                     .invoke_async(&mut conn)

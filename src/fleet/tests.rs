@@ -191,6 +191,17 @@ async fn a_confirmed_not_found_replaces_the_stale_copy_with_a_tombstone() {
         (59_000..=60_000).contains(&tombstone),
         "the tombstone lives as long as a stale copy: {tombstone}"
     );
+    // A not-found that is not cached (negative TTL 0) still leaves its tombstone.
+    a.cache_put(SV, "bob", &found("{}"), ttl, ttl, None)
+        .await
+        .unwrap();
+    let uncached = not_found();
+    let put = b
+        .cache_put(SV, "bob", &uncached, Duration::ZERO, ttl, None)
+        .await;
+    assert_eq!(put, Some(Put::Stored));
+    assert_eq!(a.cache_get(SV, "bob").await, Some(None));
+    assert_eq!(a.stale_get(SV, "bob").await, Some(Some(uncached)));
     // Without a stale lifetime (no stale serving) the record goes.
     b.cache_put(SV, "bob", &not_found(), ttl, Duration::ZERO, None)
         .await

@@ -40,6 +40,18 @@ async fn switchable_upstream(mode: Arc<AtomicU8>) -> crate::support::Upstream {
 
 #[tokio::test]
 async fn a_profile_one_replica_saw_gone_is_served_by_no_replica_when_the_platform_fails() {
+    gone_stays_gone(1).await;
+}
+
+#[tokio::test]
+async fn gone_stays_gone_when_not_founds_are_not_cached() {
+    gone_stays_gone(0).await;
+}
+
+/// Replica A caches a profile, B is told it is gone, the platform fails: A, B and C (which
+/// never saw the name) all answer an error, never the profile; then the platform has the name
+/// again and all serve it. `negative_ttl` is how long the not-found is cached.
+async fn gone_stays_gone(negative_ttl: u64) {
     let Some(redis) = test_redis::start() else {
         return;
     };
@@ -47,7 +59,7 @@ async fn a_profile_one_replica_saw_gone_is_served_by_no_replica_when_the_platfor
     let upstream = switchable_upstream(mode.clone()).await;
     let mut base = settings(upstream.addr);
     base.cache.ttl_seconds = 1;
-    base.cache.negative_ttl_seconds = 1;
+    base.cache.negative_ttl_seconds = negative_ttl;
     base.cache.max_stale_seconds = 600;
     let apps = replicas(&redis.url(), &base).await;
     let (a, b, c) = (&apps[0], &apps[1], &apps[2]);
