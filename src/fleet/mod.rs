@@ -233,10 +233,8 @@ async fn watch(inner: std::sync::Weak<Inner>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        let fleet = Fleet {
-            inner,
-            lease: flight::MIN_LEASE,
-        };
+        let lease = flight::lease_for(inner.timeout);
+        let fleet = Fleet { inner, lease };
         let _: Option<String> = fleet
             .run("ping", |mut conn| async move {
                 redis::cmd("PING").query_async(&mut conn).await
