@@ -467,7 +467,10 @@ async fn a_live_holder_keeps_its_lock_for_as_long_as_its_work_runs() {
         .flight_wait(SV, "kit", started + Duration::from_secs(5))
         .await;
     assert_eq!(got, Wait::LockGone);
-    assert!(started.elapsed() <= lease + Duration::from_millis(100));
+    // Within a lease of the last renewal (twice that allows for a loaded machine; a lock that
+    // outlived its work would stay the full 5 s).
+    let lapsed = started.elapsed();
+    assert!(lapsed <= lease * 2, "{lapsed:?}");
     // A holder whose lock another flight took stops renewing it and leaves it alone.
     let Lock::Acquired(taken) = b.flight_lock(SV, "kit").await else {
         panic!("free")
