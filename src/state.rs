@@ -30,6 +30,10 @@ struct Inner {
 
 /// The longest one flight may run: a caller's whole deadline plus the retry budget and one
 /// more upstream timeout, so a flight outlives the callers that started it but never hangs.
+/// It also bounds how long a flight waits for another replica's fetch of the same name. It is
+/// not the life of the fleet's lock on the name: that is a short lease the holder renews while
+/// it fetches (`fleet::flight`), so a dead holder is taken over within the lease, not after
+/// this deadline.
 fn flight_deadline(settings: &Settings) -> Duration {
     ms(settings.server.request_timeout_ms)
         .saturating_add(ms(settings.retry.max_total_ms))

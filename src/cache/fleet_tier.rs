@@ -3,12 +3,12 @@
 //!
 //! A flight of this replica (already one per name here) asks Redis before anyone else, in one
 //! call that reads the name's entry or, when there is none, takes the name's fleet lock: an
-//! entry is kept in memory and served, with its age; with the lock, the flight fetches, then
-//! writes the answer to Redis and drops the lock in one call; or,
-//! when another replica holds the lock, it waits for that replica's answer, bounded by the
-//! flight deadline. A lock whose holder died lapses after its expiry (the flight deadline) and
-//! the next flight takes it. Whenever Redis cannot be used, the flight fetches on its own: the
-//! fleet then costs more upstream requests, never an error.
+//! entry is kept in memory and served, with its age; with the lock, the flight fetches while
+//! renewing the lock's short lease, then writes the answer to Redis and drops the lock in one
+//! call; or, when another replica holds the lock, it waits for that replica's answer, bounded
+//! by the flight deadline. A lock whose holder died lapses within one lease (2 s by default,
+//! `crate::fleet::flight`) and a waiting flight takes it over. Whenever Redis cannot be used,
+//! the flight fetches on its own: the fleet then costs more upstream requests, never an error.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,7 +59,7 @@ impl FleetTier {
         let give_up = tokio::time::Instant::now() + deadline;
         let token = loop {
             // One call: the fleet's answer, or the lock to fetch it.
-            match self.fleet.flight_lock(platform, key, deadline).await {
+            match self.fleet.flight_lock(platform, key).await {
                 Lock::Ready(found) => return self.kept(stores, name, found).await,
                 Lock::Acquired(token) => break Some(token),
                 Lock::Unavailable => break None,
@@ -72,9 +72,13 @@ impl FleetTier {
                 },
             }
         };
-        let outcome = stores
-            .store(name, fetch_within(deadline, fetch(name.clone())).await)
-            .await;
+        let fetching = fetch_within(deadline, fetch(name.clone()));
+        let report = match &token {
+            // The lease is renewed for as long as the fetch runs, and no longer.
+            Some(token) => self.fleet.hold(platform, key, token, fetching).await,
+            None => fetching.await,
+        };
+        let outcome = stores.store(name, report).await;
         self.publish(platform, key, &outcome, token.as_ref()).await;
         Landed {
             outcome,
@@ -82,17 +86,15 @@ impl FleetTier {
         }
     }
 
-    /// The fleet's stale copy of `name`, for when a fetch failed and memory has none.
-    pub(super) async fn stale(&self, stores: &Stores, name: &Username) -> Option<Arc<Entry>> {
-        let found = self
+    /// The fleet's stale record of `name`: the last answer any replica stored for it, a found
+    /// profile or a not-found (a tombstone), kept `ttl + max_stale`. `None`: Redis cannot be
+    /// asked; `Some(None)`: the fleet keeps none.
+    pub(super) async fn stale_record(&self, name: &Username) -> Option<Option<Arc<Entry>>> {
+        let record = self
             .fleet
             .stale_get(name.platform().as_str(), name.as_str())
-            .await??;
-        let entry = to_entry(name, found);
-        if let Some(stale) = &stores.stale {
-            stale.insert(name.clone(), entry.clone()).await;
-        }
-        Some(entry)
+            .await?;
+        Some(record.map(|shared| to_entry(name, shared)))
     }
 
     /// Serves an answer another replica fetched, keeping it in this replica's memory.
@@ -105,8 +107,10 @@ impl FleetTier {
         }
     }
 
-    /// Writes what this replica fetched to Redis and drops the lock (failures only drop it,
-    /// so a waiting replica fetches for itself instead of waiting out the lock).
+    /// Writes what this replica fetched to Redis, which drops the lock in the same call; a
+    /// failure, or an answer that could not be written, only drops it, so that a waiting
+    /// replica fetches for itself instead of waiting out the lease (the release is retried
+    /// while Redis cannot be reached).
     async fn publish(
         &self,
         platform: &str,
@@ -119,11 +123,23 @@ impl FleetTier {
                 Stored::Found { .. } => self.ttl,
                 Stored::NotFound => self.negative_ttl,
             };
-            if !ttl.is_zero() {
+            // A found profile's stale copy, or a not-found's tombstone, lives as long as any
+            // replica's stale copy can: a tombstone outlives every copy fetched before it.
+            let stale_ttl = if self.max_stale.is_zero() {
+                Duration::ZERO
+            } else {
+                self.ttl.saturating_add(self.max_stale)
+            };
+            // A not-found is written even when not-founds are not cached: its tombstone is
+            // what keeps a gone profile gone on every replica.
+            let tombstone = matches!(entry.value, Stored::NotFound) && !stale_ttl.is_zero();
+            if !ttl.is_zero() || tombstone {
                 let shared = to_shared(entry);
                 let put = self
                     .fleet
-                    .cache_put(platform, key, &shared, ttl, self.max_stale, token);
+                    .cache_put(platform, key, &shared, ttl, stale_ttl, token);
+                // Stored, superseded or refused for want of memory: the call left no lock of
+                // this flight's behind.
                 if put.await.is_some() {
                     return;
                 }

@@ -6,7 +6,9 @@
 //!   Failures are never stored.
 //! - `stale` keeps found profiles for `ttl + max_stale_seconds`, and is read only when a fetch
 //!   fails, so a platform outage degrades to slightly old answers instead of errors. A
-//!   confirmed not-found removes the name from it.
+//!   confirmed not-found removes the name from it ("gone stays gone"); in a fleet, from every
+//!   replica's: the not-found is recorded in Redis as a tombstone that is consulted before
+//!   this store (see `Stores::stand_in`).
 //!
 //! Misses of one name share one *flight*: a task of its own that fetches, stores and then tells
 //! every caller waiting on it. The flight belongs to no caller, so callers that hang up or time
@@ -283,16 +285,10 @@ impl ProfileCache {
                 self.fresh(entry, fetched)
             }
             Err(failure) => {
-                let stale = match &self.stores.stale {
-                    Some(stale) if failure.failure.may_serve_stale() => match stale.get(name).await
-                    {
-                        Some(entry) => Some(entry),
-                        None => match &self.stores.shared {
-                            Some(shared) => shared.stale(&self.stores, name).await,
-                            None => None,
-                        },
-                    },
-                    _ => None,
+                let stale = if failure.failure.may_serve_stale() {
+                    self.stores.stand_in(name).await
+                } else {
+                    None
                 };
                 match stale {
                     Some(entry) => {
@@ -450,6 +446,39 @@ impl Stores {
         });
         self.keep(name, entry.clone()).await;
         Ok(entry)
+    }
+
+    /// What may stand in for a failed fetch of `name`: the newer of this replica's stale copy
+    /// and the fleet's stale record. A not-found that some replica recorded after this
+    /// replica's copy was fetched wins: nothing is served and the copy is dropped, so a profile
+    /// the platform said is gone comes back on no replica. When Redis cannot be asked, this
+    /// replica's copy.
+    async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
+        let stale = self.stale.as_ref()?;
+        let mine = stale.get(name).await;
+        let Some(shared) = &self.shared else {
+            return mine;
+        };
+        let Some(record) = shared.stale_record(name).await else {
+            return mine;
+        };
+        let newest = match (record, mine) {
+            (Some(theirs), Some(mine)) if mine.stored_at > theirs.stored_at => return Some(mine),
+            (Some(theirs), _) => theirs,
+            (None, mine) => return mine,
+        };
+        match newest.value {
+            Stored::Found { .. } => {
+                if self.lasting.stale {
+                    stale.insert(name.clone(), newest.clone()).await;
+                }
+                Some(newest)
+            }
+            Stored::NotFound => {
+                stale.invalidate(name).await;
+                None
+            }
+        }
     }
 
     /// Puts an answer (fetched here or by another replica) in this replica's stores.

@@ -12,7 +12,30 @@ use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 pub(crate) static READ: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/read.lua")));
+/// `put.lua` for a found profile: refused when Redis's memory is full (the cache gives way).
 static PUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/put.lua")));
+/// `put.lua` for a not-found: a few bytes, written even when Redis's memory is full, so that
+/// its tombstone is never what a full Redis loses.
+static PUT_GONE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        "#!lua flags=allow-oom\n",
+        include_str!("scripts/put.lua")
+    ))
+});
+
+/// What [`Fleet::cache_put`] did with an answer. In every case the lock of the token given
+/// is no longer held by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// Stored for every replica; the flight's lock, when its token was given, released.
+    Stored,
+    /// Not stored: another flight holds the name's lock (it started later, so its answer will
+    /// be newer), or the given token's lease lapsed and an answer was stored since.
+    Superseded,
+    /// Not stored: Redis's memory is full (`maxmemory` reached under `noeviction`), which
+    /// refuses new answers but not counters or locks; the flight's lock was released.
+    Full,
+}
 
 impl Fleet {
     /// The fresh entry of `name` on `platform`. Outer `None`: Redis unavailable; inner `None`:
@@ -22,26 +45,34 @@ impl Fleet {
         self.read("cache_get", "fresh", key).await
     }
 
-    /// The stale copy of `name`: the last found profile, kept `max_stale` past its TTL, for
-    /// when the platform cannot be asked. Same answers as [`Fleet::cache_get`].
+    /// The stale record of `name`, for when the platform cannot be asked: the last answer
+    /// stored for it, kept past its TTL. A found profile there is its stale copy; a not-found
+    /// is a tombstone, which tells every replica that its own older copy must not be served.
+    /// Same answers as [`Fleet::cache_get`].
     pub async fn stale_get(&self, platform: &str, name: &str) -> Option<Option<SharedEntry>> {
         let key = self.keys().name(platform, name).stale;
         self.read("stale_get", "stale", key).await
     }
 
-    /// Stores `entry` for `ttl`; a found profile also as the stale copy for `ttl + max_stale`,
-    /// a not-found removes the stale copy, in one atomic call. With `release`, the flight lock
-    /// is released in the same call if it is still that token's. `Some(())` once stored;
-    /// `None`: Redis unavailable (or the body is over [`MAX_BODY_BYTES`]: not shared).
+    /// Stores `entry` for `ttl`, and as the name's stale record for `stale_ttl` (zero: the
+    /// stale record is dropped), in one atomic call. A not-found is recorded there too, as a
+    /// tombstone: give it at least the life of any stale copy (`ttl + max_stale`) so that it
+    /// outlives every copy fetched before it; its own `ttl` may be zero (not-founds are not
+    /// cached, yet gone stays gone). With `token` (the flight's, from
+    /// [`Fleet::flight_lock`]) the answer is fenced: stored while that token holds the lock,
+    /// which is then released, or when its lease lapsed and nothing has been stored since, and
+    /// never while another flight holds the lock. Without one, it is stored unless a flight
+    /// holds the lock. `None`: Redis unavailable, the body is over [`MAX_BODY_BYTES`], or
+    /// there is nothing to keep (not shared); a lock `token` holds is then still held.
     pub async fn cache_put(
         &self,
         platform: &str,
         name: &str,
         entry: &SharedEntry,
         ttl: Duration,
-        max_stale: Duration,
-        release: Option<&FlightToken>,
-    ) -> Option<()> {
+        stale_ttl: Duration,
+        token: Option<&FlightToken>,
+    ) -> Option<Put> {
         if entry
             .body
             .as_ref()
@@ -51,26 +82,40 @@ impl Fleet {
         }
         let keys = self.keys().name(platform, name);
         let value = entry.encode();
-        let stale_ms = if entry.body.is_some() && !max_stale.is_zero() {
-            expiry_ms(ttl.saturating_add(max_stale))
+        let ms = |d: Duration| if d.is_zero() { 0 } else { expiry_ms(d) };
+        let (ttl_ms, stale_ms) = (ms(ttl), ms(stale_ttl));
+        if ttl_ms == 0 && (entry.body.is_some() || stale_ms == 0) {
+            // Nothing to keep: a found profile is never stored without its own lifetime.
+            return None;
+        }
+        let token = token.map(|t| t.0.clone()).unwrap_or_default();
+        let script: &Script = if entry.body.is_some() {
+            &PUT
         } else {
-            0
+            &PUT_GONE
         };
-        let token = release.map(|t| t.0.clone()).unwrap_or_default();
-        let _: i64 = self
+        let put: i64 = self
             .run("cache_put", |mut conn| async move {
-                PUT.key(keys.entry)
+                script
+                    .key(keys.entry)
                     .key(keys.stale)
                     .key(keys.lock)
                     .arg(value.as_ref())
-                    .arg(expiry_ms(ttl))
+                    .arg(ttl_ms)
                     .arg(stale_ms)
                     .arg(token)
                     .invoke_async(&mut conn)
                     .await
             })
             .await?;
-        Some(())
+        Some(match put {
+            1 => Put::Stored,
+            2 => {
+                self.inner.health.full("cache_put");
+                Put::Full
+            }
+            _ => Put::Superseded,
+        })
     }
 
     async fn read(

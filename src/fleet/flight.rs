@@ -1,6 +1,35 @@
-//! One upstream flight per name for the whole fleet: a lock with an expiry and a random token,
-//! and waiters that poll for the holder's answer.
+//! One upstream flight per name for the whole fleet: a lock with a random token and a short
+//! lease that its holder renews while it fetches, and waiters that poll for the holder's
+//! answer.
+//!
+//! # Why a lease
+//!
+//! A waiter cannot ask another replica whether it is alive; it can only see whether the lock
+//! is still there. So the lock lives [`Fleet::lease`] (2 s at the default `redis.timeout_ms`)
+//! unless renewed, and [`Fleet::hold`] renews it every quarter lease while the fetch runs: a
+//! live holder keeps its lock for as long as its fetch takes, and a holder that died (SIGKILL,
+//! a process that exited with flights in the air, a host cut off from Redis) loses it within
+//! one lease of its last renewal. Its waiters, polling every [`POLL_EVERY`], then see it gone
+//! and one of them takes the flight over. A takeover therefore starts at most a lease (plus
+//! one poll) after the holder's death, whatever the fetch's own deadline.
+//!
+//! Renewals and releases are not skipped while the replica has backed off from Redis after a
+//! failure (they are tried anyway, each bounded by `redis.timeout_ms`), and a release that
+//! cannot reach Redis is tried again in the background until the lease has run out anyway:
+//! a blip on the holder never leaves its lock behind for longer than a lease.
+//!
+//! # Fencing
+//!
+//! A holder that lost its lock (its renewals failed for a whole lease and another flight took
+//! the name) still finishes its fetch, for its own callers, but its answer is older than the
+//! new holder's: `put.lua` stores an answer given with a token only while that token holds the
+//! lock, or when the lock lapsed and no answer has been stored since (see
+//! [`Fleet::cache_put`]).
+//!
+//! A background refresh can use the same calls: [`Fleet::flight_lock`], then the fetch inside
+//! [`Fleet::hold`], then [`Fleet::cache_put`] with the token (or [`Fleet::flight_release`]).
 
+use std::convert::Infallible;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -12,13 +41,26 @@ use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 /// How often a waiter looks for the holder's answer (one Redis call each time).
 pub const POLL_EVERY: Duration = Duration::from_millis(25);
+/// The shortest lease: a holder renews every quarter of it, so it survives three renewals in a
+/// row lost to Redis hiccups; a dead holder delays the others by at most this.
+pub const MIN_LEASE: Duration = Duration::from_secs(2);
+/// How many Redis call deadlines (`redis.timeout_ms`) a lease spans at least, so that a slow
+/// but working Redis never lets a live holder's lease lapse between two renewals.
+const LEASE_TIMEOUTS: u32 = 8;
 
 static LOCK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/lock.lua")));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/renew.lua")));
 static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
 static PEEK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/peek.lua")));
 
-/// Proof of holding a name's flight lock: only its holder can release it.
+/// The lease of a fleet whose Redis calls may take `timeout` each.
+pub(super) fn lease_for(timeout: Duration) -> Duration {
+    MIN_LEASE.max(timeout.saturating_mul(LEASE_TIMEOUTS))
+}
+
+/// Proof of holding a name's flight lock: only its holder can renew or release it, and an
+/// answer stored with it is fenced (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlightToken(pub(crate) String);
 
@@ -28,8 +70,8 @@ pub enum Lock {
     /// The fleet already has the answer (stored by a flight that ended before this one
     /// asked): serve it, nothing to fetch.
     Ready(SharedEntry),
-    /// This caller makes the upstream request, then stores the answer with
-    /// [`Fleet::cache_put`] (passing the token releases the lock) or calls
+    /// This caller makes the upstream request inside [`Fleet::hold`], then stores the answer
+    /// with [`Fleet::cache_put`] (passing the token releases the lock) or calls
     /// [`Fleet::flight_release`].
     Acquired(FlightToken),
     /// Another caller, maybe on another replica, is fetching: [`Fleet::flight_wait`].
@@ -43,8 +85,8 @@ pub enum Lock {
 pub enum Wait {
     /// The holder stored this answer.
     Entry(SharedEntry),
-    /// The lock went away without an answer (the holder failed, gave up or died and the lock
-    /// expired): the caller may try [`Fleet::flight_lock`] itself.
+    /// The lock went away without an answer (the holder failed, gave up, or died and its lease
+    /// ran out): the caller may try [`Fleet::flight_lock`] itself.
     LockGone,
     /// The deadline passed first.
     TimedOut,
@@ -53,22 +95,34 @@ pub enum Wait {
 }
 
 impl Fleet {
-    /// Reads `name`'s entry or, when the fleet has none, tries to take its flight lock for
-    /// `ttl` (`SET NX PX` with a random token), in one call: a flight that read "no entry" and
-    /// then locked could otherwise miss an answer stored in between, and fetch it again. A
-    /// holder that dies delays the others by at most `ttl`.
-    pub async fn flight_lock(&self, platform: &str, name: &str, ttl: Duration) -> Lock {
+    /// How long a flight lock lives unless its holder renews it: [`MIN_LEASE`], or eight
+    /// `redis.timeout_ms` when that is longer. The longest a dead holder delays the others.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// How often a holder renews its lease.
+    fn renew_every(&self) -> Duration {
+        self.lease / 4
+    }
+
+    /// Reads `name`'s entry or, when the fleet has none, tries to take its flight lock for one
+    /// [`Fleet::lease`] (`SET NX PX` with a random token), in one call: a flight that read "no
+    /// entry" and then locked could otherwise miss an answer stored in between, and fetch it
+    /// again. The fetch then runs inside [`Fleet::hold`], which keeps the lock.
+    pub async fn flight_lock(&self, platform: &str, name: &str) -> Lock {
         let keys = self.keys().name(platform, name);
         // Unique, not secret (it only tells holders apart): a fast generator, not a system
         // call for randomness on every memory miss.
         let token = format!("{:032x}", fastrand::u128(..));
         let sent = token.clone();
+        let lease = expiry_ms(self.lease);
         let reply: Option<(Option<Vec<u8>>, i64)> = self
             .run("flight_lock", |mut conn| async move {
                 LOCK.key(keys.entry)
                     .key(keys.lock)
                     .arg(sent)
-                    .arg(expiry_ms(ttl))
+                    .arg(lease)
                     .arg(MAX_VALUE_BYTES)
                     .invoke_async(&mut conn)
                     .await
@@ -96,27 +150,99 @@ impl Fleet {
         }
     }
 
-    /// Releases `name`'s lock if `token` still holds it (a late holder whose lock expired and
-    /// was taken by another changes nothing). `Some(true)` if released; `None`: Redis
-    /// unavailable (the lock then ends by its expiry).
+    /// Runs `work` (the fetch of `name`) while keeping the lock `token` holds: renewed every
+    /// quarter lease until `work` ends. A renewal that finds the lock gone (another flight
+    /// took the name after this one's lease ran out) stops renewing; `work` still runs to its
+    /// end, and [`Fleet::cache_put`] then keeps the newer flight's answer.
+    pub async fn hold<F: Future>(
+        &self,
+        platform: &str,
+        name: &str,
+        token: &FlightToken,
+        work: F,
+    ) -> F::Output {
+        let renewing = async {
+            loop {
+                tokio::time::sleep(self.renew_every()).await;
+                if self.flight_renew(platform, name, token).await == Some(false) {
+                    tracing::debug!(
+                        platform,
+                        "lost a flight's lease; its answer will not be shared"
+                    );
+                    break;
+                }
+            }
+            std::future::pending::<Infallible>().await
+        };
+        tokio::select! {
+            output = work => output,
+            never = renewing => match never {},
+        }
+    }
+
+    /// Extends `name`'s lock by one lease if `token` still holds it. `Some(false)`: it does not
+    /// any more; `None`: Redis could not be reached (tried even while backed off).
+    async fn flight_renew(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
+        let key = self.keys().name(platform, name).lock;
+        let (token, lease) = (token.0.clone(), expiry_ms(self.lease));
+        let renewed: i64 = self
+            .run_ungated("flight_renew", |mut conn| async move {
+                RENEW
+                    .key(key)
+                    .arg(token)
+                    .arg(lease)
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await?;
+        Some(renewed == 1)
+    }
+
+    /// Releases `name`'s lock if `token` still holds it (a late holder whose lock was taken by
+    /// another changes nothing). Tried even while the replica has backed off from Redis; when
+    /// Redis cannot be reached, tried again in the background every quarter lease until the
+    /// lease has run out (by then the lock is gone anyway). `Some(true)` if released now;
+    /// `None`: not yet.
     pub async fn flight_release(
         &self,
         platform: &str,
         name: &str,
         token: &FlightToken,
     ) -> Option<bool> {
+        if let Some(released) = self.try_release(platform, name, token).await {
+            return Some(released);
+        }
+        let (fleet, platform, name, token) = (
+            self.clone(),
+            platform.to_owned(),
+            name.to_owned(),
+            token.clone(),
+        );
+        tokio::spawn(async move {
+            let until = Instant::now() + fleet.lease;
+            while Instant::now() < until {
+                tokio::time::sleep(fleet.renew_every()).await;
+                if fleet.try_release(&platform, &name, &token).await.is_some() {
+                    return;
+                }
+            }
+        });
+        None
+    }
+
+    async fn try_release(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
         let key = self.keys().name(platform, name).lock;
         let token = token.0.clone();
         let released: i64 = self
-            .run("flight_release", |mut conn| async move {
+            .run_ungated("flight_release", |mut conn| async move {
                 RELEASE.key(key).arg(token).invoke_async(&mut conn).await
             })
             .await?;
         Some(released == 1)
     }
 
-    /// Waits until `name`'s answer is stored, its lock goes away without one, or `deadline`,
-    /// polling every [`POLL_EVERY`].
+    /// Waits until `name`'s answer is stored, its lock goes away without one (released, or its
+    /// holder's lease ran out), or `deadline`, polling every [`POLL_EVERY`].
     pub async fn flight_wait(&self, platform: &str, name: &str, deadline: Instant) -> Wait {
         let keys = self.keys().name(platform, name);
         loop {

@@ -15,6 +15,8 @@ pub const REDIS_UP: &str = "profile_lookup_redis_up";
 pub const REDIS_ERRORS: &str = "profile_lookup_redis_errors_total";
 /// `profile_lookup_redis_skipped_total`: calls answered "unavailable" without trying Redis.
 pub const REDIS_SKIPPED: &str = "profile_lookup_redis_skipped_total";
+/// `profile_lookup_redis_full_total{op}`: writes Redis refused because its memory is full.
+pub const REDIS_FULL: &str = "profile_lookup_redis_full_total";
 
 /// The health state shared by every clone of a `Fleet`.
 #[derive(Debug)]
@@ -86,20 +88,38 @@ impl Health {
         self.up.store(false, Ordering::Release);
         metrics::gauge!(REDIS_UP).set(0.0);
         metrics::counter!(REDIS_ERRORS, "op" => op).increment(1);
-        let last = self.last_warn_ms.load(Ordering::Acquire);
-        let due = last == 0 || now + 1 >= last + ms(WARN_EVERY);
-        if due
-            && self
-                .last_warn_ms
-                .compare_exchange(last, now + 1, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
+        if self.warning_due(now) {
             tracing::warn!(
                 op,
                 error = why,
                 "redis unavailable; this replica goes on with its local state"
             );
         }
+    }
+
+    /// Redis answered but refused a write because its memory is full (`maxmemory` under
+    /// `noeviction`): Redis is up (counters and locks are still written), only that answer is
+    /// not shared. Counted, and warned about at most every [`WARN_EVERY`].
+    pub fn full(&self, op: &'static str) {
+        self.succeeded();
+        metrics::counter!(REDIS_FULL, "op" => op).increment(1);
+        if self.warning_due(self.now_ms()) {
+            tracing::warn!(
+                op,
+                "redis memory is full (maxmemory); new answers are not shared until entries \
+                 expire, quotas and locks still are"
+            );
+        }
+    }
+
+    /// Whether a warning may be logged now (and, if so, that one is).
+    fn warning_due(&self, now: u64) -> bool {
+        let last = self.last_warn_ms.load(Ordering::Acquire);
+        let due = last == 0 || now + 1 >= last + ms(WARN_EVERY);
+        due && self
+            .last_warn_ms
+            .compare_exchange(last, now + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
     /// Whether the last call found Redis working.

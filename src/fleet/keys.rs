@@ -1,6 +1,6 @@
 //! Key names, with hash tags so that what one script touches sits on one cluster slot.
 //!
-//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale copy, `…:l` its flight lock: one
+//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock: one
 //!   tag, so a script can read the entry and the lock, or write the entry and drop the stale
 //!   copy, in one call even on a cluster.
 //! - `P{q:KEYID}` the GCRA state of one API key (its own slot).

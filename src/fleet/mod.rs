@@ -11,8 +11,8 @@
 //! |---|---|---|
 //! | `P{q:KEYID}` | GCRA theoretical arrival time (µs, Redis clock) of one API key | until the bucket is full again |
 //! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL |
-//! | `P{n:PLATFORM:NAME}:s` | its stale copy (found profiles only) | TTL + `max_stale` |
-//! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | the lock's TTL |
+//! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
+//! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
 //! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
@@ -30,10 +30,12 @@
 //! and a key sending one at a time one call per lookup. A miss in the replica's memory costs
 //! one [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its
 //! lock.
-//! A miss in Redis too then adds either the fetch ([`Fleet::outbound_reserve`], [`Fleet::breaker_open_for`], and a [`Fleet::cache_put`]
-//! that also releases the lock) or [`Fleet::flight_wait`], which polls the entry and the lock
-//! every [`flight::POLL_EVERY`] (one call per poll) until the entry appears, the lock vanishes
-//! without one (the holder died or gave up: the waiter may take the lock), or its deadline.
+//! A miss in Redis too then adds either the fetch ([`Fleet::outbound_reserve`],
+//! [`Fleet::breaker_open_for`], one lease renewal per half second of fetching, and a
+//! [`Fleet::cache_put`] that also releases the lock) or [`Fleet::flight_wait`], which polls the
+//! entry and the lock every [`flight::POLL_EVERY`] (one call per poll) until the entry appears,
+//! the lock vanishes without one (the holder gave up, or died and its lease ran out: the waiter
+//! may take the lock), or its deadline.
 //! Polling, not pub/sub, because it needs no second connection and works unchanged on a
 //! cluster; a waiter costs a few calls per fetch at most.
 //!
@@ -54,6 +56,24 @@
 //! `cluster-require-full-coverage yes`, refuses every slot anyway once it marks a node failed).
 //! A restarted, empty node is simply a cold cache and a fresh quota for its slots; the scripts
 //! are loaded again by the first `EVALSHA` that finds them missing (`NOSCRIPT`).
+//!
+//! Flights survive a blip too: renewing and releasing a flight lock are tried even during the
+//! back-off, and a release that cannot reach Redis is retried until the lock's lease is over
+//! (`flight`): a replica that loses Redis while it holds a name never stops the fleet's flights
+//! of that name for more than a lease.
+//!
+//! # When Redis's memory is full
+//!
+//! The shipped Redis runs `maxmemory` with `noeviction` (Redis 7 or later: the scripts carry
+//! flags). No key is ever evicted, so no quota, outbound slot, breaker, rest or lock can be
+//! forgotten into over-admission, as any eviction policy could do (they are small and
+//! short-lived: the first an LRU or TTL policy picks). The scripts that write those are flagged
+//! `allow-oom`: each key is a few bytes, one per API key, platform, proxy or name in flight, so
+//! they may pass `maxmemory` by little. Found profiles are what gives way: `put.lua` is refused,
+//! the answer stays in the replicas' memory, [`Put::Full`] is counted in
+//! `profile_lookup_redis_full_total{op}` and warned about; a refusal is not Redis being down.
+//! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
+//! gone"). As entries expire, room comes back on its own.
 
 pub mod answers;
 mod conn;
@@ -75,6 +95,7 @@ use redis::RedisResult;
 
 use crate::config::RedisConfig;
 
+pub use answers::Put;
 pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
 pub use gcra::QuotaDecision;
@@ -105,6 +126,9 @@ pub enum FleetError {
 #[derive(Clone, Debug)]
 pub struct Fleet {
     inner: Arc<Inner>,
+    /// How long a flight lock lives unless renewed ([`Fleet::lease`]); a field of the handle,
+    /// not of `Inner`, so that tests can shorten it.
+    lease: Duration,
 }
 
 #[derive(Debug)]
@@ -134,6 +158,7 @@ impl Fleet {
                 timeout: config.timeout(),
                 health: Health::new(),
             }),
+            lease: flight::lease_for(config.timeout()),
         };
         tokio::spawn(watch(Arc::downgrade(&fleet.inner)));
         Ok(Some(fleet))
@@ -160,14 +185,32 @@ impl Fleet {
         F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
-        let health = &self.inner.health;
-        if !health.admit() {
+        if !self.inner.health.admit() {
             return None;
         }
+        self.run_ungated(op, call).await
+    }
+
+    /// [`Fleet::run`] even while the replica has backed off from Redis: for the few calls that
+    /// must not wait for the next probe (renewing or releasing a flight lock, which the rest
+    /// of the fleet is waiting on). Still bounded by the deadline, and its result still counts
+    /// for the health.
+    async fn run_ungated<T, F, Fut>(&self, op: &'static str, call: F) -> Option<T>
+    where
+        F: FnOnce(Conn) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let health = &self.inner.health;
         match tokio::time::timeout(self.inner.timeout, call(self.inner.conn.clone())).await {
             Ok(Ok(value)) => {
                 health.succeeded();
                 Some(value)
+            }
+            // Redis answered: it is up, its memory is full. Not a reason to leave it (quotas
+            // and locks are still written); this one call is simply not done.
+            Ok(Err(e)) if e.code() == Some("OOM") => {
+                health.full(op);
+                None
             }
             Ok(Err(e)) => {
                 health.failed(op, &e.to_string());
@@ -190,7 +233,8 @@ async fn watch(inner: std::sync::Weak<Inner>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        let fleet = Fleet { inner };
+        let lease = flight::lease_for(inner.timeout);
+        let fleet = Fleet { inner, lease };
         let _: Option<String> = fleet
             .run("ping", |mut conn| async move {
                 redis::cmd("PING").query_async(&mut conn).await

@@ -13,10 +13,17 @@ pub struct TestRedis {
     port: u16,
     child: Option<Child>,
     paused: bool,
+    /// Arguments added to every start of this server (`--maxmemory` and the like).
+    extra: Vec<String>,
 }
 
 /// `None` (after saying why) when `redis-server` is not installed; under `CI=true` that fails.
 pub fn start() -> Option<TestRedis> {
+    start_with(&[])
+}
+
+/// [`start`] with `extra` arguments for `redis-server` (kept for restarts).
+pub fn start_with(extra: &[&str]) -> Option<TestRedis> {
     if Command::new("redis-server")
         .arg("--version")
         .output()
@@ -35,6 +42,7 @@ pub fn start() -> Option<TestRedis> {
             port,
             child: None,
             paused: false,
+            extra: extra.iter().map(|a| (*a).to_owned()).collect(),
         };
         if redis.spawn() {
             return Some(redis);
@@ -55,6 +63,12 @@ impl TestRedis {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
+    /// The port this server listens on (127.0.0.1).
+    #[allow(dead_code)] // the integration tests put a relay in front of it
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// A plain connection for the test's own inspection.
     pub async fn raw(&self) -> redis::aio::MultiplexedConnection {
         redis::Client::open(self.url())
@@ -68,6 +82,7 @@ impl TestRedis {
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

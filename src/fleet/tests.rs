@@ -129,7 +129,7 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
         "alice",
         &entry,
         Duration::from_millis(400),
-        Duration::from_secs(2),
+        Duration::from_millis(2_400),
         None,
     )
     .await
@@ -163,7 +163,7 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
 }
 
 #[tokio::test]
-async fn a_confirmed_not_found_removes_the_stale_copy() {
+async fn a_confirmed_not_found_replaces_the_stale_copy_with_a_tombstone() {
     let Some(redis) = test_redis::start() else {
         return;
     };
@@ -177,14 +177,36 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
     b.cache_put(SV, "bob", &gone, Duration::from_secs(5), ttl, None)
         .await
         .unwrap();
-    assert_eq!(a.stale_get(SV, "bob").await, Some(None));
+    assert_eq!(a.stale_get(SV, "bob").await, Some(Some(gone.clone())));
     assert_eq!(a.cache_get(SV, "bob").await, Some(Some(gone)));
     let mut raw = redis.raw().await;
-    let left = pttl(&mut raw, &a.keys().name(SV, "bob").entry).await;
+    let keys = a.keys().name(SV, "bob");
+    let left = pttl(&mut raw, &keys.entry).await;
     assert!(
         (4_000..=5_000).contains(&left),
         "not-found keeps its own TTL: {left}"
     );
+    let tombstone = pttl(&mut raw, &keys.stale).await;
+    assert!(
+        (59_000..=60_000).contains(&tombstone),
+        "the tombstone lives as long as a stale copy: {tombstone}"
+    );
+    // A not-found that is not cached (negative TTL 0) still leaves its tombstone.
+    a.cache_put(SV, "bob", &found("{}"), ttl, ttl, None)
+        .await
+        .unwrap();
+    let uncached = not_found();
+    let put = b
+        .cache_put(SV, "bob", &uncached, Duration::ZERO, ttl, None)
+        .await;
+    assert_eq!(put, Some(Put::Stored));
+    assert_eq!(a.cache_get(SV, "bob").await, Some(None));
+    assert_eq!(a.stale_get(SV, "bob").await, Some(Some(uncached)));
+    // Without a stale lifetime (no stale serving) the record goes.
+    b.cache_put(SV, "bob", &not_found(), ttl, Duration::ZERO, None)
+        .await
+        .unwrap();
+    assert_eq!(a.stale_get(SV, "bob").await, Some(None));
 }
 
 /// Writes a hash (wrong type) or a junk string without expiry at `key`.
@@ -233,7 +255,7 @@ async fn garbage_at_every_key_is_a_miss_then_overwritten() {
         );
         assert_eq!(f.breaker_open_for(SV).await, Some(None));
         assert_eq!(f.proxy_resting(SV, &[3]).await, Some(vec![None]));
-        let Lock::Acquired(token) = f.flight_lock(SV, "eve", Duration::from_secs(5)).await else {
+        let Lock::Acquired(token) = f.flight_lock(SV, "eve").await else {
             panic!("a junk lock must not block the flight");
         };
         let entry = found("{\"x\":1}");
@@ -264,7 +286,7 @@ async fn garbage_at_every_key_is_a_miss_then_overwritten() {
 async fn workload(f: &Fleet, id: &str) {
     let ttl = Duration::from_secs(30);
     for n in ["a1", "a2", "a3"] {
-        let Lock::Acquired(t) = f.flight_lock(SV, n, ttl).await else {
+        let Lock::Acquired(t) = f.flight_lock(SV, n).await else {
             panic!("lock {n}")
         };
         f.cache_put(SV, n, &found("{}"), ttl, ttl, Some(&t))
@@ -275,11 +297,11 @@ async fn workload(f: &Fleet, id: &str) {
     f.cache_put(SV, "nf", &not_found(), ttl, ttl, None)
         .await
         .unwrap();
-    let Lock::Acquired(t) = f.flight_lock(SV, "held", ttl).await else {
+    let Lock::Acquired(t) = f.flight_lock(SV, "held").await else {
         panic!("lock")
     };
     assert_eq!(f.flight_release(SV, "held", &t).await, Some(true));
-    f.flight_lock(SV, "left-held", ttl).await;
+    f.flight_lock(SV, "left-held").await;
     f.quota_check(id, 60, 10).await.unwrap();
     f.outbound_reserve(SV, 5.0, 2, ttl).await.unwrap();
     f.breaker_open(SV, ttl).await.unwrap();
@@ -334,14 +356,14 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
     };
     let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(10);
-    let Lock::Acquired(token) = a.flight_lock(SV, "carol", ttl).await else {
+    let Lock::Acquired(token) = a.flight_lock(SV, "carol").await else {
         panic!("first")
     };
-    assert_eq!(b.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
-    assert_eq!(a.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
+    assert_eq!(b.flight_lock(SV, "carol").await, Lock::HeldByOther);
+    assert_eq!(a.flight_lock(SV, "carol").await, Lock::HeldByOther);
     let wrong = FlightToken("not-the-token".into());
     assert_eq!(b.flight_release(SV, "carol", &wrong).await, Some(false));
-    assert_eq!(b.flight_lock(SV, "carol", ttl).await, Lock::HeldByOther);
+    assert_eq!(b.flight_lock(SV, "carol").await, Lock::HeldByOther);
 
     let waiter = {
         let b = b.clone();
@@ -366,10 +388,7 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
     let lock_key = keys::Keys::new("t:").name(SV, "carol").lock;
     let mut raw = redis.raw().await;
     assert!(!raw.exists::<_, bool>(&lock_key).await.unwrap());
-    assert_eq!(
-        b.flight_lock(SV, "carol", ttl).await,
-        Lock::Ready(entry.clone())
-    );
+    assert_eq!(b.flight_lock(SV, "carol").await, Lock::Ready(entry.clone()));
     // A waiter with nothing coming and the lock held times out at its deadline.
     let started = Instant::now();
     let got = a
@@ -390,17 +409,21 @@ async fn found_body_of(f: &Fleet, name: &str) -> SharedEntry {
     f.cache_get(SV, name).await.unwrap().unwrap()
 }
 
+/// A handle whose flight locks live `lease` unless renewed.
+fn with_lease(mut f: Fleet, lease: Duration) -> Fleet {
+    f.lease = lease;
+    f
+}
+
 #[tokio::test]
-async fn a_holder_that_dies_delays_waiters_by_at_most_the_lock_ttl() {
+async fn a_holder_that_dies_delays_waiters_by_at_most_its_lease() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
-    let ttl = Duration::from_millis(300);
-    assert!(matches!(
-        a.flight_lock(SV, "zed", ttl).await,
-        Lock::Acquired(_)
-    ));
+    let lease = Duration::from_millis(300);
+    let a = with_lease(fleet_on(&redis, 500), lease);
+    let b = with_lease(fleet_on(&redis, 500), lease);
+    assert!(matches!(a.flight_lock(SV, "zed").await, Lock::Acquired(_)));
     drop(a); // the holder dies without writing or releasing
     let started = Instant::now();
     let got = b
@@ -409,16 +432,62 @@ async fn a_holder_that_dies_delays_waiters_by_at_most_the_lock_ttl() {
     let waited = started.elapsed();
     assert_eq!(got, Wait::LockGone);
     assert!(waited >= Duration::from_millis(200), "{waited:?}");
-    assert!(waited <= ttl + Duration::from_millis(200), "{waited:?}");
-    assert!(matches!(
-        b.flight_lock(SV, "zed", ttl).await,
-        Lock::Acquired(_)
-    ));
+    assert!(waited <= lease + Duration::from_millis(200), "{waited:?}");
+    assert!(matches!(b.flight_lock(SV, "zed").await, Lock::Acquired(_)));
     // A lock held until the deadline: the waiter gives up at the deadline.
     let started = Instant::now();
     let got = a_wait_timeout(&b, started).await;
     assert_eq!(got, Wait::TimedOut);
     assert!(started.elapsed() < Duration::from_millis(250));
+}
+
+#[tokio::test]
+async fn a_live_holder_keeps_its_lock_for_as_long_as_its_work_runs() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let lease = Duration::from_millis(300);
+    let a = with_lease(fleet_on(&redis, 500), lease);
+    let b = with_lease(fleet_on(&redis, 500), lease);
+    let Lock::Acquired(token) = a.flight_lock(SV, "kit").await else {
+        panic!("first")
+    };
+    // Work three leases long: the lock is renewed all along; the waiter sees it held.
+    let work = a.hold(SV, "kit", &token, async {
+        tokio::time::sleep(lease * 3).await;
+        7
+    });
+    let waiting = b.flight_wait(SV, "kit", Instant::now() + lease * 3);
+    let (done, waited) = tokio::join!(work, waiting);
+    assert_eq!(done, 7);
+    assert_eq!(waited, Wait::TimedOut, "a live holder's lock never lapsed");
+    // The renewals stop with the work: unreleased, the lock lapses within a lease.
+    let started = Instant::now();
+    let got = b
+        .flight_wait(SV, "kit", started + Duration::from_secs(5))
+        .await;
+    assert_eq!(got, Wait::LockGone);
+    // Within a lease of the last renewal (twice that allows for a loaded machine; a lock that
+    // outlived its work would stay the full 5 s).
+    let lapsed = started.elapsed();
+    assert!(lapsed <= lease * 2, "{lapsed:?}");
+    // A holder whose lock another flight took stops renewing it and leaves it alone.
+    let Lock::Acquired(taken) = b.flight_lock(SV, "kit").await else {
+        panic!("free")
+    };
+    a.hold(SV, "kit", &token, tokio::time::sleep(lease / 2))
+        .await;
+    assert_eq!(a.flight_release(SV, "kit", &token).await, Some(false));
+    assert_eq!(b.flight_release(SV, "kit", &taken).await, Some(true));
+}
+
+#[tokio::test]
+async fn the_default_lease_spans_renewals_and_redis_timeouts() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    assert_eq!(fleet_on(&redis, 200).lease(), flight::MIN_LEASE);
+    assert_eq!(fleet_on(&redis, 1_000).lease(), Duration::from_secs(8));
 }
 
 async fn a_wait_timeout(f: &Fleet, started: Instant) -> Wait {
@@ -571,7 +640,7 @@ async fn redis_killed_then_restarted_is_skipped_then_used_again() {
     assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
     let started = Instant::now();
     assert_eq!(f.quota_check("k", 60, 5).await, None);
-    assert_eq!(f.flight_lock(SV, "x", timeout).await, Lock::Unavailable);
+    assert_eq!(f.flight_lock(SV, "x").await, Lock::Unavailable);
     let skipped = started.elapsed();
     assert!(
         skipped < Duration::from_millis(20),
@@ -646,10 +715,10 @@ async fn every_call_works_on_a_cluster_and_a_names_keys_share_one_slot() {
             .allowed
     );
     assert_eq!(b.quota_check(&id, 600, 5).await.unwrap().remaining, 3);
-    let Lock::Acquired(token) = a.flight_lock(SV, "erin", ttl).await else {
+    let Lock::Acquired(token) = a.flight_lock(SV, "erin").await else {
         panic!("first")
     };
-    assert_eq!(b.flight_lock(SV, "erin", ttl).await, Lock::HeldByOther);
+    assert_eq!(b.flight_lock(SV, "erin").await, Lock::HeldByOther);
     let entry = found("{\"name\":\"erin\"}");
     a.cache_put(SV, "erin", &entry, ttl, ttl, Some(&token))
         .await
@@ -805,4 +874,59 @@ async fn a_paused_node_answers_unavailable_within_the_timeout_then_recovers() {
     }
     assert!(f.is_up());
     drop(cluster);
+}
+
+#[tokio::test]
+async fn a_holder_whose_lock_lapsed_cannot_overwrite_a_newer_answer() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (late, next) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
+    let ttl = Duration::from_secs(30);
+    let Lock::Acquired(old) = late.flight_lock(SV, "ivy").await else {
+        panic!("first")
+    };
+    // The holder stalls; its lock lapses (here: goes) and another flight takes the name.
+    let mut raw = redis.raw().await;
+    let lock = late.keys().name(SV, "ivy").lock;
+    let _: () = raw.del(&lock).await.unwrap();
+    let Lock::Acquired(new) = next.flight_lock(SV, "ivy").await else {
+        panic!("the lapsed lock is free")
+    };
+    let stale_answer = found("{\"old\":1}");
+    let newer_answer = found("{\"new\":1}");
+    // While the new flight holds the lock, the old holder's answer is not stored.
+    let put = late
+        .cache_put(SV, "ivy", &stale_answer, ttl, ttl, Some(&old))
+        .await;
+    assert_eq!(put, Some(Put::Superseded));
+    assert_eq!(
+        late.cache_get(SV, "ivy").await,
+        Some(None),
+        "stored over a live flight"
+    );
+    assert!(
+        raw.exists::<_, bool>(&lock).await.unwrap(),
+        "the new flight's lock stays"
+    );
+    let put = next
+        .cache_put(SV, "ivy", &newer_answer, ttl, ttl, Some(&new))
+        .await;
+    assert_eq!(put, Some(Put::Stored));
+    // Nor after the new flight stored its answer and left.
+    let put = late
+        .cache_put(SV, "ivy", &stale_answer, ttl, ttl, Some(&old))
+        .await;
+    assert_eq!(put, Some(Put::Superseded));
+    assert_eq!(
+        late.cache_get(SV, "ivy").await,
+        Some(Some(newer_answer.clone()))
+    );
+    assert_eq!(late.stale_get(SV, "ivy").await, Some(Some(newer_answer)));
+    // A holder whose lease lapsed with nobody taking over still shares its answer.
+    let _: () = raw.del(late.keys().name(SV, "ivy").entry).await.unwrap();
+    let put = late
+        .cache_put(SV, "ivy", &stale_answer, ttl, ttl, Some(&old))
+        .await;
+    assert_eq!(put, Some(Put::Stored));
 }

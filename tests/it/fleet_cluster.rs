@@ -1,8 +1,9 @@
 //! The fleet of [`crate::fleet`] on a real 3-node Redis Cluster started by the test
 //! ([`crate::support::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
 //! flight and one cache for the fleet; a name's keys on one slot and a key's quota on its own,
-//! every key with an expiry; and a node killed, a node hung and the whole cluster killed under
-//! load without a single failed request, the replicas back on the cluster after each.
+//! every key with an expiry; a flight's holder killed and taken over; and a node killed, a node
+//! hung and the whole cluster killed under load without a single failed request, the replicas
+//! back on the cluster after each.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use crate::fleet::{
     all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
     replicas, sample_names, slow_short_video, stop_load_expecting_no_failure,
 };
+use crate::fleet_takeover::a_killed_holder_is_taken_over;
 use crate::support::test_redis::{self, TestCluster};
 use crate::support::{KEY, eventually, settings, spawn_upstream};
 
@@ -26,6 +28,26 @@ async fn a_key_gets_one_quota_from_three_replicas_on_a_cluster() {
         return;
     };
     one_quota_for_three_replicas(&cluster.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_killed_mid_flight_on_a_cluster_is_taken_over_within_seconds() {
+    let Some(cluster) = test_redis::start_cluster() else {
+        return;
+    };
+    let name = sample_names()[0].clone();
+    let lock = format!("it:{{n:short-video:{name}}}:l");
+    let url = cluster.url();
+    let cluster = Arc::new(cluster);
+    let looking = cluster.clone();
+    let held = move || {
+        looking
+            .keys_on_nodes("it:*")
+            .iter()
+            .flatten()
+            .any(|(k, _)| *k == lock)
+    };
+    a_killed_holder_is_taken_over(&url, &name, held).await;
 }
 
 #[tokio::test]

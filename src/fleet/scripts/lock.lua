@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- Read one name's entry, or take its flight lock when there is none: one call, so that a
 -- flight cannot miss an answer stored between its read and its lock. KEYS: entry, lock (one
 -- slot). ARGV: token, lock expiry (ms), the largest entry accepted (bytes).

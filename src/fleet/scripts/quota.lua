@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- GCRA for one API key, on Redis's clock. KEYS[1] the key id's state (its theoretical arrival
 -- time, microseconds). ARGV: emission interval (us), burst, units wanted (a lease; 1 if
 -- absent). As many of the wanted units as fit are taken (at least 1, or none).
@@ -10,12 +11,20 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = interval * burst
 local tat = now
--- Anything but a plausible number of ours (wrong type, junk, far future) counts as no state.
+-- The stored state is judged on its own, never against this caller's burst (replicas of a
+-- rollout differ in it): ours is a number whose key expires when that time comes, as written
+-- below. Anything else (wrong type, junk, no or another expiry) counts as no state.
+-- A second of slack: under load Redis reads its clock for expiries and for TIME at moments
+-- that can lie milliseconds apart, and a sound value read as junk would refill the bucket.
 if redis.call('TYPE', key).ok == 'string' and redis.call('STRLEN', key) <= 24 then
   local stored = tonumber(redis.call('GET', key))
-  if stored and stored > now and stored <= now + window then tat = stored end
+  local left_ms = redis.call('PTTL', key)
+  if stored and left_ms > 0 and stored > now and stored <= now + left_ms * 1000 + 1000000 then
+    tat = stored
+  end
 end
--- Units that fit: tat + n * interval <= now + window.
+-- Units that fit: tat + n * interval <= now + window (none when another replica's larger
+-- burst took the bucket past this caller's window).
 local fits = math.floor((now + window - tat) / interval)
 if fits >= 1 then
   local taken = math.min(want, fits)

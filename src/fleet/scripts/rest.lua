@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- Mark something resting (a platform's breaker, a proxy) for ARGV[1] ms; never shortens a
 -- longer rest. KEYS[1] the marker. A marker of the wrong type or without expiry is replaced.
 local left = redis.call('PTTL', KEYS[1])

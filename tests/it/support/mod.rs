@@ -1,10 +1,12 @@
 //! Shared test rig: the real app on a real loopback socket, loopback upstreams, the real
 //! captures read in place, and valid usernames for the extractors; and, in submodules, the
-//! loopback forward proxy, the TLS server that reads client fingerprints, and real Redis
-//! servers and clusters.
+//! loopback forward proxy, the TLS server that reads client fingerprints, real Redis servers
+//! and clusters, a relay that cuts one replica's Redis, and replicas as real `serve` processes.
 
 pub mod fingerprint;
 pub mod forward_proxy;
+pub mod relay;
+pub mod replica_process;
 // The same file the library's own fleet tests use, so there is one way to start a Redis.
 #[path = "../../../src/fleet/test_redis.rs"]
 pub mod test_redis;

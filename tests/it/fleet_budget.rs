@@ -1,0 +1,136 @@
+//! The fleet's budgets hold while replicas disagree on their limits, as they do during a
+//! rollout: a replica willing to queue less (`max_queue_ms`) or allowing a smaller burst reads
+//! the state the others wrote as it is, never as junk to overwrite.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use profile_lookup::config::RedisConfig;
+use profile_lookup::fleet::{Fleet, Reservation, key_id};
+use profile_lookup::platform::samples::Samples;
+use profile_lookup::platform::short_video::ShortVideo;
+use tokio::sync::Mutex;
+
+use crate::fleet::profile;
+use crate::support::test_redis;
+use crate::support::{TestApp, settings, spawn_app, spawn_upstream};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let seen = arrivals.clone();
+    let upstream = spawn_upstream(ShortVideo::stand_in().layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().await.push(Instant::now());
+                next.run(req).await
+            }
+        },
+    )))
+    .await;
+    let replica = |max_queue_ms: u64| {
+        let mut s = settings(upstream.addr);
+        s.redis.url = redis.url();
+        s.redis.key_prefix = "it:".into();
+        s.short_video.requests_per_second = 2;
+        s.short_video.burst = 1;
+        s.short_video.max_queue_ms = max_queue_ms;
+        spawn_app(s)
+    };
+    // The patient replica queues up to 5 s; the other (a new version, say) 600 ms.
+    let apps: Arc<Vec<TestApp>> = Arc::new(vec![replica(5_000).await, replica(600).await]);
+    let mut calls = Vec::new();
+    for i in 0..10 {
+        let apps = apps.clone();
+        calls.push(tokio::spawn(async move {
+            apps[0]
+                .get(&profile(&format!("patient.name{i}")))
+                .await
+                .status()
+        }));
+    }
+    for i in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let apps = apps.clone();
+        calls.push(tokio::spawn(async move {
+            apps[1]
+                .get(&profile(&format!("hasty.name{i}")))
+                .await
+                .status()
+        }));
+    }
+    for call in calls {
+        let status = call.await.unwrap();
+        assert!(matches!(status.as_u16(), 404 | 503), "{status}");
+    }
+    let mut at = arrivals.lock().await.clone();
+    at.sort();
+    // Two a second with a burst of one: at most 7 requests in any 3 s (at 0, 0.5, …, 3.0).
+    let most = at
+        .iter()
+        .map(|start| {
+            at.iter()
+                .filter(|t| **t >= *start && **t < *start + Duration::from_secs(3))
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(
+        most <= 7,
+        "{most} requests in 3 s (of {} in all), at 2 a second",
+        at.len()
+    );
+}
+
+/// A handle on `url` as one replica would hold it.
+fn fleet_at(url: &str) -> Fleet {
+    Fleet::new(&RedisConfig {
+        url: url.to_owned(),
+        key_prefix: "it:".to_owned(),
+        timeout_ms: 500,
+    })
+    .expect("valid config")
+    .expect("url set")
+}
+
+#[tokio::test]
+async fn a_replica_with_smaller_limits_respects_the_state_the_others_wrote() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (patient, hasty) = (fleet_at(&redis.url()), fleet_at(&redis.url()));
+    // The outbound budget: one a second; the patient replica queues five seconds' worth.
+    for _ in 0..5 {
+        let reserved = patient
+            .outbound_reserve("short-video", 1.0, 1, Duration::from_secs(10))
+            .await;
+        assert!(
+            matches!(reserved, Some(Reservation::Wait(_))),
+            "{reserved:?}"
+        );
+    }
+    let refused = hasty
+        .outbound_reserve("short-video", 1.0, 1, Duration::from_millis(500))
+        .await;
+    let Some(Reservation::TooLong(wait)) = refused else {
+        panic!("the queue is 5 s long, yet a caller accepting 500 ms got {refused:?}");
+    };
+    assert!(wait > Duration::from_secs(4), "{wait:?}");
+
+    // A key's quota: the old replicas allow a burst of 20, the new one 5.
+    let id = key_id(&[3; 32]);
+    for i in 0..20 {
+        let d = patient.quota_check(&id, 60, 20).await.expect("redis up");
+        assert!(d.allowed, "unit {i}");
+    }
+    let d = hasty.quota_check(&id, 60, 5).await.expect("redis up");
+    assert!(
+        !d.allowed,
+        "the bucket is empty, yet a replica with a smaller burst was given {d:?}"
+    );
+    assert!(d.retry_after > Duration::from_secs(10), "{d:?}");
+}
