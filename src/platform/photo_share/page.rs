@@ -12,7 +12,7 @@ use crate::username::Subject;
 pub const NO_PROFILE: &str = "no profile in page";
 
 /// [`from_page`] as a lookup's answer: a page without a profile that is the app shell
-/// ([`markers`]' `is_app_shell`) is the platform refusing us, `Blocked("app_shell")`, and is
+/// (`markers::is_app_shell`) is the platform refusing us, `Blocked("app_shell")`, and is
 /// waited out like any block. A saved document is still read by [`from_page`] alone.
 pub fn from_page_answer<'a>(
     body: &[u8],
