@@ -34,7 +34,7 @@ pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) 
 const MAX_CONNECT: Duration = Duration::from_secs(5);
 
 /// How long making a connection may take within an upstream deadline of `timeout`: half of it,
-/// at most [`MAX_CONNECT`]. Strictly shorter than the whole deadline, so a connection that
+/// at most `MAX_CONNECT` (5 s). Strictly shorter than the whole deadline, so a connection that
 /// never comes up ends as [`UpstreamError::ConnectTimeout`] (the route's failure) before the
 /// whole deadline could end it as [`UpstreamError::Timeout`] (the platform's).
 pub fn connect_deadline(timeout: Duration) -> Duration {
