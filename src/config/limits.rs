@@ -160,6 +160,20 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
         ),
         range("cache.max_bytes", s.cache.max_bytes, 0, 64 * GIB, "64 GiB"),
         range(
+            "cache.revalidate_seconds",
+            s.cache.revalidate_window(),
+            0,
+            YEAR_S,
+            "1 year",
+        ),
+        range(
+            "cache.hot_hits",
+            s.cache.hot_hits,
+            0,
+            1_000_000,
+            "a million",
+        ),
+        range(
             "upstream.proxy_cooldown_seconds",
             s.upstream.proxy_cooldown_seconds,
             1,

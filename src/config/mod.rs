@@ -17,12 +17,14 @@ use crate::registry::Platform;
 
 pub mod browser_profiles;
 pub mod ca_file;
+pub mod freshness;
 mod limits;
 pub mod proxies;
 pub mod redis;
 mod secret_list;
 
 pub use browser_profiles::BrowserProfile;
+pub use freshness::Revalidate;
 pub use redis::{RedisConfig, RedisTarget};
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -290,6 +292,22 @@ pub struct CacheConfig {
     pub max_stale_seconds: u64,
     /// Most bytes of response bodies kept (each store), so giant profiles cannot exhaust memory.
     pub max_bytes: u64,
+    /// How long past its TTL a found profile is still answered at once while one background
+    /// refresh replaces it (stale-while-revalidate); `"auto"`: a fifth of `ttl_seconds`.
+    pub revalidate_seconds: Revalidate,
+    /// Hits during its life that make an entry hot: refreshed in the background shortly before
+    /// it expires (0: never).
+    pub hot_hits: u64,
+    /// The most of each platform's outbound budget that background refreshes may use (0 to 1).
+    pub refresh_share: f64,
+}
+
+impl CacheConfig {
+    /// The stale-while-revalidate window in seconds: `revalidate_seconds` as configured, or a
+    /// fifth of `ttl_seconds`.
+    pub fn revalidate_window(&self) -> u64 {
+        self.revalidate_seconds.seconds(self.ttl_seconds)
+    }
 }
 
 impl Default for CacheConfig {
@@ -300,6 +318,9 @@ impl Default for CacheConfig {
             negative_ttl_seconds: 120,
             max_stale_seconds: 3_600,
             max_bytes: 128 * 1024 * 1024,
+            revalidate_seconds: Revalidate::Auto,
+            hot_hits: 3,
+            refresh_share: 0.2,
         }
     }
 }
@@ -450,6 +471,7 @@ impl Settings {
             })?;
         }
         self.redis.target().map_err(ConfigError::Invalid)?;
+        freshness::check_refresh_share(self.cache.refresh_share).map_err(ConfigError::Invalid)?;
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }

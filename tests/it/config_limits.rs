@@ -13,7 +13,7 @@ use profile_lookup::config::Settings;
 static ENV: Mutex<()> = Mutex::new(());
 
 /// Every range-checked key, as `section.key`.
-const KEYS: [&str; 21] = [
+const KEYS: [&str; 23] = [
     "server.header_read_timeout_ms",
     "server.request_timeout_ms",
     "server.max_header_bytes",
@@ -34,6 +34,8 @@ const KEYS: [&str; 21] = [
     "cache.negative_ttl_seconds",
     "cache.max_stale_seconds",
     "cache.max_bytes",
+    "cache.revalidate_seconds",
+    "cache.hot_hits",
     "breaker.cooldown_seconds",
 ];
 
