@@ -30,7 +30,8 @@ pub enum Put {
     /// Stored for every replica; the flight's lock, when its token was given, released.
     Stored,
     /// Not stored: another flight holds the name's lock (it started later, so its answer will
-    /// be newer), or the given token's lease lapsed and an answer was stored since.
+    /// be newer), or the given token's lease lapsed and an answer at least as new was stored
+    /// since.
     Superseded,
     /// Not stored: Redis's memory is full (`maxmemory` reached under `noeviction`), which
     /// refuses new answers but not counters or locks; the flight's lock was released.
@@ -60,9 +61,9 @@ impl Fleet {
     /// outlives every copy fetched before it; its own `ttl` may be zero (not-founds are not
     /// cached, yet gone stays gone). With `token` (the flight's, from
     /// [`Fleet::flight_lock`]) the answer is fenced: stored while that token holds the lock,
-    /// which is then released, or when its lease lapsed and nothing has been stored since, and
-    /// never while another flight holds the lock. Without one, it is stored unless a flight
-    /// holds the lock. `None`: Redis unavailable, the body is over [`MAX_BODY_BYTES`], or
+    /// which is then released, or when its lease lapsed and the entry stored is older (none,
+    /// or one kept for stale-while-revalidate), and never while another flight holds the lock.
+    /// Without one, it is stored unless a flight holds the lock. `None`: Redis unavailable, the body is over [`MAX_BODY_BYTES`], or
     /// there is nothing to keep (not shared); a lock `token` holds is then still held.
     pub async fn cache_put(
         &self,

@@ -23,7 +23,7 @@
 //! A holder that lost its lock (its renewals failed for a whole lease and another flight took
 //! the name) still finishes its fetch, for its own callers, but its answer is older than the
 //! new holder's: `put.lua` stores an answer given with a token only while that token holds the
-//! lock, or when the lock lapsed and no answer has been stored since (see
+//! lock, or when the lock lapsed and no answer as new as it has been stored since (see
 //! [`Fleet::cache_put`]).
 //!
 //! A background refresh can use the same calls: [`Fleet::flight_lock`], then the fetch inside
@@ -111,6 +111,18 @@ impl Fleet {
     /// entry" and then locked could otherwise miss an answer stored in between, and fetch it
     /// again. The fetch then runs inside [`Fleet::hold`], which keeps the lock.
     pub async fn flight_lock(&self, platform: &str, name: &str) -> Lock {
+        self.flight_lock_after(platform, name, 0).await
+    }
+
+    /// [`Fleet::flight_lock`] for a flight that wants an answer fetched at or after
+    /// `not_before_unix_ms` (a background refresh, a caller's `max-age`): an older entry is
+    /// left in place and not answered, and the flight goes on to the lock. `0` takes any.
+    pub async fn flight_lock_after(
+        &self,
+        platform: &str,
+        name: &str,
+        not_before_unix_ms: u64,
+    ) -> Lock {
         let keys = self.keys().name(platform, name);
         // Unique, not secret (it only tells holders apart): a fast generator, not a system
         // call for randomness on every memory miss.
@@ -124,6 +136,7 @@ impl Fleet {
                     .arg(sent)
                     .arg(lease)
                     .arg(MAX_VALUE_BYTES)
+                    .arg(not_before_unix_ms)
                     .invoke_async(&mut conn)
                     .await
             })
@@ -244,6 +257,18 @@ impl Fleet {
     /// Waits until `name`'s answer is stored, its lock goes away without one (released, or its
     /// holder's lease ran out), or `deadline`, polling every [`POLL_EVERY`].
     pub async fn flight_wait(&self, platform: &str, name: &str, deadline: Instant) -> Wait {
+        self.flight_wait_after(platform, name, deadline, 0).await
+    }
+
+    /// [`Fleet::flight_wait`] for an answer fetched at or after `not_before_unix_ms` (as in
+    /// [`Fleet::flight_lock_after`]): an older entry does not end the wait.
+    pub async fn flight_wait_after(
+        &self,
+        platform: &str,
+        name: &str,
+        deadline: Instant,
+        not_before_unix_ms: u64,
+    ) -> Wait {
         let keys = self.keys().name(platform, name);
         loop {
             let (entry_key, lock_key) = (keys.entry.clone(), keys.lock.clone());
@@ -252,6 +277,7 @@ impl Fleet {
                     PEEK.key(entry_key)
                         .key(lock_key)
                         .arg(MAX_VALUE_BYTES)
+                        .arg(not_before_unix_ms)
                         .invoke_async(&mut conn)
                         .await
                 })

@@ -4,7 +4,8 @@
 //!   tag, so a script can read the entry and the lock, or write the entry and drop the stale
 //!   copy, in one call even on a cluster.
 //! - `P{q:KEYID}` the GCRA state of one API key (its own slot).
-//! - `P{o:PLATFORM}` the outbound budget and `P{b:PLATFORM}` the breaker of one platform.
+//! - `P{o:PLATFORM}` the outbound budget, `…:r` its share for background refreshes, and
+//!   `P{b:PLATFORM}` the breaker of one platform.
 //! - `P{r:SCOPE}:INDEX` the rest of one proxy; one tag per scope, so one script reads them all.
 //!
 //! `P` is `redis.key_prefix`. Components that are not plain `[A-Za-z0-9._-]` (at most 64
@@ -69,6 +70,11 @@ impl Keys {
 
     pub fn outbound(&self, platform: &str) -> String {
         format!("{}{{o:{}}}", self.prefix, component(platform))
+    }
+
+    /// The refresh share of `platform`'s budget: its own key, in the budget's slot.
+    pub fn refresh_share(&self, platform: &str) -> String {
+        format!("{}:r", self.outbound(platform))
     }
 
     pub fn breaker(&self, platform: &str) -> String {

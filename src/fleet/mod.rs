@@ -10,10 +10,11 @@
 //! | key | holds | expiry |
 //! |---|---|---|
 //! | `P{q:KEYID}` | GCRA theoretical arrival time (µs, Redis clock) of one API key | until the bucket is full again |
-//! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL |
+//! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL (a found profile's: plus `cache.revalidate_seconds`, its stale-while-revalidate window) |
 //! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
+//! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
 //! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
 //!
@@ -83,6 +84,7 @@ pub mod gcra;
 pub mod health;
 mod keys;
 pub mod outbound;
+mod refresh;
 #[cfg(test)]
 mod test_redis;
 #[cfg(test)]

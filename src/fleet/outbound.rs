@@ -37,15 +37,29 @@ impl Fleet {
         burst: u32,
         max_wait: Duration,
     ) -> Option<Reservation> {
+        let key = self.keys().outbound(platform);
+        self.reserve_slot("outbound", key, rps, burst, max_wait)
+            .await
+    }
+
+    /// Reserves the next slot of the budget at `key` (`rps` a second, `burst` at once) if it
+    /// comes within `max_wait`: the one script every outbound budget of the fleet runs.
+    pub(super) async fn reserve_slot(
+        &self,
+        op: &'static str,
+        key: String,
+        rps: f64,
+        burst: u32,
+        max_wait: Duration,
+    ) -> Option<Reservation> {
         let interval_us = if rps.is_finite() && rps > 0.0 {
             ((1_000_000.0 / rps).round() as u64).max(1)
         } else {
             1_000_000
         };
-        let key = self.keys().outbound(platform);
         let max_wait_us = micros(max_wait);
         let (reserved, wait_us): (u8, i64) = self
-            .run("outbound", |mut conn| async move {
+            .run(op, |mut conn| async move {
                 OUTBOUND
                     .key(key)
                     .arg(interval_us)
