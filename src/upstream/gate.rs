@@ -10,9 +10,21 @@
 //! bursting, and a breaker that opens on one replica rests the platform for all of them. When
 //! Redis cannot be used the replica's own budget and breaker stand in; the concurrency cap is
 //! always the replica's own.
+//!
+//! # Background refreshes
+//!
+//! The cache refreshes entries in the background (stale-while-revalidate, hot names before
+//! they expire) through the same lookup as a caller's miss, run inside [`background`]. Every
+//! request such a lookup sends is held to a [`RefreshBudget`]: `cache.refresh_share` of the
+//! platform's `requests_per_second` (and of its `burst`, at least 1), the fleet's with Redis
+//! (its own key next to the outbound budget's) and the replica's without. It also needs a slot
+//! and a token of the whole budget *at once*: a refresh never queues, so it never stands in
+//! front of a caller's miss, and when either has no room it is refused (`Busy`) and the refresh
+//! skipped. Callers' misses therefore always have at least `1 - refresh_share` of the budget,
+//! and the rest whenever refreshes leave it unused.
 
 use std::num::NonZeroU32;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -102,8 +114,12 @@ impl Gate {
     ///
     /// The slot comes first: a budget token is taken only by a request that will be sent, so
     /// requests shed while queueing for a slot spend none of the platform's budget (a token
-    /// is only ever taken at the moment the wait for it succeeds).
+    /// is only ever taken at the moment the wait for it succeeds). Inside [`background`] the
+    /// request waits for nothing and is held to the refresh share ([`Gate::pass_now`]).
     pub async fn pass(&self) -> Result<Pass, Refusal> {
+        if let Ok(share) = REFRESH.try_with(Arc::clone) {
+            return self.pass_now(&share).await;
+        }
         let deadline = tokio::time::Instant::now() + self.max_queue;
         let busy = Refusal::Busy(self.max_queue.max(Duration::from_secs(1)));
         let Ok(Ok(slot)) =
@@ -135,6 +151,39 @@ impl Gate {
         }
     }
 
+    /// A background refresh's request: a slot, a unit of the refresh share and a token of the
+    /// whole budget, each free now, or [`Refusal::Busy`] (the refresh is skipped).
+    async fn pass_now(&self, share: &RefreshBudget) -> Result<Pass, Refusal> {
+        let busy = Refusal::Busy(Duration::from_secs(1));
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+            return Err(busy);
+        };
+        if !share.take().await {
+            return Err(busy);
+        }
+        if let Some(shared) = &self.fleet {
+            let reserved = shared
+                .fleet
+                .outbound_reserve(
+                    self.platform,
+                    shared.per_second,
+                    shared.burst,
+                    Duration::ZERO,
+                )
+                .await;
+            match reserved {
+                // Reserved with no wait: the budget had room at once.
+                Some(Reservation::Wait(_)) => return Ok(Pass { _slot: slot }),
+                Some(Reservation::TooLong(_)) => return Err(busy),
+                None => {}
+            }
+        }
+        match self.budget.check() {
+            Ok(()) => Ok(Pass { _slot: slot }),
+            Err(_) => Err(busy),
+        }
+    }
+
     /// Tells the breaker how a lookup that it admitted (with `ticket`) ended.
     pub async fn record(&self, ticket: Ticket, verdict: Verdict) {
         let opened = self.breaker.record(ticket, verdict);
@@ -146,6 +195,80 @@ impl Gate {
                 .breaker_open(self.platform, shared.cooldown)
                 .await;
         }
+    }
+}
+
+tokio::task_local! {
+    /// The refresh share of the background lookup running in this task, if it is one.
+    static REFRESH: Arc<RefreshBudget>;
+}
+
+/// Runs `work` (a lookup) as a background refresh held to `share`: every request it sends
+/// through a [`Gate`] takes a unit of the share and waits for nothing.
+pub fn background<F: Future>(
+    share: Arc<RefreshBudget>,
+    work: F,
+) -> impl Future<Output = F::Output> {
+    REFRESH.scope(share, work)
+}
+
+/// One platform's share of the outbound budget for background refreshes: `share` ×
+/// `requests_per_second`, with `share` × `burst` (at least 1) at once; the fleet's with Redis,
+/// the replica's own when Redis cannot be used. A share of 0 admits nothing.
+#[derive(Debug)]
+pub struct RefreshBudget {
+    platform: &'static str,
+    /// The share's rate and burst, or `None` for a share of 0.
+    rate: Option<(f64, u32)>,
+    local: Option<DefaultDirectRateLimiter>,
+    fleet: Option<Fleet>,
+}
+
+impl RefreshBudget {
+    /// The refresh share of platform `platform` (its section `p`) for `share` (0 to 1).
+    pub fn new(
+        platform: &'static str,
+        p: &PlatformConfig,
+        share: f64,
+        fleet: Option<Fleet>,
+    ) -> Self {
+        let per_second = f64::from(p.requests_per_second) * share;
+        let rate = (per_second > 0.0).then(|| {
+            let burst = (f64::from(p.burst) * share).floor().max(1.0) as u32;
+            (per_second, burst)
+        });
+        let local = rate.and_then(|(per_second, burst)| {
+            let period = Duration::from_secs_f64(1.0 / per_second);
+            let quota = Quota::with_period(period)?
+                .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
+            Some(RateLimiter::direct(quota))
+        });
+        Self {
+            platform,
+            rate,
+            local,
+            fleet,
+        }
+    }
+
+    /// Whether any refresh can ever pass (a share above 0).
+    pub fn is_open(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// Takes one unit of the share if one is free now.
+    pub async fn take(&self) -> bool {
+        let Some((per_second, burst)) = self.rate else {
+            return false;
+        };
+        if let Some(fleet) = &self.fleet
+            && let Some(reserved) = fleet
+                .refresh_reserve(self.platform, per_second, burst)
+                .await
+        {
+            return matches!(reserved, Reservation::Wait(_));
+        }
+        self.local.as_ref().is_some_and(|l| l.check().is_ok())
     }
 }
 
