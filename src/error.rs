@@ -62,6 +62,10 @@ pub enum ApiError {
         /// When to try again.
         retry_after: Duration,
     },
+    /// The caller sent `Cache-Control: only-if-cached` and nothing stored suits it; nothing
+    /// was asked of the platform (RFC 9111 §5.2.1.7).
+    #[error("only-if-cached: no stored answer suits this request, and the platform was not asked")]
+    NotCached,
     /// No route matches the path.
     #[error("no such resource")]
     NotFound,
@@ -103,6 +107,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::RegionLocked { .. } => StatusCode::UNAVAILABLE_FOR_LEGAL_REASONS,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotCached => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 
@@ -120,6 +125,7 @@ impl ApiError {
             ApiError::RegionLocked { .. } => "region_locked",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::NotCached => "not_cached",
             ApiError::Internal => "internal_error",
         }
     }
@@ -137,6 +143,7 @@ impl ApiError {
             ApiError::RegionLocked { .. } => "Region locked",
             ApiError::NotFound => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
+            ApiError::NotCached => "Not cached",
             ApiError::Internal => "Internal error",
         }
     }
@@ -257,6 +264,7 @@ mod tests {
             },
             ApiError::NotFound,
             ApiError::MethodNotAllowed,
+            ApiError::NotCached,
             ApiError::Internal,
         ];
         let codes: std::collections::HashSet<_> = all.iter().map(ApiError::code).collect();

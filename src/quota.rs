@@ -11,6 +11,13 @@
 //! quota from all replicas together and the headers show the fleet's state. When Redis cannot
 //! be used the replica's own state answers instead.
 //!
+//! # Forced fetches
+//!
+//! A lookup whose `Cache-Control: max-age`/`no-cache` refuses an answer the cache holds makes
+//! the platform answer again: it takes one more unit ([`KeyLimiter::check_forced`]), from the
+//! fleet's bucket (through the lease) like any other, so that a key cannot use those
+//! directives to send the platform more than its quota allows.
+//!
 //! # Leases
 //!
 //! A replica does not ask Redis for every request: it *leases* a few units of the key's fleet
@@ -236,6 +243,12 @@ impl KeyLimiter {
         held.refused_until = None;
         let remaining = d.remaining.saturating_add(held.units);
         Some(Ok(state_header(remaining.min(self.burst), d.reset)))
+    }
+
+    /// Takes the extra unit of a fetch `key`'s caller forces (see the module docs): the same
+    /// as [`KeyLimiter::check`], a unit more of the same bucket.
+    pub async fn check_forced(&self, key: KeyId) -> Result<HeaderValue, (ApiError, HeaderValue)> {
+        self.check(key).await
     }
 
     /// Sets the `RateLimit-Policy` and `RateLimit` headers on a limited route's response.

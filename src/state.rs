@@ -62,7 +62,7 @@ impl AppState {
         Ok(Self(Arc::new(Inner {
             limiter: KeyLimiter::new(&settings.rate_limit, &keys, fleet.clone()),
             keys,
-            cache: ProfileCache::new(&settings.cache, fleet.clone())
+            cache: ProfileCache::new(&settings, fleet.clone())
                 .with_flight_deadline(flight_deadline(&settings)),
             sources,
             in_flight: Arc::new(Semaphore::new(settings.server.max_in_flight)),

@@ -9,6 +9,13 @@
 //! by the flight deadline. A lock whose holder died lapses within one lease (2 s by default,
 //! `crate::fleet::flight`) and a waiting flight takes it over. Whenever Redis cannot be used,
 //! the flight fetches on its own: the fleet then costs more upstream requests, never an error.
+//!
+//! A found profile's entry lives in Redis for its TTL and its stale-while-revalidate window, so
+//! a replica that has never seen the name still answers it at once in that window. A flight
+//! that wants a newer answer than the entry (a background refresh, a caller's `max-age`) gives
+//! the oldest fetch time it takes: Redis then answers only a newer entry, else the lock. So the
+//! replicas refreshing one name at once make one fetch: the first takes the lock, the others
+//! wait for (or find) its newer answer.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,38 +25,43 @@ use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
 use crate::platform::{Failure, FailureReport, Report};
 use crate::username::Username;
 
-use super::{Entry, Landed, Stored, Stores, fetch_within};
+use super::{Entry, Flight, Landed, Stored, Stores, fetch_within};
 
 /// The fleet's level and the lifetimes entries get there.
 pub(super) struct FleetTier {
     fleet: Fleet,
-    ttl: Duration,
+    /// How long a found profile's entry lives: its TTL and its stale-while-revalidate window.
+    found: Duration,
     negative_ttl: Duration,
-    max_stale: Duration,
+    /// How long a stale record lives (`ttl + max_stale`; zero: none is kept).
+    stale_ttl: Duration,
 }
 
 impl FleetTier {
     pub(super) fn new(
         fleet: Fleet,
-        ttl: Duration,
+        found: Duration,
         negative_ttl: Duration,
-        max_stale: Duration,
+        stale_ttl: Duration,
     ) -> Self {
         Self {
             fleet,
-            ttl,
+            found,
             negative_ttl,
-            max_stale,
+            stale_ttl,
         }
     }
 
     /// One flight of `name` on the fleet's level; see the module docs.
+    /// A flight that `need`s a newer answer than Redis holds (a refresh, a caller's `max-age`)
+    /// leaves Redis's entry alone and goes on to the lock, and waits for an answer that new.
     pub(super) async fn fly<C, F>(
         &self,
         stores: &Stores,
         name: &Username,
         fetch: C,
         deadline: Duration,
+        flight: &Flight,
     ) -> Landed
     where
         C: FnOnce(Username) -> F,
@@ -57,14 +69,28 @@ impl FleetTier {
     {
         let (platform, key) = (name.platform().as_str(), name.as_str());
         let give_up = tokio::time::Instant::now() + deadline;
+        let not_before = flight.need.unix_ms();
+        let waiting = Instant::now();
         let token = loop {
             // One call: the fleet's answer, or the lock to fetch it.
-            match self.fleet.flight_lock(platform, key).await {
+            match self
+                .fleet
+                .flight_lock_after(platform, key, not_before)
+                .await
+            {
                 Lock::Ready(found) => return self.kept(stores, name, found).await,
                 Lock::Acquired(token) => break Some(token),
                 Lock::Unavailable => break None,
-                Lock::HeldByOther => match self.fleet.flight_wait(platform, key, give_up).await {
-                    Wait::Entry(found) => return self.kept(stores, name, found).await,
+                Lock::HeldByOther => match self
+                    .fleet
+                    .flight_wait_after(platform, key, give_up, not_before)
+                    .await
+                {
+                    Wait::Entry(found) => {
+                        // The wait is part of another replica's fetch: a fetch time, too.
+                        stores.fetch_times.note(name.platform(), waiting.elapsed());
+                        return self.kept(stores, name, found).await;
+                    }
                     // The holder gave up or died: look again, and maybe fetch.
                     Wait::LockGone if tokio::time::Instant::now() < give_up => {}
                     Wait::LockGone | Wait::TimedOut => return waited_too_long(),
@@ -72,13 +98,14 @@ impl FleetTier {
                 },
             }
         };
-        let fetching = fetch_within(deadline, fetch(name.clone()));
+        let started = Instant::now();
+        let fetching = fetch_within(deadline, fetch(name.clone()), flight.share());
         let report = match &token {
             // The lease is renewed for as long as the fetch runs, and no longer.
             Some(token) => self.fleet.hold(platform, key, token, fetching).await,
             None => fetching.await,
         };
-        let outcome = stores.store(name, report).await;
+        let outcome = stores.store(name, report, started).await;
         self.publish(platform, key, &outcome, token.as_ref()).await;
         Landed {
             outcome,
@@ -95,6 +122,16 @@ impl FleetTier {
             .stale_get(name.platform().as_str(), name.as_str())
             .await?;
         Some(record.map(|shared| to_entry(name, shared)))
+    }
+
+    /// The fleet's entry of `name`, fresh or in its stale-while-revalidate window; `None`
+    /// when there is none or Redis cannot be asked.
+    pub(super) async fn peek(&self, name: &Username) -> Option<Arc<Entry>> {
+        let shared = self
+            .fleet
+            .cache_get(name.platform().as_str(), name.as_str())
+            .await??;
+        Some(to_entry(name, shared))
     }
 
     /// Serves an answer another replica fetched, keeping it in this replica's memory.
@@ -120,16 +157,12 @@ impl FleetTier {
     ) {
         if let Ok(entry) = outcome {
             let ttl = match entry.value {
-                Stored::Found { .. } => self.ttl,
+                Stored::Found { .. } => self.found,
                 Stored::NotFound => self.negative_ttl,
             };
             // A found profile's stale copy, or a not-found's tombstone, lives as long as any
             // replica's stale copy can: a tombstone outlives every copy fetched before it.
-            let stale_ttl = if self.max_stale.is_zero() {
-                Duration::ZERO
-            } else {
-                self.ttl.saturating_add(self.max_stale)
-            };
+            let stale_ttl = self.stale_ttl;
             // A not-found is written even when not-founds are not cached: its tombstone is
             // what keeps a gone profile gone on every replica.
             let tombstone = matches!(entry.value, Stored::NotFound) && !stale_ttl.is_zero();
@@ -173,12 +206,12 @@ fn to_entry(name: &Username, shared: SharedEntry) -> Arc<Entry> {
         },
         None => Stored::NotFound,
     };
-    Arc::new(Entry {
+    Arc::new(Entry::new(
         value,
         stored_at,
-        upstream_requests: 0,
-        source: name.platform().source(&shared.source),
-    })
+        0,
+        name.platform().source(&shared.source),
+    ))
 }
 
 /// An entry of this replica's as the fleet keeps it, stamped with its fetch time.

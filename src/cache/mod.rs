@@ -1,19 +1,47 @@
-//! The profile cache: one upstream flight per name, TTLs, negative entries, stale serving.
+//! The profile cache: one upstream flight per name, TTLs, negative entries, stale serving,
+//! background refreshes and the caller's freshness wishes.
 //!
 //! Two moka stores share the same entries:
 //!
-//! - `fresh` answers within `ttl_seconds` (found) or `negative_ttl_seconds` (not found).
-//!   Failures are never stored.
-//! - `stale` keeps found profiles for `ttl + max_stale_seconds`, and is read only when a fetch
-//!   fails, so a platform outage degrades to slightly old answers instead of errors. A
-//!   confirmed not-found removes the name from it ("gone stays gone"); in a fleet, from every
-//!   replica's: the not-found is recorded in Redis as a tombstone that is consulted before
-//!   this store (see `Stores::stand_in`).
+//! - `fresh` answers found profiles for `ttl_seconds` and then, for `revalidate_seconds` more,
+//!   still at once while one background refresh replaces them (stale-while-revalidate), and
+//!   not-founds for `negative_ttl_seconds`. Failures are never stored.
+//! - `stale` keeps found profiles for `ttl + max_stale_seconds`, and is read when a fetch
+//!   fails, so a platform outage degrades to slightly old answers instead of errors (and for a
+//!   caller whose `max-stale` takes them). A confirmed not-found removes the name from it
+//!   ("gone stays gone"); in a fleet, from every replica's: the not-found is recorded in Redis
+//!   as a tombstone that is consulted before this store (see `Stores::stand_in`).
 //!
 //! Misses of one name share one *flight*: a task of its own that fetches, stores and then tells
 //! every caller waiting on it. The flight belongs to no caller, so callers that hang up or time
 //! out never cancel it: it runs to its end (bounded by the upstream timeouts, the retry budget
 //! and a flight deadline), and the next caller is served from the cache.
+//!
+//! # Background refreshes
+//!
+//! A hit that finds its entry in the stale-while-revalidate window, or hot (asked `hot_hits`
+//! times here) within one fetch time of expiring ([`rules::Rules::lead`]), is answered at
+//! once and starts a refresh: a flight like a miss's, with nobody waiting on it, that wants an
+//! answer newer than the entry. It is the same one flight (none starts while one is in the air
+//! for the name, and with Redis the fleet's lock makes it one per fleet: a replica whose
+//! refresh finds a newer answer in Redis takes it instead of fetching). Its fetch runs inside
+//! [`crate::upstream::gate::background`], so every request it sends is held to the platform's
+//! refresh share (`refresh_share` of its outbound budget) and waits for nothing: with no room
+//! it is skipped. An entry starts at most one refresh a second here ([`REFRESH_RETRY`]), so a
+//! refresh that fails or is skipped is tried again by a later hit, never by every hit. A
+//! refresh that fails stores nothing (the entry stays, as a failed miss leaves it); one that
+//! says not-found replaces it like any not-found.
+//!
+//! # What a caller asks ([`Wants`])
+//!
+//! `max-age=N` refuses an entry older than N seconds: the caller's lookup joins the flight in
+//! the air or starts one that takes only an answer fetched since (with Redis, Redis's entry too
+//! when it is that new). When it refuses an answer this replica or the fleet holds, the fetch
+//! is *forced*, and the lookup pays for it first (the handler's `pay`: one more quota unit);
+//! unpaid, it ends [`Served::Unpaid`]. `max-stale=N` also takes a found profile up to N
+//! seconds past its TTL from the stale copy (checked against the fleet's tombstone like a
+//! stand-in), and refreshes it. `only-if-cached` answers from memory or Redis, or
+//! [`Served::NotCached`]; it starts no flight and no refresh.
 //!
 //! Entries hold the response body already serialised, so a hit costs a reference-count bump.
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
@@ -23,8 +51,11 @@
 //! fetches, or waits for the replica holding it; what is fetched is written to both levels.
 
 mod fleet_tier;
+mod flight;
+mod rules;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,13 +63,39 @@ use bytes::Bytes;
 use moka::Expiry;
 use moka::future::Cache;
 use tokio::sync::watch;
-use tracing::Instrument;
 
-use crate::config::CacheConfig;
+use crate::config::Settings;
 use crate::fleet::Fleet;
-use crate::platform::{Failure, FailureReport, Lookup, Report};
+use crate::platform::{Failure, FailureReport, Lookup, Platform, Report};
 use crate::telemetry;
+use crate::upstream::gate::RefreshBudget;
 use crate::username::Username;
+
+pub use rules::Trigger;
+use rules::{FetchTimes, Need, Rules, Verdict};
+
+/// `profile_lookup_cache_refreshes_total{platform, trigger, outcome}`: background refreshes
+/// by why they started (`revalidate`, `ahead`, `max_stale`) and how they ended (`refreshed`,
+/// `gone`, `fleet`: another replica's newer answer, `skipped`: no refresh budget, `failed`).
+pub const CACHE_REFRESHES: &str = "profile_lookup_cache_refreshes_total";
+/// How soon an entry may start another background refresh here after starting one.
+pub const REFRESH_RETRY: Duration = Duration::from_secs(1);
+/// A refresh wants an answer fetched at least this long after the entry it replaces: more
+/// than the rounding of a fetch time to whole milliseconds on its way through Redis.
+const REFRESH_MARGIN: Duration = Duration::from_millis(50);
+
+/// What a caller asked about freshness: the `Cache-Control` request directives a lookup
+/// honours (read by `crate::http::directives`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wants {
+    /// `max-age=N` (`no-cache`: 0): no answer older than N seconds.
+    pub max_age: Option<u64>,
+    /// `max-stale[=N]`: a found profile up to N seconds past its TTL is taken (`u64::MAX`:
+    /// any).
+    pub max_stale: Option<u64>,
+    /// `only-if-cached`: no upstream request for this lookup.
+    pub only_if_cached: bool,
+}
 
 /// A stored answer: what the API returns for a name.
 #[derive(Debug)]
@@ -51,6 +108,47 @@ pub struct Entry {
     pub upstream_requests: u32,
     /// The platform source that gave the answer (`x-source`), when known.
     pub source: Option<&'static str>,
+    /// Hits this replica answered from it: what makes it hot.
+    hits: AtomicU64,
+    /// The age (ms) before which it starts no other background refresh here.
+    refresh_from_ms: AtomicU64,
+}
+
+impl Entry {
+    /// An answer given at `stored_at`, not yet hit.
+    pub fn new(
+        value: Stored,
+        stored_at: Instant,
+        upstream_requests: u32,
+        source: Option<&'static str>,
+    ) -> Self {
+        Self {
+            value,
+            stored_at,
+            upstream_requests,
+            source,
+            hits: AtomicU64::new(0),
+            refresh_from_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one hit; the hits so far, this one included.
+    fn hit(&self) -> u64 {
+        self.hits.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Claims the right to start a background refresh at `age`: at most one per
+    /// [`REFRESH_RETRY`], whichever hit asks first.
+    fn claim_refresh(&self, age: Duration) -> bool {
+        let now = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+        let from = self.refresh_from_ms.load(Ordering::Relaxed);
+        let next = now.saturating_add(REFRESH_RETRY.as_millis() as u64);
+        now >= from
+            && self
+                .refresh_from_ms
+                .compare_exchange(from, next, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
 }
 
 /// The cacheable answers.
@@ -67,17 +165,44 @@ pub enum Stored {
     NotFound,
 }
 
+/// Why a lookup went to the platform (RFC 9211's `fwd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forward {
+    /// Nothing was stored for the name (`uri-miss`).
+    UriMiss,
+    /// Only a stale answer was stored (`stale`).
+    Stale,
+    /// A fresh answer was stored, but the caller's `max-age`/`no-cache` refused it (`request`).
+    Request,
+}
+
+/// How a stored answer reached the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// From what was stored (memory or the fleet's), without waiting on the platform.
+    Hit,
+    /// Fetched from the platform for this lookup.
+    Fetched {
+        /// Why the lookup went to the platform.
+        forward: Forward,
+        /// True when another caller's flight fetched it and this lookup joined it.
+        collapsed: bool,
+        /// Whether the answer was kept for later lookups.
+        stored: bool,
+    },
+}
+
 /// How a request was served, for headers and the access log.
 #[derive(Debug, Clone)]
 pub enum Served {
-    /// From a stored answer; `fetched` tells whether this request's own fetch stored it.
-    Fresh {
+    /// A stored answer.
+    Stored {
         /// The answer.
         entry: Arc<Entry>,
-        /// True for the caller whose fetch produced the entry (a miss), false for a hit.
-        fetched: bool,
-        /// Seconds the entry may still be served fresh.
-        max_age: u64,
+        /// Hit or fetched.
+        how: How,
+        /// Whole seconds of freshness left, negative once stale (RFC 9211's `ttl`).
+        ttl: i64,
     },
     /// The fetch failed and an older profile was served instead.
     Stale {
@@ -85,17 +210,72 @@ pub enum Served {
         entry: Arc<Entry>,
         /// What the failed fetch reported.
         failure: FailureReport,
+        /// Seconds of freshness left (negative).
+        ttl: i64,
     },
     /// The fetch failed and nothing could stand in for it.
-    Failed(FailureReport),
+    Failed {
+        /// What the failed fetch reported.
+        report: FailureReport,
+        /// Why the lookup went to the platform.
+        forward: Forward,
+    },
+    /// `only-if-cached`, and nothing stored suits the caller.
+    NotCached,
+    /// The caller forced a fetch and could not pay for it (no quota unit left).
+    Unpaid,
+}
+
+/// Where the callers of one flight wait for it to land.
+type Landing = watch::Receiver<Option<Landed>>;
+
+/// What a flight came to.
+#[derive(Clone)]
+struct Landed {
+    /// The stored entry, or the failure (never stored).
+    outcome: Result<Arc<Entry>, FailureReport>,
+    /// False when the flight found a stored entry (here or in the fleet's) instead of fetching.
+    fetched: bool,
+}
+
+/// What one flight is for.
+struct Flight {
+    /// The answers it may take instead of fetching.
+    need: Need,
+    /// For a background refresh: why it started, and the platform's refresh share its fetch
+    /// is held to.
+    refresh: Option<(Trigger, Arc<RefreshBudget>)>,
+}
+
+impl Flight {
+    /// A caller's flight.
+    fn caller(need: Need) -> Self {
+        Self {
+            need,
+            refresh: None,
+        }
+    }
+
+    /// A background refresh.
+    fn refresh(need: Need, trigger: Trigger, share: Arc<RefreshBudget>) -> Self {
+        Self {
+            need,
+            refresh: Some((trigger, share)),
+        }
+    }
+
+    /// The refresh share its fetch runs in, for a background refresh.
+    fn share(&self) -> Option<Arc<RefreshBudget>> {
+        self.refresh.as_ref().map(|(_, share)| share.clone())
+    }
 }
 
 /// The cache; see the module docs.
 pub struct ProfileCache {
     stores: Stores,
-    ttl: Duration,
-    negative_ttl: Duration,
     flight_deadline: Duration,
+    /// Each platform's refresh share, by [`Platform::index`].
+    refresh: Vec<Arc<RefreshBudget>>,
 }
 
 /// What a flight's task needs after its caller is gone: the stores and the flights in the air.
@@ -109,6 +289,9 @@ struct Stores {
     /// Which answers outlive their insert here (found, not found, stale copies): an entry
     /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
     lasting: Lasting,
+    rules: Rules,
+    /// How long a fetch of each platform takes lately: how early hot entries are refreshed.
+    fetch_times: Arc<FetchTimes>,
 }
 
 #[derive(Clone, Copy)]
@@ -118,37 +301,44 @@ struct Lasting {
     stale: bool,
 }
 
-/// Where the callers of one flight wait for it to land.
-type Landing = watch::Receiver<Option<Landed>>;
-
-/// What a flight came to.
-#[derive(Clone)]
-struct Landed {
-    /// The stored entry, or the failure (never stored).
-    outcome: Result<Arc<Entry>, FailureReport>,
-    /// False when the flight found a just-stored entry instead of fetching.
-    fetched: bool,
-}
-
+/// How long entries live in a store, by kind.
 struct TtlByOutcome {
     found: Duration,
     not_found: Duration,
 }
 
+impl TtlByOutcome {
+    /// The lifetime `entry` has left, counted from its original fetch: an entry another replica
+    /// fetched a while ago expires here when it does there.
+    fn left(&self, entry: &Entry) -> Duration {
+        let lifetime = match entry.value {
+            Stored::Found { .. } => self.found,
+            Stored::NotFound => self.not_found,
+        };
+        lifetime.saturating_sub(entry.stored_at.elapsed())
+    }
+}
+
 impl Expiry<Username, Arc<Entry>> for TtlByOutcome {
-    /// The lifetime left counts from the original fetch: an entry another replica fetched a
-    /// while ago expires here when it does there.
     fn expire_after_create(
         &self,
         _: &Username,
         entry: &Arc<Entry>,
         _: Instant,
     ) -> Option<Duration> {
-        let lifetime = match entry.value {
-            Stored::Found { .. } => self.found,
-            Stored::NotFound => self.not_found,
-        };
-        Some(lifetime.saturating_sub(entry.stored_at.elapsed()))
+        Some(self.left(entry))
+    }
+
+    /// A replaced entry (a refresh's answer, or a newer one from the fleet) lives as its own
+    /// fetch time says: moka would otherwise keep the old entry's expiry.
+    fn expire_after_update(
+        &self,
+        _: &Username,
+        entry: &Arc<Entry>,
+        _: Instant,
+        _: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(self.left(entry))
     }
 }
 
@@ -161,42 +351,46 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 }
 
 impl ProfileCache {
-    /// Builds both stores from `[cache]`; with a `fleet`, they sit in front of the fleet's.
-    pub fn new(settings: &CacheConfig, fleet: Option<Fleet>) -> Self {
-        let (ttl, negative_ttl) = if settings.enabled {
-            (
-                Duration::from_secs(settings.ttl_seconds),
-                Duration::from_secs(settings.negative_ttl_seconds),
-            )
-        } else {
-            (Duration::ZERO, Duration::ZERO)
+    /// Builds both stores from `[cache]`, and each platform's refresh share from its budget;
+    /// with a `fleet`, they sit in front of the fleet's.
+    pub fn new(settings: &Settings, fleet: Option<Fleet>) -> Self {
+        let cache = &settings.cache;
+        let secs = |s: u64| {
+            if cache.enabled {
+                Duration::from_secs(s)
+            } else {
+                Duration::ZERO
+            }
         };
+        let rules = Rules {
+            found: secs(cache.ttl_seconds),
+            not_found: secs(cache.negative_ttl_seconds),
+            window: secs(cache.revalidate_window()),
+            hot_hits: cache.hot_hits,
+        };
+        let (ttl, window, negative_ttl) = (rules.found, rules.window, rules.not_found);
         // `max_bytes = 0` keeps nothing in this replica's memory (moka would still hold an
         // entry until its next eviction pass): every answer then comes from the fleet's level,
         // or, without one, from a fetch that only concurrent callers share.
         let in_memory = |lifetime: Duration| {
-            if settings.max_bytes == 0 {
+            if cache.max_bytes == 0 {
                 Duration::ZERO
             } else {
                 lifetime
             }
         };
         let fresh = Cache::builder()
-            .max_capacity(settings.max_bytes)
+            .max_capacity(cache.max_bytes)
             .weigher(weight)
             .expire_after(TtlByOutcome {
-                found: in_memory(ttl),
+                found: in_memory(ttl + window),
                 not_found: in_memory(negative_ttl),
             })
             .build();
-        let max_stale = if settings.enabled {
-            Duration::from_secs(settings.max_stale_seconds)
-        } else {
-            Duration::ZERO
-        };
+        let max_stale = secs(cache.max_stale_seconds);
         let stale = (!max_stale.is_zero()).then(|| {
             Cache::builder()
-                .max_capacity(settings.max_bytes)
+                .max_capacity(cache.max_bytes)
                 .weigher(weight)
                 .expire_after(TtlByOutcome {
                     found: in_memory(ttl + max_stale),
@@ -205,10 +399,21 @@ impl ProfileCache {
                 .build()
         });
         let lasting = Lasting {
-            found: !in_memory(ttl).is_zero(),
+            found: !in_memory(ttl + window).is_zero(),
             not_found: !in_memory(negative_ttl).is_zero(),
             stale: !in_memory(ttl + max_stale).is_zero(),
         };
+        let refresh = Platform::ALL
+            .iter()
+            .map(|&p| {
+                Arc::new(RefreshBudget::new(
+                    p.as_str(),
+                    settings.platform(p),
+                    cache.refresh_share,
+                    fleet.clone(),
+                ))
+            })
+            .collect();
         Self {
             stores: Stores {
                 fresh,
@@ -216,17 +421,24 @@ impl ProfileCache {
                 lasting,
                 flights: Arc::default(),
                 shared: fleet.map(|fleet| {
+                    // Redis's stale record lives as long as any replica's stale copy can.
+                    let stale_ttl = if max_stale.is_zero() {
+                        Duration::ZERO
+                    } else {
+                        ttl.saturating_add(max_stale)
+                    };
                     Arc::new(fleet_tier::FleetTier::new(
                         fleet,
-                        ttl,
+                        ttl + window,
                         negative_ttl,
-                        max_stale,
+                        stale_ttl,
                     ))
                 }),
+                rules,
+                fetch_times: Arc::new(FetchTimes::new()),
             },
-            ttl,
-            negative_ttl,
             flight_deadline: Duration::from_secs(60),
+            refresh,
         }
     }
 
@@ -237,75 +449,274 @@ impl ProfileCache {
         self
     }
 
-    /// Answers `name` from the cache, or joins the one flight that fetches it.
+    /// Answers `name` for a caller who `wants` something of its freshness: from the cache, or
+    /// through the one flight that fetches it (see the module docs).
     ///
     /// `fetch` is called only by a flight that goes to the platform (not when the fleet has the
     /// answer): the flight is a task of its own, so the fetch runs to its end (within the
     /// flight deadline), is stored and reaches the metrics and the breaker even when every
     /// caller has hung up by then. The closure, not its future, travels into the task: a fetch
-    /// future is large, and one that is never polled need never be built.
-    pub async fn get_or_fetch<C, F>(&self, name: &Username, fetch: C) -> Served
+    /// future is large, and one that is never polled need never be built. It is cloned for a
+    /// second flight (a refresh, or a caller's retry for a newer answer), so it should be
+    /// cheap to clone. `pay` is called once, before a fetch the caller forces; `false` ends
+    /// the lookup [`Served::Unpaid`].
+    pub async fn lookup<C, F, P, PF>(
+        &self,
+        name: &Username,
+        wants: &Wants,
+        fetch: C,
+        pay: P,
+    ) -> Served
     where
-        C: FnOnce(Username) -> F + Send + 'static,
+        C: FnOnce(Username) -> F + Clone + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
+        P: FnOnce() -> PF,
+        PF: Future<Output = bool>,
     {
-        if let Some(entry) = self.stores.fresh.get(name).await {
+        let held = self.stores.fresh.get(name).await;
+        let verdict = held.as_ref().map(|entry| {
+            let age = entry.stored_at.elapsed();
+            let verdict = self.stores.judge(name, entry, age, entry.hit(), wants);
+            (age, verdict)
+        });
+        if let (Some(entry), Some((age, Verdict::Serve(trigger)))) = (&held, verdict) {
             telemetry::cache(name.platform(), "hit");
-            return self.fresh(entry, false);
+            if let Some(trigger) = trigger
+                && !wants.only_if_cached
+            {
+                self.refresh(name, entry, age, trigger, fetch);
+            }
+            return self.hit(entry.clone(), age);
         }
         // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
         // every hit would otherwise carry (and move) in its own future.
-        Box::pin(self.miss(name, fetch)).await
+        let refused = held.zip(verdict.map(|(_, v)| v));
+        Box::pin(self.beyond_memory(name, *wants, refused, fetch, pay)).await
     }
 
-    /// A memory miss: the one flight (which asks the fleet first), then a stale copy if the
-    /// flight failed in a way that allows one.
-    async fn miss<C, F>(&self, name: &Username, fetch: C) -> Served
+    /// A lookup memory did not answer: a stale copy the caller takes, the fleet's answer, or
+    /// the one flight; a stale copy again if the flight failed in a way that allows one.
+    async fn beyond_memory<C, F, P, PF>(
+        &self,
+        name: &Username,
+        wants: Wants,
+        held: Option<(Arc<Entry>, Verdict)>,
+        fetch: C,
+        pay: P,
+    ) -> Served
     where
-        C: FnOnce(Username) -> F + Send + 'static,
+        C: FnOnce(Username) -> F + Clone + Send + 'static,
+        F: Future<Output = Report> + Send + 'static,
+        P: FnOnce() -> PF,
+        PF: Future<Output = bool>,
+    {
+        let need = Need::of(&wants, Instant::now());
+        let (mut forward, mut forced) = match &held {
+            Some((_, Verdict::Refused { fresh: true })) => (Forward::Request, true),
+            Some((_, Verdict::Refused { fresh: false })) => (Forward::Stale, true),
+            Some(_) => (Forward::Stale, false),
+            None => (Forward::UriMiss, false),
+        };
+        if let Some(stale) = &self.stores.stale
+            && forward == Forward::UriMiss
+            && stale.contains_key(name)
+        {
+            forward = Forward::Stale;
+        }
+        if wants.max_stale.is_some()
+            && let Some(copy) = self.stores.stand_in(name).await
+        {
+            let age = copy.stored_at.elapsed();
+            if let Verdict::Serve(trigger) = self.stores.judge(name, &copy, age, 0, &wants) {
+                telemetry::cache(name.platform(), "hit");
+                if let Some(trigger) = trigger
+                    && !wants.only_if_cached
+                {
+                    self.refresh(name, &copy, age, trigger, fetch);
+                }
+                return self.hit(copy, age);
+            }
+        }
+        // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
+        // refuse it (max-age: a fetch it forces is paid for).
+        let ask_fleet = wants.only_if_cached || (need != Need::Any && !forced);
+        if ask_fleet
+            && let Some(shared) = &self.stores.shared
+            && let Some(entry) = shared.peek(name).await
+        {
+            let age = entry.stored_at.elapsed();
+            match self.stores.judge(name, &entry, age, 0, &wants) {
+                Verdict::Serve(trigger) => {
+                    self.stores.keep(name, entry.clone()).await;
+                    telemetry::cache(name.platform(), "hit");
+                    if let Some(trigger) = trigger
+                        && !wants.only_if_cached
+                    {
+                        self.refresh(name, &entry, age, trigger, fetch);
+                    }
+                    return self.hit(entry, age);
+                }
+                Verdict::Refused { fresh } => {
+                    forced = true;
+                    forward = if fresh {
+                        Forward::Request
+                    } else {
+                        Forward::Stale
+                    };
+                }
+                Verdict::Expired => {}
+            }
+        }
+        if wants.only_if_cached {
+            return Served::NotCached;
+        }
+        if forced && !pay().await {
+            return Served::Unpaid;
+        }
+        self.through_flight(name, wants, need, forward, fetch).await
+    }
+
+    /// The caller's flight: joined or started, and, when a flight it joined brought an answer
+    /// older than the caller takes, one more that it starts (or joins) itself.
+    async fn through_flight<C, F>(
+        &self,
+        name: &Username,
+        wants: Wants,
+        need: Need,
+        forward: Forward,
+        fetch: C,
+    ) -> Served
+    where
+        C: FnOnce(Username) -> F + Clone + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
     {
         let platform = name.platform();
-        let (mut landing, started) = self.join_or_start(name, fetch);
-        let landed = match landing.wait_for(Option::is_some).await {
-            Ok(landed) => landed.clone(),
-            Err(_) => None,
+        let mut second = false;
+        let (landed, started) = loop {
+            let (mut landing, started) =
+                self.join_or_start(name, fetch.clone(), Flight::caller(need));
+            let landed = match landing.wait_for(Option::is_some).await {
+                Ok(landed) => landed.clone(),
+                Err(_) => None,
+            };
+            let Some(landed) = landed else {
+                // The flight's task ended without a result (it panicked): a failure like any other.
+                telemetry::cache(platform, "miss");
+                return Served::Failed {
+                    report: FailureReport::unsent(Failure::Unavailable(
+                        "the fetch ended without a result".into(),
+                    )),
+                    forward,
+                };
+            };
+            let too_old = matches!(&landed.outcome, Ok(entry) if !need.accepts(entry));
+            if started || second || !too_old {
+                break (landed, started);
+            }
+            second = true;
         };
-        let Some(landed) = landed else {
-            // The flight's task ended without a result (it panicked): a failure like any other.
-            telemetry::cache(platform, "miss");
-            return Served::Failed(FailureReport::unsent(Failure::Unavailable(
-                "the fetch ended without a result".into(),
-            )));
-        };
-        let fetched = started && landed.fetched;
         match landed.outcome {
+            Ok(entry) if landed.fetched => {
+                telemetry::cache(platform, if started { "miss" } else { "hit" });
+                let ttl = self
+                    .stores
+                    .rules
+                    .ttl_left(&entry, entry.stored_at.elapsed());
+                let stored = self.stores.keeps(&entry.value);
+                Served::Stored {
+                    entry,
+                    how: How::Fetched {
+                        forward,
+                        collapsed: !started,
+                        stored,
+                    },
+                    ttl,
+                }
+            }
             Ok(entry) => {
-                telemetry::cache(platform, if fetched { "miss" } else { "hit" });
-                self.fresh(entry, fetched)
+                // The fleet's answer (or one a flight stored just before): maybe in its window.
+                telemetry::cache(platform, "hit");
+                let age = entry.stored_at.elapsed();
+                if let Verdict::Serve(Some(trigger)) =
+                    self.stores.judge(name, &entry, age, 0, &wants)
+                {
+                    self.refresh(name, &entry, age, trigger, fetch);
+                }
+                self.hit(entry, age)
             }
             Err(failure) => {
                 let stale = if failure.failure.may_serve_stale() {
-                    self.stores.stand_in(name).await
+                    // Never older than the caller's max-age allows.
+                    self.stores
+                        .stand_in(name)
+                        .await
+                        .filter(|entry| need.accepts(entry))
                 } else {
                     None
                 };
                 match stale {
                     Some(entry) => {
                         telemetry::cache(platform, "stale");
-                        Served::Stale { entry, failure }
+                        let ttl = self
+                            .stores
+                            .rules
+                            .ttl_left(&entry, entry.stored_at.elapsed());
+                        Served::Stale {
+                            entry,
+                            failure,
+                            ttl,
+                        }
                     }
-                    _ => {
+                    None => {
                         telemetry::cache(platform, "miss");
-                        Served::Failed(failure)
+                        Served::Failed {
+                            report: failure,
+                            forward,
+                        }
                     }
                 }
             }
         }
     }
 
+    /// Starts a background refresh of `name` (whose entry is `entry`, `age` old), unless the
+    /// platform's refresh share is 0, the entry started one less than [`REFRESH_RETRY`] ago, or
+    /// a flight of the name is in the air (its answer replaces the entry anyway).
+    fn refresh<C, F>(
+        &self,
+        name: &Username,
+        entry: &Arc<Entry>,
+        age: Duration,
+        trigger: Trigger,
+        fetch: C,
+    ) where
+        C: FnOnce(Username) -> F + Send + 'static,
+        F: Future<Output = Report> + Send + 'static,
+    {
+        let Some(share) = self.refresh.get(name.platform().index()) else {
+            return;
+        };
+        if !share.is_open() || !entry.claim_refresh(age) {
+            return;
+        }
+        let mut flights = self.stores.lock_flights();
+        if flights.contains_key(name) {
+            return;
+        }
+        let need = Need::After(entry.stored_at + REFRESH_MARGIN);
+        let flight = Flight::refresh(need, trigger, share.clone());
+        flight::start(
+            &self.stores,
+            &mut flights,
+            name,
+            fetch,
+            flight,
+            self.flight_deadline,
+        );
+    }
+
     /// The flight of `name`: the one in the air, or a new one (then `true`).
-    fn join_or_start<C, F>(&self, name: &Username, fetch: C) -> (Landing, bool)
+    fn join_or_start<C, F>(&self, name: &Username, fetch: C, flight: Flight) -> (Landing, bool)
     where
         C: FnOnce(Username) -> F + Send + 'static,
         F: Future<Output = Report> + Send + 'static,
@@ -314,83 +725,45 @@ impl ProfileCache {
         if let Some(landing) = flights.get(name) {
             return (landing.clone(), false);
         }
-        let (tx, landing) = watch::channel(None);
-        flights.insert(name.clone(), landing.clone());
-        let flight = fly(
-            self.stores.clone(),
-            name.clone(),
+        let landing = flight::start(
+            &self.stores,
+            &mut flights,
+            name,
             fetch,
-            tx,
+            flight,
             self.flight_deadline,
         );
-        // The flight's log lines carry the id of the request that started it.
-        tokio::spawn(flight.instrument(tracing::Span::current()));
         (landing, true)
     }
 
-    fn fresh(&self, entry: Arc<Entry>, fetched: bool) -> Served {
-        let ttl = match entry.value {
-            Stored::Found { .. } => self.ttl,
-            Stored::NotFound => self.negative_ttl,
-        };
-        let max_age = ttl.saturating_sub(entry.stored_at.elapsed()).as_secs();
-        Served::Fresh {
+    fn hit(&self, entry: Arc<Entry>, age: Duration) -> Served {
+        let ttl = self.stores.rules.ttl_left(&entry, age);
+        Served::Stored {
             entry,
-            fetched,
-            max_age,
+            how: How::Hit,
+            ttl,
         }
     }
 }
 
-/// One flight: fetches `name` unless a flight that just landed stored it, stores the result,
-/// then leaves the map and tells everyone waiting.
-async fn fly<C, F>(
-    stores: Stores,
-    name: Username,
-    fetch: C,
-    tx: watch::Sender<Option<Landed>>,
-    deadline: Duration,
-) where
-    C: FnOnce(Username) -> F + Send + 'static,
-    F: Future<Output = Report> + Send + 'static,
-{
-    // Leaves the map however the task ends, a panic included, so a name never sticks.
-    let _leave = Leave {
-        stores: stores.clone(),
-        name: name.clone(),
-    };
-    // A flight started just after another landed (its caller missed before the insert) finds
-    // that flight's entry instead of asking the platform again.
-    if let Some(entry) = stores.fresh.get(&name).await {
-        let _ = tx.send(Some(Landed {
-            outcome: Ok(entry),
-            fetched: false,
-        }));
-        return;
-    }
-    let landed = match stores.shared.clone() {
-        Some(shared) => shared.fly(&stores, &name, fetch, deadline).await,
-        None => Landed {
-            outcome: stores
-                .store(&name, fetch_within(deadline, fetch(name.clone())).await)
-                .await,
-            fetched: true,
-        },
-    };
-    drop(_leave);
-    let _ = tx.send(Some(landed));
-}
-
-/// Runs one fetch, bounded by the flight deadline.
+/// Runs one fetch, bounded by the flight deadline; inside a refresh's share when it is a
+/// background refresh.
 ///
 /// The fetch future (kilobytes: the whole upstream exchange) is boxed before the first await,
 /// so a flight's own future stays small: the flight task is spawned and moved for every miss,
 /// including the ones the fleet answers without fetching.
-fn fetch_within<F>(deadline: Duration, fetch: F) -> impl Future<Output = Report> + Send
+fn fetch_within<F>(
+    deadline: Duration,
+    fetch: F,
+    share: Option<Arc<RefreshBudget>>,
+) -> impl Future<Output = Report> + Send
 where
     F: Future<Output = Report> + Send + 'static,
 {
-    let fetch = Box::pin(fetch);
+    let fetch: std::pin::Pin<Box<dyn Future<Output = Report> + Send>> = match share {
+        Some(share) => Box::pin(crate::upstream::gate::background(share, fetch)),
+        None => Box::pin(fetch),
+    };
     async move {
         match tokio::time::timeout(deadline, fetch).await {
             Ok(report) => report,
@@ -403,18 +776,6 @@ where
     }
 }
 
-/// Removes a flight from the map when its task ends.
-struct Leave {
-    stores: Stores,
-    name: Username,
-}
-
-impl Drop for Leave {
-    fn drop(&mut self) {
-        self.stores.lock_flights().remove(&self.name);
-    }
-}
-
 impl Stores {
     fn lock_flights(&self) -> std::sync::MutexGuard<'_, HashMap<Username, Landing>> {
         self.flights
@@ -422,8 +783,38 @@ impl Stores {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Stores what a fetch found; failures are never stored.
-    async fn store(&self, name: &Username, report: Report) -> Result<Arc<Entry>, FailureReport> {
+    /// The verdict on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
+    /// fetch time.
+    fn judge(
+        &self,
+        name: &Username,
+        entry: &Entry,
+        age: Duration,
+        hits: u64,
+        wants: &Wants,
+    ) -> Verdict {
+        let fetch_time = self.fetch_times.recent(name.platform());
+        self.rules.judge(entry, age, hits, wants, fetch_time)
+    }
+
+    /// Whether an answer like `value` is kept for later lookups (here or in the fleet's cache).
+    fn keeps(&self, value: &Stored) -> bool {
+        let lifetime = self.rules.lifetime(value) + self.rules.window(value);
+        let here = match value {
+            Stored::Found { .. } => self.lasting.found,
+            Stored::NotFound => self.lasting.not_found,
+        };
+        here || (self.shared.is_some() && !lifetime.is_zero())
+    }
+
+    /// Stores what a fetch (started at `started`) found, and counts the time it took;
+    /// failures are never stored.
+    async fn store(
+        &self,
+        name: &Username,
+        report: Report,
+        started: Instant,
+    ) -> Result<Arc<Entry>, FailureReport> {
         let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
                 body: profile.json().clone(),
@@ -438,21 +829,22 @@ impl Stores {
                 });
             }
         };
-        let entry = Arc::new(Entry {
+        self.fetch_times.note(name.platform(), started.elapsed());
+        let entry = Arc::new(Entry::new(
             value,
-            stored_at: Instant::now(),
-            upstream_requests: report.upstream_requests,
-            source: report.source,
-        });
+            Instant::now(),
+            report.upstream_requests,
+            report.source,
+        ));
         self.keep(name, entry.clone()).await;
         Ok(entry)
     }
 
-    /// What may stand in for a failed fetch of `name`: the newer of this replica's stale copy
-    /// and the fleet's stale record. A not-found that some replica recorded after this
-    /// replica's copy was fetched wins: nothing is served and the copy is dropped, so a profile
-    /// the platform said is gone comes back on no replica. When Redis cannot be asked, this
-    /// replica's copy.
+    /// What may stand in for a failed fetch of `name` (or serve a caller's `max-stale`): the
+    /// newer of this replica's stale copy and the fleet's stale record. A not-found that some
+    /// replica recorded after this replica's copy was fetched wins: nothing is served and the
+    /// copy is dropped, so a profile the platform said is gone comes back on no replica. When
+    /// Redis cannot be asked, this replica's copy.
     async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
         let stale = self.stale.as_ref()?;
         let mine = stale.get(name).await;

@@ -8,6 +8,7 @@
 //! endpoints do not pass here: they answer from memory and must keep answering when the
 //! replica is busy.
 
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
+use crate::auth::KeyId;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -26,6 +28,7 @@ use crate::state::AppState;
 /// counts from the gate (the quota check included).
 pub struct Admitted {
     _slot: OwnedSemaphorePermit,
+    key: KeyId,
     quota: HeaderValue,
     deadline: Instant,
 }
@@ -48,12 +51,13 @@ impl FromRequestParts<AppState> for Admitted {
             .authenticate(&parts.headers)
             .map_err(IntoResponse::into_response)?;
         let limiter = state.limiter();
-        let Some(checked) = within(deadline, limiter.check(key)).await else {
+        let Some(checked) = within(deadline, pin!(limiter.check(key))).await else {
             return Err(ApiError::UpstreamUnavailable.into_response());
         };
         match checked {
             Ok(quota) => Ok(Admitted {
                 _slot: slot,
+                key,
                 quota,
                 deadline,
             }),
@@ -67,21 +71,35 @@ impl FromRequestParts<AppState> for Admitted {
 }
 
 impl Admitted {
+    /// The caller's key, for a unit more of its quota (a fetch it forces).
+    pub fn key(&self) -> KeyId {
+        self.key
+    }
+
     /// The answer of `lookup`, within what is left of the request deadline, with the caller's
-    /// `RateLimit` headers. Once the deadline has passed, the answer is `late()`: what the
-    /// lookup, which goes on without this caller, has come to so far (429 `upstream_blocked`
-    /// while the platform's last word is a block; else 500 `upstream_unavailable`).
-    pub async fn answer(
+    /// `RateLimit` headers (a `RateLimit` the lookup set, after taking a unit more, is kept).
+    /// Once the deadline has passed, the answer is `late()`: what the lookup, which goes on
+    /// without this caller, has come to so far (429 `upstream_blocked` while the platform's
+    /// last word is a block; else 500 `upstream_unavailable`).
+    ///
+    /// `lookup` comes pinned by the caller: a future passed by value is kept once as this
+    /// function's argument and again in each future it is handed to, and a lookup's is the
+    /// largest part of every request's (a hit's included).
+    pub async fn answer<F: Future<Output = Response>>(
         self,
         state: &AppState,
-        lookup: impl Future<Output = Response>,
+        lookup: Pin<&mut F>,
         late: impl FnOnce() -> ApiError,
     ) -> Response {
         let mut response = match within(self.deadline, lookup).await {
             Some(response) => response,
             None => late().into_response(),
         };
-        state.limiter().stamp(&mut response, self.quota);
+        let quota = response
+            .headers_mut()
+            .remove(&crate::quota::RATELIMIT)
+            .unwrap_or(self.quota);
+        state.limiter().stamp(&mut response, quota);
         response
     }
 }
@@ -89,8 +107,7 @@ impl Admitted {
 /// `work`'s output, or `None` once `deadline` has passed. The timer is armed only when `work`
 /// does not finish on its first poll: a quota answered from the local lease and a lookup
 /// answered from memory (most requests) then cost no timer entry.
-async fn within<F: Future>(deadline: Instant, work: F) -> Option<F::Output> {
-    let mut work = std::pin::pin!(work);
+async fn within<F: Future>(deadline: Instant, mut work: Pin<&mut F>) -> Option<F::Output> {
     if let Poll::Ready(output) = futures_util::poll!(work.as_mut()) {
         return Some(output);
     }
@@ -105,11 +122,11 @@ mod tests {
     async fn work_done_at_once_is_kept_and_work_past_the_deadline_is_cut() {
         let passed = Instant::now() - Duration::from_secs(1);
         // Finished on the first poll: its output, even with the deadline already gone.
-        assert_eq!(within(passed, async { 7 }).await, Some(7));
+        assert_eq!(within(passed, pin!(async { 7 })).await, Some(7));
         // Not finished: bounded by the deadline.
         let deadline = Instant::now() + Duration::from_millis(50);
         let slow = tokio::time::sleep(Duration::from_secs(5));
-        assert_eq!(within(deadline, slow).await, None);
+        assert_eq!(within(deadline, pin!(slow)).await, None);
         assert!(Instant::now() >= deadline);
         // Finishing after a first pending poll, before the deadline.
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -117,6 +134,6 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
             8
         };
-        assert_eq!(within(deadline, later).await, Some(8));
+        assert_eq!(within(deadline, pin!(later)).await, Some(8));
     }
 }

@@ -1,43 +1,58 @@
 //! The handlers: the lookup of every platform (one generic handler, routed once per
 //! registered platform) and the operator endpoints.
 
+use std::pin::pin;
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::cache::{Entry, Served, Stored};
+use crate::auth::KeyId;
+use crate::cache::{Entry, Forward, How, Served, Stored, Wants};
 use crate::error::ApiError;
 use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
+use crate::http::directives::Directives;
 use crate::http::guard::Admitted;
 use crate::http::path_name::Name;
 use crate::platform::Site;
+use crate::quota::RATELIMIT;
 use crate::state::AppState;
 use crate::username::Username;
 
 /// `GET /{platform}/profile/{username}`: one lookup on site `S`, once [`Admitted`]: the name
-/// checked (400 otherwise), then the cache or the one flight that fetches it, within the
-/// request deadline. The OpenAPI document describes it per platform
-/// ([`super::openapi::lookup_path`]).
+/// checked (400 otherwise), then the cache or the one flight that fetches it, as fresh as the
+/// caller's `Cache-Control` asks ([`Directives`]), within the request deadline. The OpenAPI
+/// document describes it per platform ([`super::openapi::lookup_path`]).
 pub async fn lookup<S: Site>(
     State(state): State<AppState>,
     admitted: Admitted,
+    Directives(wants): Directives,
     name: Result<Name<S>, ApiError>,
 ) -> Response {
     let name = match name {
         Ok(Name { name, .. }) => name,
         Err(invalid) => {
-            let answer = std::future::ready(invalid.into_response());
+            let answer = pin!(std::future::ready(invalid.into_response()));
             return admitted
                 .answer(&state, answer, || ApiError::UpstreamUnavailable)
                 .await;
         }
     };
     let late = || late_answer::<S>(&state, &name);
-    admitted
-        .answer(&state, lookup_name::<S>(&state, &name), late)
-        .await
+    let key = admitted.key();
+    let looked_up = pin!(lookup_name::<S>(&state, &name, &wants, key));
+    let mut response = admitted.answer(&state, looked_up, late).await;
+    // Only an answer the deadline cut short has none: the lookup goes on without it.
+    let headers = response.headers_mut();
+    if !headers.contains_key(&CACHE_STATUS) {
+        headers.insert(
+            CACHE_STATUS.clone(),
+            HeaderValue::from_static("profile-lookup; fwd=uri-miss; detail=deadline"),
+        );
+    }
+    response
 }
 
 /// The answer of a caller whose deadline passed while the lookup of `name` goes on: the block
@@ -52,48 +67,129 @@ fn late_answer<S: Site>(state: &AppState, name: &Username) -> ApiError {
     }
 }
 
-/// A checked name on site `S`: from the cache, or through the one flight that fetches it.
-async fn lookup_name<S: Site>(state: &AppState, name: &Username) -> Response {
+/// A checked name on site `S`: from the cache, or through the one flight that fetches it. A
+/// fetch the caller forces costs `key` one more quota unit first.
+async fn lookup_name<S: Site>(
+    state: &AppState,
+    name: &Username,
+    wants: &Wants,
+    key: KeyId,
+) -> Response {
     // The fetch gets its own copy of the name from the cache, and only when it runs: a hit
     // copies nothing. While it runs, the platform's answers to it are kept for the callers
     // whose deadline passes first (`late_answer`).
     let flight = state.clone();
-    let served = state
-        .cache()
-        .get_or_fetch(name, move |name| async move {
-            let source = flight.sources().of::<S>();
-            let _listening = source.last_words().listen(&name);
-            source.lookup(&name).await
-        })
-        .await;
-    let (response, log) = match served {
-        Served::Fresh {
-            entry,
-            fetched,
-            max_age,
-        } => {
+    let fetch = move |name: Username| async move {
+        let source = flight.sources().of::<S>();
+        let _listening = source.last_words().listen(&name);
+        source.lookup(&name).await
+    };
+    // The forced fetch's quota answer; boxed, as it is rare: the slot is part of every hit's
+    // future.
+    let mut quota = None;
+    let slot = &mut quota;
+    let pay = move || async move {
+        let checked = state.limiter().check_forced(key).await;
+        let paid = checked.is_ok();
+        *slot = Some(Box::new(checked));
+        paid
+    };
+    let served = state.cache().lookup(name, wants, fetch, pay).await;
+    let (mut response, log) = answer_served(served);
+    match quota.map(|q| *q) {
+        // The forced fetch's unit: the caller's quota as it now stands.
+        Some(Ok(left)) => {
+            response.headers_mut().insert(RATELIMIT.clone(), left);
+        }
+        // Unpaid: the quota's own 429, with its wait.
+        Some(Err((over, left))) => {
+            response = not_fetched(over, "profile-lookup; detail=quota");
+            response.headers_mut().insert(RATELIMIT.clone(), left);
+        }
+        None => {}
+    }
+    log.record();
+    response
+}
+
+/// The answer and the access-log fields of what the cache served.
+fn answer_served(served: Served) -> (Response, LookupLog) {
+    match served {
+        Served::Stored { entry, how, ttl } => {
+            // A fetch joined from another caller is logged as a hit (as `x-cache` says): its
+            // upstream work is the caller's that started it.
+            let own_fetch = matches!(
+                how,
+                How::Fetched {
+                    collapsed: false,
+                    ..
+                }
+            );
+            let cache = if own_fetch { "miss" } else { "hit" };
             let log = LookupLog {
-                cache: if fetched { "miss" } else { "hit" },
-                upstream: if fetched {
+                cache,
+                upstream: if own_fetch {
                     outcome_label(&entry.value)
                 } else {
                     "-"
                 },
-                upstream_requests: if fetched { entry.upstream_requests } else { 0 },
+                upstream_requests: if own_fetch {
+                    entry.upstream_requests
+                } else {
+                    0
+                },
                 source: entry.source.unwrap_or("-"),
             };
-            (stored_response(&entry, max_age, log.cache), log)
+            let status = status_of(&entry.value);
+            let cache_status = match how {
+                How::Hit => cache_status(&[Part::Text("hit")], Some(ttl)),
+                How::Fetched {
+                    forward,
+                    collapsed,
+                    stored,
+                } => {
+                    let mut parts = [Part::Text(""); 6];
+                    parts[0] = Part::Text(forward_param(forward));
+                    parts[1] = Part::Text("; fwd-status=");
+                    parts[2] = Part::Number(u64::from(status.as_u16()));
+                    let mut n = 3;
+                    if stored {
+                        parts[n] = Part::Text("; stored");
+                        n += 1;
+                    }
+                    if collapsed {
+                        parts[n] = Part::Text("; collapsed");
+                        n += 1;
+                    }
+                    cache_status(&parts[..n], Some(ttl))
+                }
+            };
+            (stored_response(&entry, ttl, cache, cache_status), log)
         }
-        Served::Stale { entry, failure } => {
+        Served::Stale {
+            entry,
+            failure,
+            ttl,
+        } => {
             let log = LookupLog {
                 cache: "stale",
                 upstream: failure.failure.label(),
                 upstream_requests: failure.upstream_requests,
                 source: entry.source.unwrap_or("-"),
             };
-            (stored_response(&entry, 0, "stale"), log)
+            let status = ApiError::from(failure.failure).status();
+            let cache_status = cache_status(
+                &[
+                    Part::Text(forward_param(Forward::Stale)),
+                    Part::Text("; fwd-status="),
+                    Part::Number(u64::from(status.as_u16())),
+                    Part::Text("; detail=stale-if-error"),
+                ],
+                Some(ttl),
+            );
+            (stored_response(&entry, ttl, "stale", cache_status), log)
         }
-        Served::Failed(report) => {
+        Served::Failed { report, forward } => {
             let log = LookupLog {
                 cache: "miss",
                 upstream: report.failure.label(),
@@ -101,15 +197,55 @@ async fn lookup_name<S: Site>(state: &AppState, name: &Username) -> Response {
                 source: report.source.unwrap_or("-"),
             };
             let mut response = ApiError::from(report.failure).into_response();
+            let status = response.status();
+            let headers = response.headers_mut();
             if let Some(source) = report.source {
-                response
-                    .headers_mut()
-                    .insert(X_SOURCE.clone(), HeaderValue::from_static(source));
+                headers.insert(X_SOURCE.clone(), HeaderValue::from_static(source));
             }
+            headers.insert(
+                CACHE_STATUS.clone(),
+                cache_status(
+                    &[
+                        Part::Text(forward_param(forward)),
+                        Part::Text("; fwd-status="),
+                        Part::Number(u64::from(status.as_u16())),
+                    ],
+                    None,
+                ),
+            );
             (response, log)
         }
-    };
-    log.record();
+        Served::NotCached => (
+            not_fetched(ApiError::NotCached, "profile-lookup; detail=only-if-cached"),
+            NOT_FETCHED,
+        ),
+        // Answered from the quota's own refusal by `lookup_name`; this is its stand-in.
+        Served::Unpaid => (
+            not_fetched(
+                ApiError::RateLimited {
+                    retry_after: std::time::Duration::from_secs(1),
+                },
+                "profile-lookup; detail=quota",
+            ),
+            NOT_FETCHED,
+        ),
+    }
+}
+
+/// The access-log fields of a lookup that asked the platform nothing and served nothing.
+const NOT_FETCHED: LookupLog = LookupLog {
+    cache: "miss",
+    upstream: "-",
+    upstream_requests: 0,
+    source: "-",
+};
+
+/// `error`'s answer with `cache_status`.
+fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {
+    let mut response = error.into_response();
+    response
+        .headers_mut()
+        .insert(CACHE_STATUS.clone(), HeaderValue::from_static(cache_status));
     response
 }
 
@@ -121,24 +257,71 @@ fn outcome_label(stored: &Stored) -> &'static str {
     }
 }
 
+/// The status a stored answer is given: 200, or 404 for a not-found.
+fn status_of(stored: &Stored) -> StatusCode {
+    match stored {
+        Stored::Found { .. } => StatusCode::OK,
+        Stored::NotFound => StatusCode::NOT_FOUND,
+    }
+}
+
+/// RFC 9211's `fwd` parameter for why a lookup went to the platform.
+fn forward_param(forward: Forward) -> &'static str {
+    match forward {
+        Forward::UriMiss => "fwd=uri-miss",
+        Forward::Stale => "fwd=stale",
+        Forward::Request => "fwd=request",
+    }
+}
+
+/// `Cache-Status: profile-lookup; <params>` (RFC 9211), with `; ttl=<ttl>` last when given.
+fn cache_status(params: &[Part<'_>], ttl: Option<i64>) -> HeaderValue {
+    let mut parts = [Part::Text(""); 12];
+    parts[0] = Part::Text("profile-lookup; ");
+    let mut n = 1;
+    for &param in params.iter().take(parts.len() - 4) {
+        parts[n] = param;
+        n += 1;
+    }
+    if let Some(ttl) = ttl {
+        parts[n] = Part::Text(if ttl < 0 { "; ttl=-" } else { "; ttl=" });
+        parts[n + 1] = Part::Number(ttl.unsigned_abs());
+        n += 2;
+    }
+    header_text::joined(&parts[..n]).unwrap_or(HeaderValue::from_static("profile-lookup"))
+}
+
+/// The `Cache-Status` header (RFC 9211): how this cache handled the lookup.
+static CACHE_STATUS: HeaderName = HeaderName::from_static("cache-status");
 /// The `x-cache` header: whether the answer came from the cache (`hit`, `miss`, `stale`).
+/// Deprecated: `Cache-Status` says the same and more; kept for one more release.
 static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 /// The `x-source` header: the platform source whose answer this is (`page`, `json`, …).
 static X_SOURCE: HeaderName = HeaderName::from_static("x-source");
 
-/// Headers a lookup answer ends up with (content type, cache control, age, x-cache, x-source,
-/// the two `RateLimit` headers, the request id): room for them up front, so the map is
-/// allocated once instead of growing twice on every answer.
-const ANSWER_HEADERS: usize = 9;
+/// Headers a lookup answer ends up with (content type, cache control, age, cache status,
+/// x-cache, x-source, the two `RateLimit` headers, the request id): room for them up front, so
+/// the map is allocated once instead of growing twice on every answer.
+const ANSWER_HEADERS: usize = 10;
 
-/// The answer a stored entry gives: the profile body with its freshness headers, or the 404.
-fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response {
+/// The answer a stored entry gives: the profile body with its freshness headers, or the 404;
+/// both with a true `Age` and their `Cache-Status`.
+fn stored_response(
+    entry: &Entry,
+    ttl: i64,
+    cache: &'static str,
+    cache_status: HeaderValue,
+) -> Response {
     let source = entry.source.map(HeaderValue::from_static);
+    let age = seconds_value("", entry.stored_at.elapsed().as_secs());
     let Stored::Found { body, .. } = &entry.value else {
         let mut response = ApiError::ProfileNotFound.into_response();
+        let headers = response.headers_mut();
         if let Some(source) = source {
-            response.headers_mut().insert(X_SOURCE.clone(), source);
+            headers.insert(X_SOURCE.clone(), source);
         }
+        headers.insert(header::AGE, age);
+        headers.insert(CACHE_STATUS.clone(), cache_status);
         return response;
     };
     let mut response = Response::new(Body::from(body.clone()));
@@ -150,12 +333,10 @@ fn stored_response(entry: &Entry, max_age: u64, cache: &'static str) -> Response
     );
     headers.insert(
         header::CACHE_CONTROL,
-        seconds_value("private, max-age=", max_age),
+        seconds_value("private, max-age=", u64::try_from(ttl).unwrap_or(0)),
     );
-    headers.insert(
-        header::AGE,
-        seconds_value("", entry.stored_at.elapsed().as_secs()),
-    );
+    headers.insert(header::AGE, age);
+    headers.insert(CACHE_STATUS.clone(), cache_status);
     headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
     if let Some(source) = source {
         headers.insert(X_SOURCE.clone(), source);

@@ -3,11 +3,13 @@
 //! Layers, outermost first: sensitive headers marked (so nothing below can log a key) → request
 //! id, access log and metrics ([`access_log`], one hand-written layer) → panic guard → handler.
 //! A lookup handler first takes [`guard::Admitted`] (load shedding, auth, the per-key rate
-//! limit), then its checked name ([`path_name::Name`]), and answers within the request
-//! deadline. Operator endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`)
-//! are never shed: a replica busy up to `server.max_in_flight` must not look dead to its probes.
+//! limit), then the caller's `Cache-Control` wishes ([`directives::Directives`]) and its checked
+//! name ([`path_name::Name`]), and answers within the request deadline. Operator endpoints
+//! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`) are never shed: a replica busy
+//! up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
+pub mod directives;
 pub mod docs;
 pub mod guard;
 pub mod handlers;
