@@ -51,7 +51,7 @@ impl Modify for BearerScheme {
 
 /// The problem answers every lookup route gives, by status; `451` only on a platform that
 /// withholds profiles by region.
-const LOOKUP_PROBLEMS: [(&str, &str); 7] = [
+const LOOKUP_PROBLEMS: [(&str, &str); 8] = [
     ("400", "invalid_username"),
     ("401", "unauthorized"),
     ("404", "profile_not_found"),
@@ -62,6 +62,10 @@ const LOOKUP_PROBLEMS: [(&str, &str); 7] = [
     ),
     ("500", "extraction_failed or upstream_unavailable"),
     ("503", "overloaded"),
+    (
+        "504",
+        "not_cached: `Cache-Control: only-if-cached` and nothing stored suits it; the platform was not asked",
+    ),
 ];
 
 /// The lookup route of `platform`, its path and operation, with the schemas of its body.
@@ -111,23 +115,29 @@ impl SiteJob for DescribeLookup {
             .example(Some(S::API.example_username.into()))
             .build();
         let body = <S::Body as ToSchema>::name();
-        let found = ResponseBuilder::new().description(S::API.found).content(
+        let mut found = ResponseBuilder::new().description(S::API.found).content(
             "application/json",
             ContentBuilder::new()
                 .schema(Some(Ref::from_schema_name(body.clone())))
                 .build(),
         );
+        for (name, header) in answer_headers() {
+            found = found.header(name, header);
+        }
         let mut responses = ResponsesBuilder::new().response("200", found);
         for (status, description) in LOOKUP_PROBLEMS {
             if status == "451" && !S::API.region_locks {
                 continue;
             }
-            let problem = ResponseBuilder::new().description(description).content(
+            let mut problem = ResponseBuilder::new().description(description).content(
                 "application/problem+json",
                 ContentBuilder::new()
                     .schema(Some(Ref::from_schema_name("Problem")))
                     .build(),
             );
+            if !matches!(status, "400" | "401") {
+                problem = problem.header("Cache-Status", cache_status_header(SEE_200));
+            }
             responses = responses.response(status, problem);
         }
         let operation = OperationBuilder::new()
@@ -135,6 +145,7 @@ impl SiteJob for DescribeLookup {
             .summary(Some(format!("The {platform} profile of one user.")))
             .operation_id(Some(format!("{}_profile", platform.section())))
             .parameter(username)
+            .parameter(cache_control_parameter())
             .responses(responses.build())
             .security(SecurityRequirement::new("bearer", Vec::<String>::new()))
             .build();
@@ -146,6 +157,94 @@ impl SiteJob for DescribeLookup {
             schemas,
         }
     }
+}
+
+// --- freshness: the request's `Cache-Control` and the answer's cache headers -----------------
+
+/// The lookup's optional `Cache-Control` request header: the directives it honours and what a
+/// forced fetch costs.
+fn cache_control_parameter() -> utoipa::openapi::path::Parameter {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::{Required, schema::ObjectBuilder, schema::Type};
+    ParameterBuilder::new()
+        .name("Cache-Control")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "RFC 9111 request directives (several, comma-separated; others are ignored). \
+             `max-age=N`: no stored answer older than N seconds is served; the lookup fetches \
+             now (callers of one name share one fetch). `no-cache`: the same with N = 0. \
+             `max-stale[=N]`: a profile up to N seconds past its freshness is acceptable (any, \
+             without N). `only-if-cached`: answer from what is stored, or 504 `not_cached`; \
+             nothing is asked of the platform. A fetch that `max-age`/`no-cache` forces past a \
+             stored answer costs one more unit of the key's quota (429 `rate_limited` when \
+             none is left).",
+        ))
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .example(Some("max-age=60".into()))
+        .build()
+}
+
+/// How a problem answer's `Cache-Status` is described: as the found profile's.
+const SEE_200: &str = "How the cache handled the lookup (RFC 9211), as described for 200.";
+
+/// The description of `Cache-Status` on a found profile's answer.
+const CACHE_STATUS: &str = "How the cache handled the lookup (RFC 9211): `profile-lookup; hit; \
+    ttl=N` (from the cache; `ttl` is the freshness left in seconds, negative when a stale answer \
+    is served while it is refreshed), or `profile-lookup; fwd=uri-miss|stale|request; \
+    fwd-status=S; stored; collapsed; ttl=N` (asked of the platform: nothing stored, only a stale \
+    answer, or the caller's directives refused a fresh one; `collapsed` when another caller's \
+    fetch was joined), with `detail=stale-if-error`, `only-if-cached`, `quota` or `deadline` in \
+    those cases. Answers refused before the cache (400, 401, a spent quota) have none.";
+
+/// RFC 9211's `Cache-Status`, on every answer that reached the cache, described as `text`.
+fn cache_status_header(text: &str) -> utoipa::openapi::header::Header {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    HeaderBuilder::new()
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .description(Some(text))
+        .build()
+}
+
+/// The headers of a found profile's answer, besides `Cache-Status`.
+fn answer_headers() -> Vec<(&'static str, utoipa::openapi::header::Header)> {
+    use utoipa::openapi::Deprecated;
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let string = || Some(ObjectBuilder::new().schema_type(Type::String));
+    vec![
+        ("Cache-Status", cache_status_header(CACHE_STATUS)),
+        (
+            "Age",
+            HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
+                .description(Some(
+                    "Seconds since the platform gave this answer (to any replica).",
+                ))
+                .build(),
+        ),
+        (
+            "Cache-Control",
+            HeaderBuilder::new()
+                .schema(string())
+                .description(Some(
+                    "`private, max-age=N`: N seconds of freshness left (0 once stale).",
+                ))
+                .build(),
+        ),
+        (
+            "x-cache",
+            HeaderBuilder::new()
+                .schema(string())
+                .description(Some(
+                    "Deprecated (use `Cache-Status`; removed in a later release): `hit`, `miss` \
+                     or `stale`.",
+                ))
+                .deprecated(Some(Deprecated::True))
+                .build(),
+        ),
+    ]
 }
 
 /// The document as pretty JSON, serialised once (what `GET /openapi.json` serves).
