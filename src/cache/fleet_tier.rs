@@ -110,6 +110,7 @@ impl FleetTier {
         Landed {
             outcome,
             fetched: true,
+            refresh: false,
         }
     }
 
@@ -141,6 +142,7 @@ impl FleetTier {
         Landed {
             outcome: Ok(entry),
             fetched: false,
+            refresh: false,
         }
     }
 
@@ -191,6 +193,7 @@ fn waited_too_long() -> Landed {
             "another replica's fetch of this name did not end in time".into(),
         ))),
         fetched: false,
+        refresh: false,
     }
 }
 

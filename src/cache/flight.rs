@@ -57,6 +57,7 @@ async fn fly<C, F>(
         Some(entry) if flight.need.accepts(&entry) && stores.rules.servable(&entry) => Landed {
             outcome: Ok(entry),
             fetched: false,
+            refresh: false,
         },
         _ => match stores.shared.clone() {
             Some(shared) => shared.fly(&stores, &name, fetch, deadline, &flight).await,
@@ -66,9 +67,14 @@ async fn fly<C, F>(
                 Landed {
                     outcome: stores.store(&name, report, started).await,
                     fetched: true,
+                    refresh: false,
                 }
             }
         },
+    };
+    let landed = Landed {
+        refresh: flight.refresh.is_some(),
+        ..landed
     };
     if let Some((trigger, _)) = &flight.refresh {
         let outcome = match &landed.outcome {

@@ -236,6 +236,9 @@ struct Landed {
     outcome: Result<Arc<Entry>, FailureReport>,
     /// False when the flight found a stored entry (here or in the fleet's) instead of fetching.
     fetched: bool,
+    /// True for a background refresh's flight: a caller that joined it is not bound by its
+    /// share of the budget, and asks again when it failed.
+    refresh: bool,
 }
 
 /// What one flight is for.
@@ -610,7 +613,10 @@ impl ProfileCache {
                 };
             };
             let too_old = matches!(&landed.outcome, Ok(entry) if !need.accepts(entry));
-            if started || second || !too_old {
+            // A refresh that failed may have failed for want of its share of the budget, which
+            // binds no caller: a caller that joined it asks again with a flight of its own.
+            let refresh_failed = landed.refresh && landed.outcome.is_err();
+            if started || second || !(too_old || refresh_failed) {
                 break (landed, started);
             }
             second = true;
