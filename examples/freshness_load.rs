@@ -238,25 +238,37 @@ async fn load(plan: Plan) -> String {
 }
 
 /// One lookup on a pooled connection: (2xx, waited on the upstream), or `None` when the
-/// connection broke.
+/// connection broke. An idle connection the service has closed meanwhile (it closes keep-alive
+/// connections idle for `server.header_read_timeout_ms`) is replaced by a new one, once, as any
+/// HTTP client does.
 async fn lookup(
     pool: &Mutex<Vec<TcpStream>>,
     target: SocketAddr,
     request: &[u8],
 ) -> Option<(bool, bool)> {
-    let idle = pool.lock().expect("not poisoned").pop();
-    let mut stream = match idle {
-        Some(stream) => stream,
-        None => {
-            let stream = TcpStream::connect(target).await.ok()?;
-            let _ = stream.set_nodelay(true);
-            stream
-        }
-    };
     let mut buf = Vec::with_capacity(16 * 1024);
-    let answer = exchange(&mut stream, request, &mut buf).await?;
-    pool.lock().expect("not poisoned").push(stream);
-    Some(answer)
+    let mut idle = pool.lock().expect("not poisoned").pop();
+    loop {
+        let reused = idle.is_some();
+        let mut stream = match idle.take() {
+            Some(stream) => stream,
+            None => {
+                let stream = TcpStream::connect(target).await.ok()?;
+                let _ = stream.set_nodelay(true);
+                stream
+            }
+        };
+        buf.clear();
+        match exchange(&mut stream, request, &mut buf).await {
+            Some(answer) => {
+                pool.lock().expect("not poisoned").push(stream);
+                return Some(answer);
+            }
+            // Closed while idle: nothing of an answer came; ask again on a new connection.
+            None if reused && buf.is_empty() => {}
+            None => return None,
+        }
+    }
 }
 
 /// Sends one request and reads its answer: (2xx, `Cache-Status` says `fwd=`).
@@ -295,9 +307,10 @@ async fn exchange(
 async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<usize> {
     let len = buf.len();
     buf.resize(len + 16 * 1024, 0);
-    let n = stream.read(&mut buf[len..]).await.ok()?;
+    let read = stream.read(&mut buf[len..]).await;
+    let n = read.as_ref().map_or(0, |n| *n);
     buf.truncate(len + n);
-    Some(n)
+    read.ok()
 }
 
 fn summary(done: &[Done], names: usize, late: u64) -> String {

@@ -4,10 +4,11 @@
 # open-loop load at 500 lookups/s for 60 s (examples/freshness_load.rs plays both the upstream
 # and the load). Each configuration runs from a cold cache with the same names in the same
 # order: revalidation off (revalidate_seconds = 0, hot_hits = 0), then on with each window of
-# FRESHNESS_WINDOWS ("auto" is the default, a fifth of the TTL); on one replica, then on three
-# replicas sharing a redis-server (the load goes to them in turn).
+# FRESHNESS_WINDOWS ("auto" is the default, a fifth of the TTL; "60-cold" is a 60 s window
+# without refresh-ahead); on one replica, then on three replicas sharing a redis-server (the
+# load goes to them in turn).
 #
-#   bash scripts/freshness.sh        # about 7 minutes after the build
+#   bash scripts/freshness.sh        # about 9 minutes after the build
 #
 # Prints, side by side: p50 / p99 / p99.9 latency of lookups of names already seen (an earlier
 # lookup of the name was answered before this one was sent), the share of lookups that waited
@@ -20,7 +21,7 @@
 #
 # Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN. Knobs: FRESHNESS_SECONDS=60
 # FRESHNESS_RATE=500 FRESHNESS_NAMES=2000 FRESHNESS_DELAY_MS=300 FRESHNESS_TTL=10
-# FRESHNESS_WINDOWS="auto 60" FRESHNESS_SEED=26 FRESHNESS_KEEP_TMP=1 (keep the temp dir).
+# FRESHNESS_WINDOWS="auto 60 60-cold" FRESHNESS_SEED=26 FRESHNESS_KEEP_TMP=1 (keep the temp dir).
 set -euo pipefail
 
 # shellcheck source=lib/rig.sh
@@ -30,7 +31,7 @@ RATE=${FRESHNESS_RATE:-500}
 NAMES=${FRESHNESS_NAMES:-2000}
 DELAY_MS=${FRESHNESS_DELAY_MS:-300}
 TTL=${FRESHNESS_TTL:-10}
-read -r -a WINDOWS <<<"${FRESHNESS_WINDOWS:-auto 60}"
+read -r -a WINDOWS <<<"${FRESHNESS_WINDOWS:-auto 60 60-cold}"
 SEED=${FRESHNESS_SEED:-26}
 KEY="fresh-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 
@@ -60,11 +61,13 @@ UP="http://127.0.0.1:$UP_PORT"
 upstream_count() { curl -sf "$UP/count"; }
 rig_redis "$REDIS_PORT"
 
-# service_toml PORT MODE REDIS_PREFIX: one replica's config. MODE "off" or a window ("auto" or
-# seconds); REDIS_PREFIX empty: no Redis. The outbound budget is 1000 requests/s (a refresh
-# share of 200/s), far above what the misses need, with room for the 300 ms fetches at once.
+# service_toml PORT MODE REDIS_PREFIX: one replica's config. MODE "off", or on with a window:
+# "auto", seconds, or either followed by "-cold" for no refresh-ahead (hot_hits = 0);
+# REDIS_PREFIX empty: no Redis. The outbound budget is 1000 requests/s (a refresh share of
+# 200/s), far above what the misses need, with room for the 300 ms fetches at once.
 service_toml() {
-    local window=$2 hot=3
+    local window=${2%-cold} hot=3
+    [[ $2 == *-cold ]] && hot=0
     [[ $2 == off ]] && window=0 hot=0
     [[ $window == auto ]] && window='"auto"'
     cat <<EOF
@@ -131,6 +134,14 @@ run() {
     for i in "${pids[@]}"; do rig_stop "$i"; done
 }
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"${FIG[$1.line]}"; }
+# label MODE: a column's heading.
+label() {
+    local window=${1%-cold} text
+    [[ $1 == off ]] && { echo off; return; }
+    if [[ $window == auto ]]; then text="on: auto window"; else text="on: ${window} s window"; fi
+    [[ $1 == *-cold ]] && text="$text, no ahead"
+    echo "$text"
+}
 pct() { awk -v v="$1" 'BEGIN { printf "%.2f %%", v * 100 }'; }
 
 COLUMNS=(off "${WINDOWS[@]}")
@@ -147,7 +158,7 @@ row() {
     local first=$1
     shift
     printf '%-44s' "$first"
-    printf ' %18s' "$@"
+    printf ' %26s' "$@"
     printf '\n'
 }
 echo
@@ -156,7 +167,7 @@ echo "freshness, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores: upstream ${DE
 for setup in single fleet; do
     headers=()
     for mode in "${COLUMNS[@]}"; do
-        if [[ $mode == off ]]; then headers+=("off"); else headers+=("on (window $mode)"); fi
+        headers+=("$(label "$mode")")
     done
     echo
     if [[ $setup == single ]]; then echo "one replica"; else echo "three replicas on one Redis"; fi
@@ -196,7 +207,7 @@ for setup in single fleet; do
         fast=$(verdict "$p99" '<=' 5)
         calm=$(verdict "${FIG[$label.ups]}" '<=' "${FIG[$setup-off.ups]}")
         few=$(verdict "$waited" '<=' "$limit")
-        echo "  on (window $mode): seen p99 $p99 ms <= 5: $fast;" \
+        echo "  $(label "$mode"): seen p99 $p99 ms <= 5: $fast;" \
             "upstream ${FIG[$label.ups]}/s <= off's ${FIG[$setup-off.ups]}/s: $calm;" \
             "waited $(pct "$waited") <= first-seen + 1 % ($(pct "$limit")): $few"
         for v in "$fast" "$calm" "$few"; do [[ $v == PASS ]] || MISSED=$((MISSED + 1)); done
