@@ -277,14 +277,30 @@ mod profiles {
         assert_eq!(response.status(), 200);
         assert_eq!(agents(&server), ["chrome", "chrome_previous"]);
 
-        // Every profile refused: each is tried once in the lookup, then the lookup ends.
+        // Every profile refused: the page is tried once per profile, starting with the next
+        // in turn; then the second source, the embed page, through the last profile; then the
+        // lookup ends.
         server.block_agents(&["Chrome/", "Firefox/", "Version/26.4"]);
         let response = app.get(&lookup_path()).await;
         assert_eq!(response.status(), 429);
         assert_eq!(
             agents(&server)[2..],
-            ["firefox", "safari", "chrome", "chrome_previous"],
-            "one request per profile, starting with the next in turn"
+            [
+                "firefox",
+                "safari",
+                "chrome",
+                "chrome_previous",
+                "chrome_previous"
+            ],
+            "one page request per profile, then the embed"
+        );
+        let paths: Vec<String> = server.requests()[2..]
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        assert!(
+            paths[..4].iter().all(|p| p.starts_with("/@")) && paths[4].starts_with("/embed/@"),
+            "{paths:?}"
         );
     }
 
