@@ -3,6 +3,7 @@
 
 mod browser_client;
 mod browser_profiles;
+mod canary;
 mod cli;
 mod config;
 mod config_api_keys;
