@@ -91,12 +91,18 @@ pub fn page(status: &Status, now: SystemTime) -> String {
     }
     out.push_str("</p>");
     if !status.sources.is_empty() {
+        // Accounts are named only with `canary.public_names`.
+        let named = status.sources.iter().any(|s| s.account.is_some());
+        out.push_str("<table><thead><tr><th>Platform</th><th>Source</th>");
+        if named {
+            out.push_str("<th>Account</th>");
+        }
         out.push_str(
-            "<table><thead><tr><th>Platform</th><th>Source</th><th>Verdict</th>\
-             <th>Checked</th><th>Last ok</th><th>In lookups</th><th>Reason</th></tr></thead><tbody>",
+            "<th>Verdict</th><th>Checked</th><th>Last ok</th><th>In lookups</th>\
+             <th>Reason</th></tr></thead><tbody>",
         );
         for source in &status.sources {
-            row(&mut out, source, now);
+            row(&mut out, source, named, now);
         }
         out.push_str("</tbody></table>");
     }
@@ -109,8 +115,8 @@ pub fn page(status: &Status, now: SystemTime) -> String {
     out
 }
 
-/// One source's row.
-fn row(out: &mut String, s: &SourceStatus, now: SystemTime) {
+/// One source's row (with the account's cell when `named`).
+fn row(out: &mut String, s: &SourceStatus, named: bool, now: SystemTime) {
     let verdict = s.verdict.map_or("pending", |v| v.label());
     let when = |at: Option<u64>| {
         at.map_or_else(
@@ -125,10 +131,21 @@ fn row(out: &mut String, s: &SourceStatus, now: SystemTime) {
     };
     let _ = write!(
         out,
-        "<tr><td>{}</td><td>{}</td><td><span class=\"v {verdict}\">{verdict}</span></td>\
-         <td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+        "<tr><td>{}</td><td>{}</td>",
         escape(&s.platform),
-        escape(&s.source),
+        escape(&s.source)
+    );
+    if named {
+        let _ = write!(
+            out,
+            "<td>{}</td>",
+            escape(s.account.as_deref().unwrap_or(""))
+        );
+    }
+    let _ = write!(
+        out,
+        "<td><span class=\"v {verdict}\">{verdict}</span></td>\
+         <td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
         when(s.checked_at),
         when(s.last_ok),
         escape(&place),
@@ -171,8 +188,9 @@ fn escape(text: &str) -> String {
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:64rem;\
 padding:0 1rem;color:#1f2328;background:#fff}h1{font-size:1.4rem;margin:0 0 .5rem}\
 .summary{color:#444}table{border-collapse:collapse;width:100%;margin:1rem 0}\
-th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #d8dee4;vertical-align:top}\
-th{font-weight:600;background:#f6f8fa}.why{color:#57606a;font-size:.9em;word-break:break-word}\
+th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #d8dee4;vertical-align:top;\
+white-space:nowrap}
+th{font-weight:600;background:#f6f8fa}.why{color:#57606a;font-size:.9em;white-space:normal;word-break:break-word}\
 .v{display:inline-block;min-width:6.5em;text-align:center;border-radius:1em;padding:.1em .7em;\
 font-weight:600;color:#fff}.ok{background:#1a7f37}.changed{background:#cf222e}\
 .blocked{background:#bc4c00}.unreachable{background:#8250df}.missing{background:#6e7781}\
@@ -216,6 +234,11 @@ mod tests {
         assert!(html.contains("class=\"v changed\">changed<"));
         assert!(html.contains("asked last (2 changed rounds)"));
         assert!(html.contains("30 s ago"));
+        assert!(!html.contains("<th>Account</th>"), "no name unless public");
+        let mut public = status();
+        public.sources[0].account = Some("a&b".into());
+        let html = page(&public, now);
+        assert!(html.contains("<th>Account</th>") && html.contains("<td>a&amp;b</td>"));
         for asset in ["src=", "href=", "url(", "@import"] {
             assert!(!html.contains(asset), "{asset} in {html}");
         }
