@@ -2,7 +2,7 @@
 //!
 //! [`registry`] lists the platforms, one line each; everything per platform loops over
 //! [`registry::Platform::ALL`]. The binary only parses its command line and calls
-//! [`commands`] (`serve`, `demo`, `extract`, `healthcheck`). A request travels down and its
+//! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). A request travels down and its
 //! answer back up through these modules:
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
