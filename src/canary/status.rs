@@ -1,5 +1,6 @@
 //! What `GET /status` shows of the board: the last verdict of each source, when, and why,
-//! with no account named unless `canary.public_names` is set.
+//! with no account named unless `canary.public_names` is set, and no URL (a transport
+//! error's text names the request's) in any reason: the endpoint is open.
 
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -62,10 +63,11 @@ pub fn status(snapshot: &Snapshot, config: &CanaryConfig) -> Status {
         .iter()
         .map(|s| {
             let reason = s.reason.as_ref().map(|why| {
+                let why = without_urls(why);
                 if config.public_names {
-                    why.clone()
+                    why
                 } else {
-                    unnamed(why, &s.platform, config)
+                    unnamed(&why, &s.platform, config)
                 }
             });
             SourceStatus {
@@ -90,6 +92,27 @@ pub fn status(snapshot: &Snapshot, config: &CanaryConfig) -> Status {
         }),
         sources,
     }
+}
+
+/// `why` with every URL (`scheme://…` up to a space, a quote or a parenthesis) replaced by
+/// `<url>`.
+fn without_urls(why: &str) -> String {
+    let mut out = String::with_capacity(why.len());
+    let mut rest = why;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
+            .map_or(0, |i| i + 1);
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "()\"'<>".contains(c))
+            .unwrap_or(tail.len());
+        out.push_str(&rest[..start]);
+        out.push_str("<url>");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `why` with every account of `platform` (any case) replaced by `…`.
@@ -147,6 +170,20 @@ mod tests {
             AccountList::Names(vec!["Sunny.Kitchen.Lab".into()]),
         );
         c
+    }
+
+    #[test]
+    fn urls_never_reach_the_open_page() {
+        let why = "error sending request for url (http://user:pw@127.0.0.1:9/@a.b?x=1): refused";
+        assert_eq!(
+            without_urls(why),
+            "error sending request for url (<url>): refused"
+        );
+        assert_eq!(
+            without_urls("socks5h://h:1 and https://x/y"),
+            "<url> and <url>"
+        );
+        assert_eq!(without_urls("no url here"), "no url here");
     }
 
     #[test]
