@@ -87,7 +87,7 @@ check_page "$work/ok.html" 'class="v ok">ok<' "A round every 10 s"
 echo "ok: /status renders every source ok, with no script or external asset"
 
 # 2. The short-video page moves: changed, then asked last; the embed answers lookups.
-standin="$(sed -n 's#.*curl -s -X POST \(http://[0-9.:]*\)/__drift/on .*short-video page.*#\1#p' "$DEMO_LOG" | head -n1)"
+standin="$(sed -n 's#.*short-video page moves: curl -s -X POST \(http://[0-9.:]*\)/__drift/on.*#\1#p' "$DEMO_LOG" | head -n1)"
 [ -n "$standin" ] || fail "the demo's banner names no short-video stand-in to drift"
 curl -sf -X POST "$standin/__drift/on" >/dev/null || fail "POST $standin/__drift/on"
 wait_status 'src("short-video", "page")["demoted"] and src("short-video", "embed")["verdict"] == "ok"' 40

@@ -233,10 +233,11 @@ fn print_banner(
             .to_owned(),
     ]);
     for &platform in Platform::ALL {
+        // Not a `curl` line of its own: those call the service, this one a stand-in.
         lines.push(format!(
-            "  curl -s -X POST http://{}{CONTROL_PATH}/on   # {platform} {}",
-            stand_ins.addr(platform),
-            with_site(platform, Drifted)
+            "  {platform} {} moves: curl -s -X POST http://{}{CONTROL_PATH}/on",
+            with_site(platform, Drifted),
+            stand_ins.addr(platform)
         ));
     }
     if let Some(after) = drift_after {
