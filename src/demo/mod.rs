@@ -259,3 +259,55 @@ fn print_banner(
     use std::io::Write;
     let _ = writeln!(std::io::stdout().lock(), "{}", lines.join("\n"));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn until(limit: Duration, f: impl Fn() -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !f() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        f()
+    }
+
+    #[tokio::test]
+    async fn drift_after_turns_every_stand_in_on_then_off_again() {
+        let stand_ins = spawn_stand_ins().await.unwrap();
+        let all = |on: bool| {
+            let stand_ins = stand_ins.clone();
+            move || {
+                Platform::ALL
+                    .iter()
+                    .all(|&p| stand_ins.drift(p).is_on() == on)
+            }
+        };
+        assert!(all(false)());
+        tokio::spawn(drift_for_a_while(
+            stand_ins.clone(),
+            Duration::from_millis(100),
+        ));
+        assert!(
+            until(Duration::from_secs(5), all(true)).await,
+            "on after a while"
+        );
+        assert!(
+            until(Duration::from_secs(5), all(false)).await,
+            "and off again"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_demo_watches_each_platforms_sample_accounts_every_ten_seconds() {
+        let stand_ins = spawn_stand_ins().await.unwrap();
+        let listen = "127.0.0.1:0".parse().unwrap();
+        let s = settings(Settings::default(), listen, &stand_ins, "k".into());
+        assert!(s.canary.is_on() && s.canary.public_names);
+        assert_eq!(s.canary.interval_seconds, CANARY_INTERVAL_SECONDS);
+        for &p in Platform::ALL {
+            assert!(!s.canary.usernames(p).is_empty(), "{p}");
+        }
+        s.validate().expect("the demo's settings are valid");
+    }
+}
