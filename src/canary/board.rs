@@ -15,7 +15,6 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::round::Round;
 use super::verdict::Verdict;
@@ -56,8 +55,13 @@ impl SourceState {
 }
 
 /// The last round as a whole.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundFacts {
+    /// The round's number: one more than the round before it (the fleet's, with Redis, since
+    /// the replica that runs a round first adopts the fleet's board), so that boards are
+    /// compared without trusting the replicas' clocks to agree.
+    #[serde(default)]
+    pub seq: u64,
     /// When it ended (Unix milliseconds).
     pub ended_at_ms: u64,
     /// How long it took (milliseconds).
@@ -151,7 +155,9 @@ impl Board {
                 _ => {}
             }
         }
+        let seq = state.round.map_or(0, |r| r.seq).saturating_add(1);
         state.round = Some(RoundFacts {
+            seq,
             ended_at_ms: now_ms,
             took_ms: u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),
         });
@@ -159,11 +165,14 @@ impl Board {
     }
 
     /// Takes the fleet's board when its last round is newer than this one's (another replica
-    /// ran it), keeping only the sources this replica knows; returns whether it did.
+    /// ran it: a higher number, or the same number ended later), keeping only the sources
+    /// this replica knows; returns whether it did.
     pub fn adopt(&self, shared: Snapshot, sources: &Sources) -> bool {
         let mut state = self.lock();
         let newer = match (shared.round, state.round) {
-            (Some(theirs), Some(ours)) => theirs.ended_at_ms > ours.ended_at_ms,
+            (Some(theirs), Some(ours)) => {
+                (theirs.seq, theirs.ended_at_ms) > (ours.seq, ours.ended_at_ms)
+            }
             (Some(_), None) => true,
             (None, _) => false,
         };
@@ -337,6 +346,12 @@ mod tests {
         assert!(ours.standing(Platform::ShortVideo).is_demoted("page"));
         assert!(!follower.adopt(shared, &ours), "not newer");
         assert_eq!(follower.snapshot(), runner.snapshot());
+        // The follower runs the next round (on a clock behind the runner's): it is still the
+        // newer board, by its number.
+        follower.record(&round(changed()), 1_500, &ours);
+        assert_eq!(follower.snapshot().round.unwrap().seq, 3);
+        assert!(runner.adopt(follower.snapshot(), &theirs));
+        assert_eq!(runner.snapshot().sources[0].changed_rounds, 3);
         assert!(Board::decode(b"not json").is_none());
     }
 
