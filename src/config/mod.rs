@@ -17,12 +17,14 @@ use crate::registry::Platform;
 
 pub mod browser_profiles;
 pub mod ca_file;
+pub mod canary;
 mod limits;
 pub mod proxies;
 pub mod redis;
 mod secret_list;
 
 pub use browser_profiles::BrowserProfile;
+pub use canary::CanaryConfig;
 pub use redis::{RedisConfig, RedisTarget};
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -57,6 +59,8 @@ pub struct Settings {
     pub log: LogConfig,
     /// Where a fleet of replicas keeps its shared state (empty `url`: each keeps its own).
     pub redis: RedisConfig,
+    /// The canary: accounts looked up through each source every interval.
+    pub canary: CanaryConfig,
 }
 
 /// `[server]`
@@ -450,6 +454,7 @@ impl Settings {
             })?;
         }
         self.redis.target().map_err(ConfigError::Invalid)?;
+        canary::check(&self.canary).map_err(ConfigError::Invalid)?;
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
@@ -546,6 +551,7 @@ impl Default for Settings {
             breaker: BreakerConfig::default(),
             log: LogConfig::default(),
             redis: RedisConfig::default(),
+            canary: CanaryConfig::default(),
         }
     }
 }
