@@ -74,7 +74,7 @@ done
 echo "ok: both lookups, the Authorize button and $locks locks are on the page"
 
 # 2. Authorize and Try it out, as a person would click them (DevTools protocol).
-username="$(sed -n 's#.*/short-video/profile/\([A-Za-z0-9._]*\)$#\1#p' "$DEMO_LOG" | head -n1)"
+username="$(sed -n 's#.*/short-video/profile/\([A-Za-z0-9._]*\)\( .*\)\{0,1\}$#\1#p' "$DEMO_LOG" | head -n1)"
 [ -n "$username" ] || fail "no sample short-video user in the demo's banner"
 profile="$(mktemp -d "$work/profile.XXXXXX")"
 timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

@@ -2,7 +2,7 @@
 //!
 //! [`registry`] lists the platforms, one line each; everything per platform loops over
 //! [`registry::Platform::ALL`]. The binary only parses its command line and calls
-//! [`commands`] (`serve`, `demo`, `extract`, `healthcheck`). A request travels down and its
+//! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). A request travels down and its
 //! answer back up through these modules:
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
@@ -45,6 +45,9 @@
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names;
 //!   [`header_text`]: the numeric header values every answer carries, built without
 //!   `format!`; [`demo`]: the service against every platform's stand-in.
+//! - [`canary`]: long-lived accounts looked up through each source every interval (one
+//!   replica per interval with Redis): a verdict per source, its metrics, `GET /status`, and
+//!   the standing that moves a source found `changed` to the end of every lookup's plan.
 //!
 //! The module graph has no cycle at any depth, among the top-level modules or among the files
 //! of any folder (`tests/it/module_graph.rs` resolves every `crate::`, `super::` and `self::`
@@ -56,6 +59,7 @@
 
 pub mod auth;
 pub mod cache;
+pub mod canary;
 pub mod commands;
 pub mod config;
 pub mod cost;
@@ -87,11 +91,30 @@ pub fn app(state: AppState) -> axum::Router {
     http::router(state)
 }
 
-/// Serves the application on `listener` until `shutdown` resolves, then drains.
+/// Serves the application on `listener` until `shutdown` resolves, then drains; the canary's
+/// rounds run meanwhile (when `[canary]` names accounts) and stop with it.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    let rounds = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let (settings, sources) = (state.settings(), state.sources());
+            state.canary().run(settings, sources, state.fleet()).await;
+        })
+    };
+    // The rounds end with the server, however `run` ends (even dropped unfinished).
+    let _rounds = AbortOnDrop(rounds.abort_handle());
     server::serve(listener, app(state.clone()), state, shutdown).await
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use profile_lookup::commands;
@@ -32,6 +33,10 @@ enum Command {
         /// address, the demo takes a free port on the same host and says so.
         #[arg(long)]
         listen: Option<SocketAddr>,
+        /// After this long (`30s`, `2m`, `500ms`), every sample upstream serves one of its
+        /// sources in a moved shape, for as long again: watch `/status` turn it `changed`.
+        #[arg(long, value_name = "DURATION", value_parser = commands::parse_duration)]
+        drift_after: Option<Duration>,
     },
     /// Print the body the service would return for a saved upstream page or JSON response; for
     /// a folder (drift captures, saved pages), one line per file and a summary.
@@ -46,6 +51,20 @@ enum Command {
         /// is about).
         #[arg(long)]
         username: Option<String>,
+    },
+    /// Run one canary round now: each `[canary]` account through each source of its platform.
+    /// Exit 0 when every source is ok, 1 when any is changed, 2 when only blocks, unreachable
+    /// or missing sources are left, 3 when the settings cannot be used.
+    Canary {
+        /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Only this platform's accounts.
+        #[arg(long)]
+        platform: Option<Platform>,
+        /// One JSON document on stdout instead of the table, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Exit 0 if a local instance answers `GET /healthz` with 200 (for container HEALTHCHECKs).
     Healthcheck {
@@ -65,12 +84,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve { config } => commands::serve(config.as_deref()),
-        Command::Demo { listen } => commands::demo(listen),
+        Command::Demo {
+            listen,
+            drift_after,
+        } => commands::demo(listen, drift_after),
         Command::Extract {
             platform,
             file,
             username,
         } => commands::extract(platform, &file, username.as_deref()),
+        Command::Canary {
+            config,
+            platform,
+            json,
+        } => commands::canary(config.as_deref(), platform, json),
         Command::Healthcheck { addr } => commands::healthcheck(addr),
     }
 }

@@ -1,4 +1,5 @@
-//! The state every handler shares: settings, keys, limiter, cache, sources, readiness.
+//! The state every handler shares: settings, keys, limiter, cache, sources, the canary's
+//! board, readiness.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,6 +9,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::Keys;
 use crate::cache::ProfileCache;
+use crate::canary::Canary;
 use crate::config::{Settings, ms};
 use crate::fleet::{Fleet, FleetError};
 use crate::platform::Sources;
@@ -23,6 +25,7 @@ struct Inner {
     limiter: KeyLimiter,
     cache: ProfileCache,
     sources: Sources,
+    canary: Canary,
     in_flight: Arc<Semaphore>,
     ready: AtomicBool,
     fleet: Option<Fleet>,
@@ -65,6 +68,7 @@ impl AppState {
             cache: ProfileCache::new(&settings, fleet.clone())
                 .with_flight_deadline(flight_deadline(&settings)),
             sources,
+            canary: Canary::new(&settings),
             in_flight: Arc::new(Semaphore::new(settings.server.max_in_flight)),
             ready: AtomicBool::new(true),
             fleet,
@@ -100,6 +104,11 @@ impl AppState {
     /// The platform sources.
     pub fn sources(&self) -> &Sources {
         &self.0.sources
+    }
+
+    /// The canary: its board, and the rounds [`crate::run`] runs while the replica serves.
+    pub fn canary(&self) -> &Canary {
+        &self.0.canary
     }
 
     /// Slots for requests in flight (load shedding).

@@ -2,15 +2,44 @@
 //! takes its parsed arguments and says how the process should exit.
 //!
 //! Exit codes: 0 success, 1 a lookup-level failure (`extract` found no profile, a probe
-//! failed), 2 a configuration, file or address problem the operator must fix.
+//! failed), 2 a configuration, file or address problem the operator must fix. `canary` has
+//! its own: 0 every source `ok`, 1 a source `changed`, 2 only blocks, unreachable or missing
+//! sources, 3 settings it cannot use.
 
+pub mod canary;
 pub mod extract;
 pub mod healthcheck;
 pub mod serve;
 
+pub use canary::canary;
 pub use extract::extract;
 pub use healthcheck::healthcheck;
 pub use serve::{demo, serve};
+
+/// A duration as the command line writes it: a whole number with `ms`, `s`, `m` or `h`
+/// (`30s`), or bare seconds; at least a millisecond, at most a day.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    use std::time::Duration;
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write e.g. 30s, 2m or 500ms"))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(n),
+        "" | "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(format!("{text:?}: the unit is one of ms, s, m, h")),
+    };
+    if duration < Duration::from_millis(1) || duration > Duration::from_secs(86_400) {
+        return Err(format!("{text:?} is out of range: 1ms to 24h"));
+    }
+    Ok(duration)
+}
 
 /// The multi-threaded runtime every long-running subcommand runs on.
 fn runtime() -> tokio::runtime::Runtime {
@@ -18,4 +47,30 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("the tokio runtime starts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_a_unit_and_stay_in_range() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        for bad in [
+            "",
+            "s",
+            "0s",
+            "3d",
+            "-1s",
+            "1.5s",
+            "25h",
+            "99999999999999999999s",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -47,8 +47,9 @@ pub fn serve(config: Option<&Path>) -> ExitCode {
     })
 }
 
-/// `profile-lookup demo [--listen ADDR]`: the service on loopback against the stand-ins.
-pub fn demo(listen: Option<SocketAddr>) -> ExitCode {
+/// `profile-lookup demo [--listen ADDR] [--drift-after DURATION]`: the service on loopback
+/// against the stand-ins (which serve moved shapes from `drift_after` on, for as long again).
+pub fn demo(listen: Option<SocketAddr>, drift_after: Option<std::time::Duration>) -> ExitCode {
     let base = match Settings::load(None) {
         Ok(settings) => settings,
         Err(err) => {
@@ -58,7 +59,7 @@ pub fn demo(listen: Option<SocketAddr>) -> ExitCode {
     };
     let listen = listen.unwrap_or(base.server.listen);
     runtime().block_on(async move {
-        match demo::run(base, listen, server::shutdown_signal()).await {
+        match demo::run(base, listen, drift_after, server::shutdown_signal()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("profile-lookup demo: {err}");

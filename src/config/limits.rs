@@ -187,6 +187,13 @@ pub fn check(s: &Settings) -> Result<(), ConfigError> {
             DAY_S,
             "1 day",
         ),
+        range(
+            "canary.interval_seconds",
+            s.canary.interval_seconds,
+            0,
+            DAY_S,
+            "1 day",
+        ),
     ];
     for &platform in Platform::ALL {
         let (section, p) = (platform.section(), s.platform(platform));

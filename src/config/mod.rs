@@ -17,6 +17,7 @@ use crate::registry::Platform;
 
 pub mod browser_profiles;
 pub mod ca_file;
+pub mod canary;
 pub mod freshness;
 mod limits;
 pub mod proxies;
@@ -24,6 +25,7 @@ pub mod redis;
 mod secret_list;
 
 pub use browser_profiles::BrowserProfile;
+pub use canary::CanaryConfig;
 pub use freshness::Revalidate;
 pub use redis::{RedisConfig, RedisTarget};
 
@@ -59,6 +61,8 @@ pub struct Settings {
     pub log: LogConfig,
     /// Where a fleet of replicas keeps its shared state (empty `url`: each keeps its own).
     pub redis: RedisConfig,
+    /// The canary: accounts looked up through each source every interval.
+    pub canary: CanaryConfig,
 }
 
 /// `[server]`
@@ -472,6 +476,7 @@ impl Settings {
         }
         self.redis.target().map_err(ConfigError::Invalid)?;
         freshness::check_refresh_share(self.cache.refresh_share).map_err(ConfigError::Invalid)?;
+        canary::check(&self.canary).map_err(ConfigError::Invalid)?;
         if self.retry.max_attempts == 0 {
             return bad("retry.max_attempts counts the first request, so it is at least 1".into());
         }
@@ -568,6 +573,7 @@ impl Default for Settings {
             breaker: BreakerConfig::default(),
             log: LogConfig::default(),
             redis: RedisConfig::default(),
+            canary: CanaryConfig::default(),
         }
     }
 }

@@ -21,9 +21,10 @@ pub const MAX_KEY_BYTES: usize = 4096;
 
 /// Whether the config path `path` is a list of plain names read from one comma-separated
 /// environment variable like the secret lists (a platform's `sources`,
-/// `upstream.browser_profiles`), though nothing in it is secret.
+/// `upstream.browser_profiles`, the canary's accounts), though nothing in it is secret.
 fn is_plain_list(path: &str) -> bool {
     path == "upstream.browser_profiles"
+        || super::canary::is_account_list(path)
         || Platform::ALL
             .iter()
             .any(|p| path.strip_prefix(p.section()) == Some(".sources"))

@@ -7,6 +7,8 @@
 //! - `P{o:PLATFORM}` the outbound budget, `…:r` its share for background refreshes, and
 //!   `P{b:PLATFORM}` the breaker of one platform.
 //! - `P{r:SCOPE}:INDEX` the rest of one proxy; one tag per scope, so one script reads them all.
+//! - `P{c}:lease` the canary's round lease and `P{c}:verdicts` its last verdicts (one tag:
+//!   both are the canary's, small and read once per interval).
 //!
 //! `P` is `redis.key_prefix`. Components that are not plain `[A-Za-z0-9._-]` (at most 64
 //! bytes) are replaced by `#` and a hex digest, so no caller input can open a hash tag, make a
@@ -83,6 +85,14 @@ impl Keys {
 
     pub fn proxy(&self, scope: &str, index: usize) -> String {
         format!("{}{{r:{}}}:{index}", self.prefix, component(scope))
+    }
+
+    pub fn canary_lease(&self) -> String {
+        format!("{}{{c}}:lease", self.prefix)
+    }
+
+    pub fn canary_verdicts(&self) -> String {
+        format!("{}{{c}}:verdicts", self.prefix)
     }
 }
 

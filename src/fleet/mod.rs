@@ -17,6 +17,8 @@
 //! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
 //! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
+//! | `P{c}:lease` | the canary's round lease: the replica running this interval's round | one interval |
+//! | `P{c}:verdicts` | the canary's last verdicts (JSON, at most [`canary::MAX_VERDICTS_BYTES`]), read by every replica once per interval | three intervals |
 //!
 //! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
 //! digest or credential reaches Redis (a proxy is named by its position only). A name's three
@@ -77,6 +79,7 @@
 //! gone"). As entries expire, room comes back on its own.
 
 pub mod answers;
+pub mod canary;
 mod conn;
 pub mod entry;
 pub mod flight;

@@ -5,8 +5,8 @@
 //! A lookup handler first takes [`guard::Admitted`] (load shedding, auth, the per-key rate
 //! limit), then the caller's `Cache-Control` wishes ([`directives::Directives`]) and its checked
 //! name ([`path_name::Name`]), and answers within the request deadline. Operator endpoints
-//! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`, `/docs`) are never shed: a replica busy
-//! up to `server.max_in_flight` must not look dead to its probes.
+//! (`/healthz`, `/readyz`, `/metrics`, `/status`, `/openapi.json`, `/docs`) are never shed: a
+//! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
 pub mod directives;
@@ -16,6 +16,7 @@ pub mod handlers;
 pub mod openapi;
 pub mod path_name;
 pub mod request_id;
+pub mod status;
 
 use axum::Router;
 use axum::http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
@@ -40,6 +41,7 @@ fn operations() -> OpenApiRouter<AppState> {
         .routes(routes!(handlers::healthz))
         .routes(routes!(handlers::readyz))
         .routes(routes!(handlers::metrics))
+        .routes(routes!(status::status))
         .routes(routes!(openapi::serve))
 }
 

@@ -26,7 +26,7 @@ use crate::username;
     components(schemas(Problem, handlers::Health)),
     modifiers(&BearerScheme),
     tags((name = "profiles", description = "Profile lookups (bearer key required)"),
-         (name = "operations", description = "Health, readiness, metrics and this document"))
+         (name = "operations", description = "Health, readiness, metrics, the canary's status and this document"))
 )]
 pub struct ApiDoc;
 

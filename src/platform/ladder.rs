@@ -9,6 +9,10 @@
 //! block the site names) is kept by drift capture. A lookup blocked on a proxy rests that proxy
 //! and starts again on another; a site that hands blocks over asks its next source once no
 //! other route is left. Every wait the caller is told is decided here, where it is known.
+//!
+//! Each lookup asks the configured plan in the order of the sources' [`Standing`]: a source the
+//! canary found `changed` is asked after the others until it reads again. [`Source::probe`]
+//! asks one document alone, through the same gate, route, retries and hurdles, for the canary.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +22,9 @@ use reqwest::header::HeaderMap;
 use url::Url;
 
 use super::last_word::{Block, LastWords};
-use super::site::{Document, Miss, Reading, Site};
+use super::probe::{Finding, Probe, Seen};
+use super::site::{Alone, Document, Miss, Reading, Site};
+use super::standing::Standing;
 use super::{Failure, Lookup, Platform, Report};
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
@@ -48,6 +54,8 @@ pub struct Source<S: Site> {
     block_wait: Duration,
     /// The platform's last answer to each lookup in flight (for callers whose deadline passes).
     last_words: LastWords,
+    /// Which sources the canary moved to the end of the plan.
+    standing: Standing,
 }
 
 /// How a run of the plan, or the whole lookup, ended.
@@ -105,7 +113,19 @@ impl<S: Site> Source<S> {
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
             last_words: LastWords::default(),
+            standing: Standing::new(S::PLATFORM),
         })
+    }
+
+    /// The standing of the platform's sources: the canary demotes a source whose documents no
+    /// longer read, and every lookup asks it last until it reads again.
+    pub fn standing(&self) -> &Standing {
+        &self.standing
+    }
+
+    /// The configured plan (`<section>.sources`), in its configured order.
+    pub fn plan(&self) -> &[S::Doc] {
+        &self.plan
     }
 
     /// What the platform last said to each lookup still running: a caller whose deadline
@@ -129,7 +149,8 @@ impl<S: Site> Source<S> {
                     proxies_resting(wait)
                 }
                 Ok(route) => {
-                    let ending = self.through_routes(name, &route).await;
+                    let plan = self.standing.order(&self.plan);
+                    let ending = self.through_routes(&plan, name, &route).await;
                     sent = route.sent();
                     source = ending.doc.map(Document::label);
                     let verdict = match &ending.lookup {
@@ -160,6 +181,9 @@ impl<S: Site> Source<S> {
             _ => {}
         }
         crate::telemetry::lookup_outcome(platform, lookup.label());
+        if let (Lookup::Found(_) | Lookup::NotFound, Some(source)) = (&lookup, source) {
+            crate::telemetry::source_answer(platform, source);
+        }
         Report {
             lookup,
             upstream_requests: sent,
@@ -169,9 +193,14 @@ impl<S: Site> Source<S> {
 
     /// Runs the plan on `route`, and again from the start on another proxy each time it ends
     /// blocked (or region-locked) on one; a lookup rests each proxy at most once, so this ends.
-    async fn through_routes(&self, name: &Username, route: &RouteLease<'_>) -> Ending<S::Doc> {
+    async fn through_routes(
+        &self,
+        plan: &[S::Doc],
+        name: &Username,
+        route: &RouteLease<'_>,
+    ) -> Ending<S::Doc> {
         loop {
-            let ending = self.run_plan(name, route).await;
+            let ending = self.run_plan(plan, name, route).await;
             if let Some(wait) = route.exhausted() {
                 return Ending {
                     lookup: proxies_resting(wait),
@@ -212,10 +241,16 @@ impl<S: Site> Source<S> {
     /// next document is asked on it instead, and the run ends blocked only if every document
     /// was (with the longest wait, and the reason and source of that block). An unreadable
     /// document ends the run at once unless the site hands those over too.
-    async fn run_plan(&self, name: &Username, route: &RouteLease<'_>) -> Ending<S::Doc> {
-        let mut misses = Vec::with_capacity(self.plan.len());
-        for (at, &doc) in self.plan.iter().enumerate() {
-            let miss = match self.read_document(doc, name, route).await {
+    async fn run_plan(
+        &self,
+        plan: &[S::Doc],
+        name: &Username,
+        route: &RouteLease<'_>,
+    ) -> Ending<S::Doc> {
+        let mut misses = Vec::with_capacity(plan.len());
+        let seen = Seen::default();
+        for (at, &doc) in plan.iter().enumerate() {
+            let miss = match self.read_document(doc, name, route, &seen).await {
                 // A source handed over to that cannot be reached leaves the block standing.
                 Ok(Lookup::Failed(Failure::Unavailable(why))) if !misses.is_empty() => {
                     if let Some(block) = self.longest_block(&misses) {
@@ -229,7 +264,7 @@ impl<S: Site> Source<S> {
             match &miss {
                 Miss::Blocked { reason, .. } => {
                     self.note_block(doc, reason, route);
-                    let next = at + 1 < self.plan.len();
+                    let next = at + 1 < plan.len();
                     let hands_over = S::FALLS_BACK_ON_BLOCK && next && !route.can_move();
                     misses.push((doc, miss));
                     if !hands_over {
@@ -302,12 +337,13 @@ impl<S: Site> Source<S> {
         doc: S::Doc,
         name: &Username,
         route: &RouteLease<'_>,
+        seen: &Seen,
     ) -> Result<Lookup, Miss> {
         let mut url = self.site.url(doc, name);
         let mut redirects = 0;
         let mut hurdle_cleared = false;
         loop {
-            let reading = match self.request(doc, &url, name, route).await {
+            let reading = match self.request(doc, &url, name, route, seen).await {
                 Outcome::Read(reading) => reading,
                 Outcome::Ended(lookup) => return Ok(lookup),
             };
@@ -347,13 +383,15 @@ impl<S: Site> Source<S> {
     }
 
     /// One request of `doc` at `url`, retried by the platform's policy on this route; an
-    /// unreadable answer is kept by drift capture.
+    /// unreadable answer is kept by drift capture, and every answer's status and size by
+    /// `seen`.
     async fn request(
         &self,
         doc: S::Doc,
         url: &Url,
         name: &Username,
         route: &RouteLease<'_>,
+        seen: &Seen,
     ) -> Outcome<S::Hurdle> {
         let platform = S::PLATFORM;
         let policy = self.retry.on(route, S::RETRIES_BLOCKS);
@@ -366,10 +404,11 @@ impl<S: Site> Source<S> {
                     Sent::Refused(lookup) => return Attempt::NotSent(Outcome::Ended(lookup)),
                     Sent::Failed(err) => return transport_failure(err),
                 };
+                seen.note(&response);
                 let reading = self.site.read(doc, &response, name);
                 self.last_words.note(name, self.block_of(&reading));
                 if let (Some(verdict), Some(capture)) =
-                    (drift_verdict::<S>(&reading), &self.capture)
+                    (drift_verdict::<S>(doc, &reading), &self.capture)
                 {
                     capture.save(platform.as_str(), name.as_str(), &response, &verdict);
                 }
@@ -412,11 +451,105 @@ impl<S: Site> Source<S> {
     }
 }
 
-/// The verdict drift capture keeps a document under, when it keeps it: every unreadable one,
+/// The canary's probe: one document alone.
+impl<S: Site> Source<S> {
+    /// The plan's document called `source`, if the plan asks it.
+    pub fn document(&self, source: &str) -> Option<S::Doc> {
+        self.plan.iter().copied().find(|d| d.label() == source)
+    }
+
+    /// Asks document `doc` alone about `name`, as a lookup would ask it: behind the breaker,
+    /// on one route (another proxy each time it is blocked on one, resting the one that
+    /// blocked), through the gate (each request counts against the outbound budget, the
+    /// fleet's too), with the platform's retries, redirects and hurdles and drift capture. The
+    /// breaker and the proxies' rests learn from it as from a lookup: a block the canary meets
+    /// is as real as a caller's. It touches no cache, flight or quota, and is not counted as a
+    /// lookup in the metrics.
+    pub async fn probe(&self, doc: S::Doc, name: &Username) -> Probe {
+        let started = tokio::time::Instant::now();
+        let seen = Seen::default();
+        let mut sent = 0;
+        let finding = match self.gate.admit().await {
+            Err(refusal) => Finding::from_lookup(refused(refusal)),
+            Ok(ticket) => match self.egress.lease().await {
+                Err(wait) => {
+                    self.gate.record(ticket, Verdict::Inconclusive).await;
+                    Finding::from_lookup(proxies_resting(wait))
+                }
+                Ok(route) => {
+                    let finding = self.probe_on_routes(doc, name, &route, &seen).await;
+                    sent = route.sent();
+                    let verdict = match finding {
+                        Finding::Blocked(_) => Verdict::Blocked,
+                        Finding::NotSent => Verdict::Inconclusive,
+                        _ => Verdict::Answered,
+                    };
+                    self.gate.record(ticket, verdict).await;
+                    finding
+                }
+            },
+        };
+        Probe {
+            platform: S::PLATFORM,
+            source: doc.label(),
+            finding,
+            status: seen.status(),
+            bytes: seen.bytes(),
+            elapsed: started.elapsed(),
+            upstream_requests: sent,
+        }
+    }
+
+    /// `doc` on `route`, and again on another proxy each time it is blocked (or region-locked)
+    /// on one, as [`Source::through_routes`] runs a plan.
+    async fn probe_on_routes(
+        &self,
+        doc: S::Doc,
+        name: &Username,
+        route: &RouteLease<'_>,
+        seen: &Seen,
+    ) -> Finding {
+        loop {
+            let result = self.read_document(doc, name, route, seen).await;
+            if let Some(wait) = route.exhausted() {
+                return Finding::from_lookup(proxies_resting(wait));
+            }
+            let reason = match &result {
+                Err(Miss::Blocked { reason, .. }) => {
+                    self.note_block(doc, reason, route);
+                    *reason
+                }
+                Ok(Lookup::Failed(Failure::RegionLocked { .. })) => "region_locked",
+                _ => return probe_finding::<S>(doc, result),
+            };
+            match route.rest_and_switch(reason).await {
+                Switch::Moved => continue,
+                Switch::AllResting(wait) if reason != "region_locked" => {
+                    return Finding::from_lookup(proxies_resting(wait));
+                }
+                Switch::AllResting(_) | Switch::Direct => return probe_finding::<S>(doc, result),
+            }
+        }
+    }
+}
+
+/// What one document's ending says when it was asked alone.
+fn probe_finding<S: Site>(doc: S::Doc, result: Result<Lookup, Miss>) -> Finding {
+    match result {
+        Ok(lookup) => Finding::from_lookup(lookup),
+        Err(miss) => Finding::from_miss(miss, |why| S::alone(doc, why)),
+    }
+}
+
+/// The verdict drift capture keeps a document under, when it keeps it: every unreadable one
+/// (an inconclusive answer the site calls unreadable on its own, [`Site::alone`], included),
 /// and the blocks the site names ([`Site::CAPTURED_BLOCKS`]).
-fn drift_verdict<S: Site>(reading: &Reading<S::Hurdle>) -> Option<String> {
+fn drift_verdict<S: Site>(doc: S::Doc, reading: &Reading<S::Hurdle>) -> Option<String> {
     match reading {
         Reading::Unreadable(why) => Some(format!("unreadable: {why}")),
+        Reading::Inconclusive(why) if S::alone(doc, why) == Alone::Unreadable => {
+            Some(format!("unreadable: {why}"))
+        }
         Reading::Blocked { reason, .. } if S::CAPTURED_BLOCKS.contains(reason) => {
             Some(format!("blocked: {reason}"))
         }

@@ -5,14 +5,18 @@
 //! folder that implements [`Site`] (its documents, their requests, how to read an
 //! answer, its extractor); [`ladder::Source`] runs any `Site` through the outbound gate, the
 //! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]. The
-//! HTTP edge maps that outcome to a status code, once.
+//! HTTP edge maps that outcome to a status code, once. [`standing`] holds which sources the
+//! canary moved to the end of the plan, and [`probe`] what one source asked alone says (the
+//! canary's view of a document).
 
 pub(crate) mod fields;
 pub mod ladder;
 pub mod last_word;
+pub mod probe;
 pub mod profile;
 pub mod samples;
 pub mod site;
+pub mod standing;
 
 // The platforms: each is a folder, registered by its line in `crate::registry` and its arm in
 // `with_site` below.
@@ -219,6 +223,18 @@ impl Sources {
         self.by_platform[S::PLATFORM.index()]
             .downcast_ref()
             .expect("Sources::new builds every platform's source at its index")
+    }
+
+    /// The standing of `platform`'s sources (which ones its lookups ask last).
+    pub fn standing(&self, platform: Platform) -> &standing::Standing {
+        struct Of<'a>(&'a Sources);
+        impl<'a> SiteJob for Of<'a> {
+            type Output = &'a standing::Standing;
+            fn run<S: Site>(self) -> Self::Output {
+                self.0.of::<S>().standing()
+            }
+        }
+        with_site(platform, Of(self))
     }
 }
 

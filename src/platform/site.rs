@@ -88,12 +88,43 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
     /// The platform's extractor on one document of any of its kinds: what it says about
     /// `requested` (a lookup's name, or whoever a saved document is about).
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
+
+    /// What an answer of `doc` that said nothing usable ([`Reading::Inconclusive`], reason
+    /// `why`) says about the document itself, when the document is asked on its own (the
+    /// canary's probe of one source, and drift capture). By default nothing: the document
+    /// withholds that account by design.
+    fn alone(doc: Self::Doc, why: &str) -> Alone {
+        let _ = (doc, why);
+        Alone::Withheld
+    }
+}
+
+/// What a document's inconclusive answer means for the document itself, asked on its own
+/// ([`Site::alone`]): whether the source is at fault, refused us, or withholds that account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alone {
+    /// The source does not serve this kind of account (a private one on the short-video
+    /// embed, a business one on the photo-share JSON): nothing is learned about the source.
+    Withheld,
+    /// The document should have been readable and was not: the source's shape moved (it is
+    /// kept by drift capture).
+    Unreadable,
+    /// The answer is how the platform refuses us (an absence it also claims when throttling).
+    Refused,
 }
 
 /// One of a platform's sources: a kind of document it serves a profile in.
 pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Its name in the registry line, `<section>.sources`, `x-source`, logs and metrics.
     fn label(self) -> &'static str;
+
+    /// Whether the document gives a public account's post count, so that the canary holds
+    /// it to one (every document gives followers, for every kind of account). False where
+    /// the document leaves it out for some public accounts (the short-video embed always, the
+    /// photo-share page for business accounts).
+    fn gives_posts(self) -> bool {
+        true
+    }
 }
 
 /// What the OpenAPI document says of one platform's lookup route that only the platform knows;

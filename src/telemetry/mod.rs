@@ -13,6 +13,7 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{LogConfig, LogFormat};
 use crate::registry::Platform;
 
+pub mod canary;
 mod escaped_fields;
 
 pub use escaped_fields::EscapedFields;
@@ -36,6 +37,9 @@ pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
 /// `embed`, `json`) and `reason` (`http_429`, `captcha`, `stateless_shell`, …): one count per
 /// document whose request (retries done) ended blocked, whatever the lookup then came to.
 pub const UPSTREAM_BLOCKS: &str = "profile_lookup_upstream_blocks_total";
+/// Counter: lookups a source answered (a profile or a not-found), by `platform` and `source`:
+/// how the plan's order (the canary moves a `changed` source last) shows in who answers.
+pub const SOURCE_ANSWERS: &str = "profile_lookup_source_answers_total";
 /// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
@@ -121,6 +125,10 @@ fn describe() {
         UPSTREAM_BLOCKS,
         "Documents the platform refused, by platform, source and reason"
     );
+    metrics::describe_counter!(
+        SOURCE_ANSWERS,
+        "Lookups answered (a profile or a not-found) by each source, by platform and source"
+    );
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
     metrics::describe_counter!(
         PROXY_REQUESTS,
@@ -138,6 +146,7 @@ fn describe() {
         BREAKER_STATE,
         "Circuit breaker: 0 closed, 1 open, 2 half-open"
     );
+    canary::describe();
 }
 
 /// The metrics of one route template the router knows: its label, built once, and the
@@ -264,6 +273,11 @@ pub fn retry(platform: &'static str, reason: &'static str) {
 pub fn upstream_block(platform: &'static str, source: &'static str, reason: &'static str) {
     counter!(UPSTREAM_BLOCKS, "platform" => platform, "source" => source, "reason" => reason)
         .increment(1);
+}
+
+/// Records a lookup that `source` answered.
+pub fn source_answer(platform: &'static str, source: &'static str) {
+    counter!(SOURCE_ANSWERS, "platform" => platform, "source" => source).increment(1);
 }
 
 /// Records a cache lookup result.

@@ -214,23 +214,7 @@ mod browser {
             );
             let names = h2.header_names();
             let position = |n: &str| names.iter().position(|x| *x == n).unwrap();
-            // A desktop Chrome navigation: the client hints, upgrade-insecure-requests, the
-            // user agent, accept, then sec-fetch-* as site, mode, user, dest.
-            let expected = [
-                "sec-ch-ua",
-                "sec-ch-ua-mobile",
-                "sec-ch-ua-platform",
-                "upgrade-insecure-requests",
-                "user-agent",
-                "accept",
-                "sec-fetch-site",
-                "sec-fetch-mode",
-                "sec-fetch-user",
-                "sec-fetch-dest",
-                "accept-encoding",
-                "accept-language",
-                "priority",
-            ];
+            let expected = crate::support::fingerprint::CHROME_NAVIGATION_ORDER;
             assert_eq!(h2.header("upgrade-insecure-requests"), Some("1"));
             assert_eq!(h2.header("sec-fetch-user"), Some("?1"));
             assert_eq!(h2.header("sec-fetch-mode"), Some("navigate"));

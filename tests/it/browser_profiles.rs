@@ -31,7 +31,9 @@ mod profiles {
     use crate::browser_client::{only_recording, settings_for};
     use crate::support::fingerprint::akamai::parse_opening;
     use crate::support::fingerprint::ja4::{is_grease, parse_client_hello};
-    use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
+    use crate::support::fingerprint::{
+        Alpn, CHROME_NAVIGATION_ORDER, FingerprintServer, PROFILE_PAGE,
+    };
     use profile_lookup::config::{BrowserProfile, Settings, UpstreamClient};
     use profile_lookup::upstream::Upstream;
     use reqwest::header::HeaderMap;
@@ -49,22 +51,6 @@ mod profiles {
         order: &'static [&'static str],
     }
 
-    const CHROME_ORDER: &[&str] = &[
-        "sec-ch-ua",
-        "sec-ch-ua-mobile",
-        "sec-ch-ua-platform",
-        "upgrade-insecure-requests",
-        "user-agent",
-        "accept",
-        "sec-fetch-site",
-        "sec-fetch-mode",
-        "sec-fetch-user",
-        "sec-fetch-dest",
-        "accept-encoding",
-        "accept-language",
-        "priority",
-    ];
-
     const PUBLISHED: [Published; 4] = [
         Published {
             profile: BrowserProfile::Chrome,
@@ -72,7 +58,7 @@ mod profiles {
             akamai: "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p",
             agent: "(Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/149.0.0.0 Safari/537.36",
             hints: Some("\"Google Chrome\";v=\"149\""),
-            order: CHROME_ORDER,
+            order: CHROME_NAVIGATION_ORDER,
         },
         Published {
             profile: BrowserProfile::ChromePrevious,
@@ -80,7 +66,7 @@ mod profiles {
             akamai: "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p",
             agent: "(Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Safari/537.36",
             hints: Some("\"Google Chrome\";v=\"148\""),
-            order: CHROME_ORDER,
+            order: CHROME_NAVIGATION_ORDER,
         },
         Published {
             profile: BrowserProfile::Firefox,
@@ -277,14 +263,30 @@ mod profiles {
         assert_eq!(response.status(), 200);
         assert_eq!(agents(&server), ["chrome", "chrome_previous"]);
 
-        // Every profile refused: each is tried once in the lookup, then the lookup ends.
+        // Every profile refused: the page is tried once per profile, starting with the next
+        // in turn; then the second source, the embed page, through the last profile; then the
+        // lookup ends.
         server.block_agents(&["Chrome/", "Firefox/", "Version/26.4"]);
         let response = app.get(&lookup_path()).await;
         assert_eq!(response.status(), 429);
         assert_eq!(
             agents(&server)[2..],
-            ["firefox", "safari", "chrome", "chrome_previous"],
-            "one request per profile, starting with the next in turn"
+            [
+                "firefox",
+                "safari",
+                "chrome",
+                "chrome_previous",
+                "chrome_previous"
+            ],
+            "one page request per profile, then the embed"
+        );
+        let paths: Vec<String> = server.requests()[2..]
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        assert!(
+            paths[..4].iter().all(|p| p.starts_with("/@")) && paths[4].starts_with("/embed/@"),
+            "{paths:?}"
         );
     }
 

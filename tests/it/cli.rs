@@ -528,10 +528,7 @@ fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
             .unwrap();
         assert_eq!(r.status(), 401);
     });
-    let pid = child.id().to_string();
-    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::terminate(child);
     assert_eq!(out.status.code(), Some(0), "SIGTERM drains and exits 0");
     let stderr = String::from_utf8(out.stderr).unwrap();
     for secret in [

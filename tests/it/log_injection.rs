@@ -76,15 +76,7 @@ async fn captured_log(format: &str) -> String {
         500,
         "an unexpected status is a failed extraction"
     );
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+    let out = tokio::task::spawn_blocking(move || crate::support::terminate(child))
         .await
         .unwrap();
     let log = String::from_utf8(out.stderr).unwrap();

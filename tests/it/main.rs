@@ -3,6 +3,9 @@
 
 mod browser_client;
 mod browser_profiles;
+mod canary;
+mod canary_cli;
+mod canary_fleet;
 mod cli;
 mod config;
 mod config_api_keys;

@@ -448,15 +448,7 @@ fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
             assert_eq!(r.headers()["x-source"], source, "{name}");
         }
     });
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::terminate(child);
     let stderr = String::from_utf8(out.stderr).unwrap();
     let requests: Vec<Value> = stderr
         .lines()

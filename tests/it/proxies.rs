@@ -481,15 +481,7 @@ fn credentials_appear_in_no_log_metric_error_or_problem() {
     });
     assert_eq!(rig.via(), ["good", "good"]);
     assert_eq!(always407.refused_auth(), 1, "the 407 proxy was asked once");
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::terminate(child);
     let logs =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(logs.contains("proxy rests"), "{logs}");

@@ -412,15 +412,7 @@ fn each_block_kind_is_logged_with_its_reason_and_source() {
             assert_eq!(response.status(), 429, "{name}");
         }
     });
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::terminate(child);
     let logs =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     for (_, reason) in sv::STATELESS_BLOCK_NAMES {

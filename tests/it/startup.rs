@@ -43,9 +43,7 @@ fn banner(child: &mut Child) -> Vec<String> {
 }
 
 fn stop(child: Child) -> std::process::Output {
-    let pid = child.id().to_string();
-    let _ = Command::new("kill").args(["-TERM", &pid]).status();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::terminate(child);
     assert!(out.status.code().is_some(), "ended by SIGTERM's handler");
     out
 }

@@ -18,7 +18,7 @@ use url::Url;
 use super::web_headers;
 use super::{PhotoShareProfile, extract};
 use crate::config::Settings;
-use crate::platform::site::{Api, Document, Miss, Reading, Site};
+use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
@@ -53,7 +53,18 @@ impl Document for Doc {
             Doc::ProfilePage => "page",
         }
     }
+
+    /// The page hides a business account's post count; the JSON gives every public one's.
+    fn gives_posts(self) -> bool {
+        self == Doc::ProfileJson
+    }
 }
+
+/// What a JSON answer the extractor could not read is, before the page is asked.
+const JSON_UNREADABLE: &str = "unreadable";
+
+/// What a JSON answer with a status the endpoint is not known to send is.
+const UNEXPECTED_STATUS: &str = "unexpected status";
 
 impl Site for PhotoShare {
     const PLATFORM: Platform = Platform::PhotoShare;
@@ -141,7 +152,7 @@ impl Site for PhotoShare {
             (Doc::ProfilePage, s) if s.is_success() || s == StatusCode::NOT_FOUND => {
                 extract::from_page_answer(body, name)
             }
-            (Doc::ProfileJson, _) => return Reading::Inconclusive("unexpected status"),
+            (Doc::ProfileJson, _) => return Reading::Inconclusive(UNEXPECTED_STATUS),
             (Doc::ProfilePage, _) => return Reading::Unavailable(format!("HTTP {status}")),
         };
         match (doc, verdict) {
@@ -149,7 +160,7 @@ impl Site for PhotoShare {
             (Doc::ProfileJson, PageVerdict::NotFound) => Reading::Inconclusive(USER_NULL),
             (Doc::ProfileJson, PageVerdict::Unreadable(why)) => {
                 tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
-                Reading::Inconclusive("unreadable")
+                Reading::Inconclusive(JSON_UNREADABLE)
             }
             (_, verdict) => Reading::from(verdict.map(|body| Profile::new(&body))),
         }
@@ -174,6 +185,17 @@ impl Site for PhotoShare {
             })
             .collect::<Vec<_>>();
         Reading::Unreadable(why.join("; "))
+    }
+
+    /// Asked alone: a business account's 400 withholds it by design, `"user": null` is how
+    /// the platform also throttles, and an unreadable JSON (or a status it never sends) means
+    /// the endpoint moved.
+    fn alone(_: Doc, why: &str) -> Alone {
+        match why {
+            USER_NULL => Alone::Refused,
+            JSON_UNREADABLE | UNEXPECTED_STATUS => Alone::Unreadable,
+            _ => Alone::Withheld,
+        }
     }
 
     /// A JSON document is read as the profile JSON, anything else as the profile page.

@@ -7,6 +7,7 @@
 //! to these stand-ins, so the service is exercised end to end with no network. Nothing there
 //! comes from a real capture.
 
+pub mod drift;
 pub(crate) mod json_text;
 
 use std::net::SocketAddr;
@@ -23,13 +24,26 @@ pub const THROTTLED_NAME: &str = "throttled.demo";
 
 /// One platform's samples, as the demo and the tests use them.
 pub trait Samples {
+    /// The source [`Samples::drifted_stand_in`] serves in a moved shape.
+    const DRIFTED_SOURCE: &'static str;
+
     /// The platform's stand-in: a router that answers the platform's requests with the
     /// invented samples (a profile, a private one, a missing one, a throttled one, …).
     fn stand_in() -> Router;
 
+    /// The stand-in as it would be after the platform moved one of its documents: the
+    /// samples' documents of [`Samples::DRIFTED_SOURCE`] in a shape no reader knows (fetched
+    /// fine, unreadable), every other answer as [`Samples::stand_in`] gives it. The demo's
+    /// drift switch ([`drift`]) and the canary's tests serve it.
+    fn drifted_stand_in() -> Router;
+
     /// The lookups the demo suggests for this platform, each a name its stand-in serves and
     /// what it shows.
     fn demo_calls() -> Vec<DemoCall>;
+
+    /// The accounts the demo's canary watches: long-lived samples of each kind the stand-in
+    /// serves (public, private, business where the platform has them).
+    fn canary_accounts() -> Vec<&'static str>;
 }
 
 /// One lookup the demo's banner suggests.

@@ -20,7 +20,7 @@ use url::Url;
 use super::challenge::{self, WafChallenge};
 use super::{ShortVideoProfile, extract, stateless};
 use crate::config::Settings;
-use crate::platform::site::{Api, Document, Miss, Reading, Site};
+use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
 use crate::platform::{PageVerdict, Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
@@ -55,7 +55,15 @@ impl Document for Doc {
             Doc::Embed => "embed",
         }
     }
+
+    /// The embed gives followers and likes, never the video count.
+    fn gives_posts(self) -> bool {
+        self == Doc::Page
+    }
 }
+
+/// The reason of another client error on the embed: a status the embed is not known to send.
+const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
 /// The reason of the embed's 400: the platform says so for a private account and for a
 /// missing one alike.
@@ -131,7 +139,7 @@ impl Site for ShortVideo {
                 Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
             }
             s if doc == Doc::Embed && s.is_client_error() => {
-                Reading::Inconclusive("embed_unexpected_status")
+                Reading::Inconclusive(EMBED_UNEXPECTED_STATUS)
             }
             // The platform answers 200 for missing users too; the page's state decides (and a
             // bare 404 without state is reported by the extractor as unreadable).
@@ -186,5 +194,15 @@ impl Site for ShortVideo {
     /// The profile page of any era, or the embed page: one extractor reads them all.
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
         extract::extract(document, requested).map(|body| Profile::new(&body))
+    }
+
+    /// The embed's 400 withholds private (and missing) accounts by design; any other client
+    /// error there is a status the embed is not known to send: it moved.
+    fn alone(_: Doc, why: &str) -> Alone {
+        if why == EMBED_UNEXPECTED_STATUS {
+            Alone::Unreadable
+        } else {
+            Alone::Withheld
+        }
     }
 }

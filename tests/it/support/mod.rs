@@ -271,3 +271,15 @@ pub fn temp_file(prefix: &str, suffix: &str, bytes: &[u8]) -> tempfile::NamedTem
     file.flush().expect("flushed");
     file
 }
+
+/// Sends SIGTERM to `child` (a `profile-lookup` process the test started) and waits for it:
+/// what it wrote while serving, and how it exited.
+pub fn terminate(child: std::process::Child) -> std::process::Output {
+    let pid = child.id().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill(1) runs");
+    assert!(status.success(), "kill -TERM {pid} failed");
+    child.wait_with_output().expect("the child's output")
+}

@@ -2,6 +2,9 @@
 //! `"user": null` and the page's 404 for anyone else, the platform's throttle, a business
 //! account the JSON refuses with its schema 400 (the page answers), and a name whose JSON
 //! endpoint answers a login page with 200 (its page is the app shell).
+//!
+//! Its drifted twin answers the samples' profile JSON with the user under a key no reader
+//! knows (the platform moving its endpoint): fetched fine, unreadable; the page is as before.
 
 use std::sync::OnceLock;
 
@@ -19,8 +22,22 @@ use crate::platform::photo_share::PhotoShare;
 use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, json, throttled};
 
 impl samples::Samples for PhotoShare {
+    const DRIFTED_SOURCE: &'static str = "json";
+
     fn stand_in() -> Router {
         Router::new().fallback(answer)
+    }
+
+    fn drifted_stand_in() -> Router {
+        Router::new().fallback(drifted)
+    }
+
+    fn canary_accounts() -> Vec<&'static str> {
+        vec![
+            PUBLIC_USER.username,
+            PRIVATE_USER.username,
+            BUSINESS_USER.username,
+        ]
     }
 
     fn demo_calls() -> Vec<DemoCall> {
@@ -47,12 +64,7 @@ impl samples::Samples for PhotoShare {
 async fn answer(request: Request) -> Response {
     let path = request.uri().path();
     if path == "/api/v1/users/web_profile_info/" {
-        let name = request
-            .uri()
-            .query()
-            .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "username"))
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default();
+        let name = requested_name(&request);
         if name.eq_ignore_ascii_case(THROTTLED_NAME) {
             return throttled();
         }
@@ -93,6 +105,32 @@ async fn answer(request: Request) -> Response {
             response
         }
     }
+}
+
+/// As [`answer`], but a sample's profile JSON has its user under a moved key.
+async fn drifted(request: Request) -> Response {
+    if request.uri().path() == "/api/v1/users/web_profile_info/" {
+        let name = requested_name(&request);
+        if let Some(user) = sample_user(&name) {
+            let moved = String::from_utf8_lossy(&profile_json(user.username)).replacen(
+                "{\"data\":{\"user\":",
+                "{\"data\":{\"account\":",
+                1,
+            );
+            return json(Bytes::from(moved));
+        }
+    }
+    answer(request).await
+}
+
+/// The `username` query parameter of a profile JSON request.
+fn requested_name(request: &Request) -> String {
+    request
+        .uri()
+        .query()
+        .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "username"))
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
 }
 
 /// The photo-share sample accounts, by name (case-insensitive).

@@ -2,6 +2,9 @@
 //! page shape, full size), the not-found page, a page without state, or the platform's
 //! throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
 //! missing", as the platform says for both).
+//!
+//! Its drifted twin serves the samples' profile pages with their state under an id no era used
+//! (the platform moving its page): fetched fine, unreadable; the embed is as before.
 
 use std::sync::OnceLock;
 
@@ -18,9 +21,22 @@ use super::{
 use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, throttled};
 use crate::platform::short_video::ShortVideo;
 
+/// The state script's id on a drifted page: the data is there, under a name no reader knows.
+const MOVED_STATE_ID: &str = "__APP_STATE_V2__";
+
 impl samples::Samples for ShortVideo {
+    const DRIFTED_SOURCE: &'static str = "page";
+
     fn stand_in() -> Router {
         Router::new().fallback(answer)
+    }
+
+    fn drifted_stand_in() -> Router {
+        Router::new().fallback(drifted)
+    }
+
+    fn canary_accounts() -> Vec<&'static str> {
+        vec![PUBLIC_USER.unique_id, PRIVATE_USER.unique_id]
     }
 
     fn demo_calls() -> Vec<DemoCall> {
@@ -62,6 +78,39 @@ async fn answer(request: Request) -> Response {
         Some(user) => html(profile_page(user.unique_id)),
         None => html(Bytes::from(super::not_found_page(Era::Universal, name))),
     }
+}
+
+/// As [`answer`], but a sample's profile page is in the moved shape.
+async fn drifted(request: Request) -> Response {
+    let sample = request
+        .uri()
+        .path()
+        .strip_prefix("/@")
+        .and_then(super::sample_user);
+    match sample {
+        Some(user) => html(moved_page(user.unique_id)),
+        None => answer(request).await,
+    }
+}
+
+/// A sample's profile page with its state moved (see [`MOVED_STATE_ID`]), built once.
+fn moved_page(unique_id: &str) -> Bytes {
+    static PAGES: OnceLock<Vec<(&'static str, Bytes)>> = OnceLock::new();
+    let pages = PAGES.get_or_init(|| {
+        super::sample_users()
+            .into_iter()
+            .map(|u| {
+                let page = String::from_utf8_lossy(&profile_page(u.unique_id))
+                    .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
+                (u.unique_id, Bytes::from(page))
+            })
+            .collect()
+    });
+    pages
+        .iter()
+        .find(|(id, _)| *id == unique_id)
+        .map(|(_, page)| page.clone())
+        .unwrap_or_default()
 }
 
 /// The page without state the stand-in answers `name` with, if it is one of those names.

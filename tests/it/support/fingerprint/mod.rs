@@ -29,6 +29,25 @@ use tokio_rustls::rustls;
 /// At most this much of each direction is recorded.
 const RECORD_CAP: usize = 256 * 1024;
 
+/// The headers of a desktop Chrome navigation, in the order Chrome sends them: the client
+/// hints, `upgrade-insecure-requests`, the user agent, `accept`, then `sec-fetch-*` as site,
+/// mode, user, dest, then encodings, languages and priority.
+pub const CHROME_NAVIGATION_ORDER: &[&str] = &[
+    "sec-ch-ua",
+    "sec-ch-ua-mobile",
+    "sec-ch-ua-platform",
+    "upgrade-insecure-requests",
+    "user-agent",
+    "accept",
+    "sec-fetch-site",
+    "sec-fetch-mode",
+    "sec-fetch-user",
+    "sec-fetch-dest",
+    "accept-encoding",
+    "accept-language",
+    "priority",
+];
+
 /// The profile page every fingerprint test expects back.
 pub const PROFILE_PAGE: &str = "<!doctype html><html><body><h1>@loopback</h1>\
     <p>12 followers</p></body></html>";

@@ -1,0 +1,161 @@
+//! When rounds run: every `canary.interval_seconds`, give or take `canary.jitter` of it, on
+//! each replica. With Redis, each replica that wakes tries the fleet's round lease (it lives
+//! one interval): the one that takes it runs the round and publishes the board, the others
+//! adopt the published board, so the fleet runs one round per interval and every replica
+//! shows its verdicts. When Redis cannot be used, each replica runs its own rounds, as
+//! without Redis.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::board::{Board, now_ms};
+use super::round::{self, Limits};
+use super::verdict::Judged;
+use crate::config::{Settings, ms};
+use crate::fleet::Fleet;
+use crate::platform::Sources;
+use crate::telemetry::canary as metrics;
+
+/// How long the board lives in Redis, in intervals: a fleet whose rounds stopped is seen as
+/// stale (an alert), and its last board is gone after this.
+const SHARED_FOR_INTERVALS: u32 = 3;
+
+/// The wait before the first round: a random part of `jitter` of the interval, so that a fleet
+/// started at once does not ask for the lease in the same millisecond (none at all with
+/// `jitter = 0`).
+pub fn first_wait(interval: Duration, jitter: f64) -> Duration {
+    interval.mul_f64(jitter * fastrand::f64())
+}
+
+/// The wait between two rounds: the interval, longer or shorter by up to `jitter` of it.
+pub fn next_wait(interval: Duration, jitter: f64) -> Duration {
+    interval.mul_f64(1.0 + jitter * (2.0 * fastrand::f64() - 1.0))
+}
+
+/// Runs rounds for as long as the returned future is polled; returns at once when the canary
+/// is off. `holder` names this replica in the fleet's lease.
+pub async fn run(
+    board: &Board,
+    holder: &str,
+    settings: &Settings,
+    sources: &Sources,
+    fleet: Option<&Fleet>,
+) {
+    let config = &settings.canary;
+    if !config.is_on() {
+        return;
+    }
+    let interval = Duration::from_secs(config.interval_seconds);
+    metrics::started(config.interval_seconds, now_ms() / 1000);
+    tokio::time::sleep(first_wait(interval, config.jitter)).await;
+    loop {
+        tick(board, holder, settings, sources, fleet, interval).await;
+        tokio::time::sleep(next_wait(interval, config.jitter)).await;
+    }
+}
+
+/// One wake-up: this replica's round, or the fleet's board.
+async fn tick(
+    board: &Board,
+    holder: &str,
+    settings: &Settings,
+    sources: &Sources,
+    fleet: Option<&Fleet>,
+    interval: Duration,
+) {
+    let Some(fleet) = fleet else {
+        return run_round(board, settings, sources, interval).await;
+    };
+    match fleet.canary_lease(holder, interval).await {
+        Some(true) => {
+            // The last round may have been another replica's: go on from its board.
+            adopt_shared(board, sources, fleet).await;
+            run_round(board, settings, sources, interval).await;
+            let shared_for = interval.saturating_mul(SHARED_FOR_INTERVALS);
+            if fleet
+                .canary_publish(board.encode(), shared_for)
+                .await
+                .is_none()
+            {
+                tracing::warn!("the canary's verdicts could not be shared through Redis");
+            }
+        }
+        Some(false) => {
+            adopt_shared(board, sources, fleet).await;
+        }
+        // Redis cannot be used: this replica runs its own rounds until it can.
+        None => run_round(board, settings, sources, interval).await,
+    }
+}
+
+/// Adopts the fleet's board when it is newer than this replica's.
+async fn adopt_shared(board: &Board, sources: &Sources, fleet: &Fleet) {
+    if let Some(Some(bytes)) = fleet.canary_verdicts().await
+        && let Some(shared) = Board::decode(&bytes)
+    {
+        board.adopt(shared, sources);
+    }
+}
+
+/// Runs one round of every configured account, ending within `interval` (the lease), and
+/// records it.
+pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, interval: Duration) {
+    let limits = Limits {
+        per_probe: ms(settings.server.request_timeout_ms),
+        round_ends: Instant::now() + interval,
+    };
+    let accounts = round::accounts(settings, None);
+    let round = round::run(settings, sources, &accounts, limits, &|_| {}).await;
+    metrics::round_run();
+    for row in &round.rows {
+        match &row.judged {
+            Judged::Skipped(reason) => {
+                metrics::skipped(row.platform.as_str(), row.source, reason);
+            }
+            judged => tracing::debug!(
+                platform = row.platform.as_str(),
+                source = row.source,
+                verdict = judged.label(),
+                reason = judged.reason().unwrap_or("-"),
+                status = row.status.unwrap_or(0),
+                ms = u64::try_from(row.elapsed.as_millis()).unwrap_or(u64::MAX),
+                "canary probe"
+            ),
+        }
+    }
+    for result in round.by_source() {
+        if let Some(verdict) = result.verdict.filter(|v| *v != super::Verdict::Ok) {
+            tracing::warn!(
+                platform = result.platform.as_str(),
+                source = result.source,
+                verdict = verdict.label(),
+                reason = result.reason.unwrap_or("-"),
+                "canary: a source did not read ok"
+            );
+        }
+    }
+    board.record(&round, now_ms(), sources);
+    tracing::info!(
+        probes = round.rows.len(),
+        took_ms = u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),
+        "canary round done"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_stay_within_the_jitter() {
+        let interval = Duration::from_secs(600);
+        for _ in 0..1000 {
+            let next = next_wait(interval, 0.1);
+            assert!(next >= Duration::from_secs(540) && next <= Duration::from_secs(660));
+            assert!(first_wait(interval, 0.1) <= Duration::from_secs(60));
+        }
+        assert_eq!(next_wait(interval, 0.0), interval);
+        assert_eq!(first_wait(interval, 0.0), Duration::ZERO);
+    }
+}

@@ -1,0 +1,266 @@
+//! `profile-lookup canary` as an operator runs it: one round against loopback stand-ins, a
+//! table or JSON, and the exit code that says what to do (0 all ok, 1 a source changed, 2 only
+//! blocks or unreachable sources, 3 settings it cannot use).
+
+use std::process::{Command, Output};
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use profile_lookup::platform::photo_share::PhotoShare;
+use profile_lookup::platform::photo_share::samples as ps;
+use profile_lookup::platform::short_video::ShortVideo;
+use profile_lookup::platform::short_video::samples as sv;
+use serde_json::Value;
+
+use crate::canary::{StandIn, stand_in};
+use crate::support::{spawn_upstream, temp_file};
+
+const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+
+/// A config with short-video at `short`, photo-share at `photo`, quick retries, and `canary`
+/// as the `[canary]` section's body.
+fn config(short: &str, photo: &str, canary: &str) -> tempfile::NamedTempFile {
+    let text = format!(
+        "[short_video]\nbase_url = \"http://{short}\"\n\
+         [photo_share]\nbase_url = \"http://{photo}\"\n\
+         [retry]\nbase_delay_ms = 10\nmax_delay_ms = 50\nmax_total_ms = 500\n\
+         [upstream]\ntimeout_ms = 2000\n\
+         [canary]\n{canary}\n"
+    );
+    temp_file("canary-cli-", ".toml", text.as_bytes())
+}
+
+/// `profile-lookup canary ARGS` with only `env` from the service's variables; off the test's
+/// runtime, so the stand-ins it serves keep answering.
+async fn canary(args: Vec<String>, env: Vec<(&'static str, String)>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let mut command = Command::new(BIN);
+        command
+            .arg("canary")
+            .args(args)
+            .env_remove("PROFILE_LOOKUP_CONFIG");
+        for (key, _) in std::env::vars() {
+            if key.starts_with("PROFILE_LOOKUP__") {
+                command.env_remove(key);
+            }
+        }
+        command.envs(env).output().expect("the binary runs")
+    })
+    .await
+    .unwrap()
+}
+
+fn with_config(file: &tempfile::NamedTempFile, more: &[&str]) -> Vec<String> {
+    let mut args = vec!["--config".to_owned(), file.path().display().to_string()];
+    args.extend(more.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn stand_ins() -> (StandIn, StandIn) {
+    (
+        stand_in::<ShortVideo>().await,
+        stand_in::<PhotoShare>().await,
+    )
+}
+
+const BOTH: &str =
+    "short_video = [\"sunny.kitchen.lab\", \"quiet.fox_22\"]\nphoto_share = [\"lumen.trails\"]";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_source_ok_exits_0_with_a_row_per_probe() {
+    let (short, photo) = stand_ins().await;
+    let file = config(
+        &short.upstream.addr.to_string(),
+        &photo.upstream.addr.to_string(),
+        BOTH,
+    );
+    let out = canary(with_config(&file, &["--json"]), Vec::new()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "no progress line off a terminal: {}",
+        text(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let probes = report["probes"].as_array().unwrap();
+    assert_eq!(
+        probes.len(),
+        2 * 2 + 2,
+        "two accounts on two sources, one on two"
+    );
+    let private_embed = probes
+        .iter()
+        .find(|p| p["account"] == "quiet.fox_22" && p["source"] == "embed")
+        .unwrap();
+    assert_eq!(private_embed["verdict"], "skipped");
+    assert_eq!(private_embed["status"], 400);
+    assert_eq!(private_embed["reason"], "embed_private_or_missing");
+    let page = probes
+        .iter()
+        .find(|p| p["account"] == "sunny.kitchen.lab" && p["source"] == "page")
+        .unwrap();
+    assert_eq!(page["verdict"], "ok");
+    assert_eq!(page["status"], 200);
+    assert!(page["bytes"].as_u64().unwrap() > 100_000, "{page}");
+    assert!(
+        report["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["verdict"] == "ok")
+    );
+    assert_eq!(report["exit"], 0);
+
+    // The table: a header, a row per probe, a line per source.
+    let out = canary(with_config(&file, &[]), Vec::new()).await;
+    assert_eq!(out.status.code(), Some(0));
+    let table = text(&out.stdout);
+    let header = table.lines().next().unwrap();
+    for column in [
+        "PLATFORM", "SOURCE", "ACCOUNT", "VERDICT", "STATUS", "BYTES", "MS", "REASON",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    assert_eq!(table.lines().count(), 1 + 6 + 1, "{table}");
+    assert!(
+        table.contains("short-video page: ok; short-video embed: ok"),
+        "{table}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_source_exits_1_and_one_platform_can_be_asked_alone() {
+    let (short, photo) = stand_ins().await;
+    short.drift.set(true);
+    let file = config(
+        &short.upstream.addr.to_string(),
+        &photo.upstream.addr.to_string(),
+        BOTH,
+    );
+    let out = canary(with_config(&file, &["--json"]), Vec::new()).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sources = report["sources"].as_array().unwrap();
+    let page = sources
+        .iter()
+        .find(|s| s["source"] == "page" && s["platform"] == "short-video");
+    assert_eq!(page.unwrap()["verdict"], "changed");
+    // Photo-share alone: its sources read, so 0; and short-video was not asked.
+    short.forget();
+    let only = canary(
+        with_config(&file, &["--platform", "photo-share"]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(only.status.code(), Some(0), "{}", text(&only.stdout));
+    assert!(short.paths().is_empty(), "{:?}", short.paths());
+    assert!(!text(&only.stdout).contains("short-video"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_alone_exit_2() {
+    let refusing = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response() }),
+    )
+    .await;
+    let addr = refusing.addr.to_string();
+    let file = config(&addr, &addr, BOTH);
+    let out = canary(with_config(&file, &[]), Vec::new()).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("blocked"));
+    assert!(!text(&out.stdout).contains("changed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_come_from_the_environment_too() {
+    let (short, photo) = stand_ins().await;
+    let file = config(
+        &short.upstream.addr.to_string(),
+        &photo.upstream.addr.to_string(),
+        "",
+    );
+    let env = vec![(
+        "PROFILE_LOOKUP__CANARY__PHOTO_SHARE",
+        format!(
+            "{}, {}",
+            ps::PUBLIC_USER.username,
+            ps::BUSINESS_USER.username
+        ),
+    )];
+    let out = canary(with_config(&file, &["--json"]), env).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let accounts: Vec<&str> = report["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["account"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        accounts,
+        [
+            ps::PUBLIC_USER.username,
+            ps::BUSINESS_USER.username,
+            ps::PUBLIC_USER.username,
+            ps::BUSINESS_USER.username
+        ]
+    );
+    let _ = sv::PUBLIC_USER;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_it_cannot_use_exit_3_and_say_why() {
+    let cases: [(&str, &str); 4] = [
+        ("", "no canary account is configured"),
+        ("short_video = [\"a\"]", "canary.short_video[0]"),
+        (
+            "photo_share = \"lumen.trails\"",
+            "canary.photo_share must be a list",
+        ),
+        (
+            "intervl_seconds = 5",
+            "canary.intervl_seconds is not a key of [canary]",
+        ),
+    ];
+    for (body, said) in cases {
+        let file = config("127.0.0.1:9", "127.0.0.1:9", body);
+        let out = canary(with_config(&file, &[]), Vec::new()).await;
+        assert_eq!(out.status.code(), Some(3), "{body}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(said),
+            "{body}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let out = canary(
+        vec!["--config".into(), "/nonexistent/canary.toml".into()],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3));
+    let jitter = config(
+        "127.0.0.1:9",
+        "127.0.0.1:9",
+        "jitter = 0.9\nshort_video = [\"ab\"]",
+    );
+    let out = canary(with_config(&jitter, &[]), Vec::new()).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("canary.jitter is 0.9"),
+        "{}",
+        text(&out.stderr)
+    );
+}
