@@ -20,7 +20,7 @@
 //! # Background refreshes
 //!
 //! A hit that finds its entry in the stale-while-revalidate window, or hot (asked `hot_hits`
-//! times here) within one fetch time of expiring ([`rules::Rules::lead`]), is answered at
+//! times here) within one fetch time of expiring (`rules::Rules::lead`), is answered at
 //! once and starts a refresh: a flight like a miss's, with nobody waiting on it, that wants an
 //! answer newer than the entry. It is the same one flight (none starts while one is in the air
 //! for the name, and with Redis the fleet's lock makes it one per fleet: a replica whose
@@ -50,18 +50,15 @@
 //! (`fleet_tier`): a flight first reads Redis, then takes the fleet's lock on the name and
 //! fetches, or waits for the replica holding it; what is fetched is written to both levels.
 
+mod answer;
 mod fleet_tier;
 mod flight;
 mod rules;
+mod stores;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use moka::Expiry;
-use moka::future::Cache;
 use tokio::sync::watch;
 
 use crate::config::Settings;
@@ -71,160 +68,18 @@ use crate::telemetry;
 use crate::upstream::gate::RefreshBudget;
 use crate::username::Username;
 
+pub use answer::{Entry, Forward, How, REFRESH_RETRY, Served, Stored, Wants};
 pub use rules::Trigger;
-use rules::{FetchTimes, Need, Rules, Verdict};
+use rules::{Need, Verdict};
+use stores::Stores;
 
 /// `profile_lookup_cache_refreshes_total{platform, trigger, outcome}`: background refreshes
 /// by why they started (`revalidate`, `ahead`, `max_stale`) and how they ended (`refreshed`,
 /// `gone`, `fleet`: another replica's newer answer, `skipped`: no refresh budget, `failed`).
 pub const CACHE_REFRESHES: &str = "profile_lookup_cache_refreshes_total";
-/// How soon an entry may start another background refresh here after starting one.
-pub const REFRESH_RETRY: Duration = Duration::from_secs(1);
 /// A refresh wants an answer fetched at least this long after the entry it replaces: more
 /// than the rounding of a fetch time to whole milliseconds on its way through Redis.
 const REFRESH_MARGIN: Duration = Duration::from_millis(50);
-
-/// What a caller asked about freshness: the `Cache-Control` request directives a lookup
-/// honours (read by `crate::http::directives`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Wants {
-    /// `max-age=N` (`no-cache`: 0): no answer older than N seconds.
-    pub max_age: Option<u64>,
-    /// `max-stale[=N]`: a found profile up to N seconds past its TTL is taken (`u64::MAX`:
-    /// any).
-    pub max_stale: Option<u64>,
-    /// `only-if-cached`: no upstream request for this lookup.
-    pub only_if_cached: bool,
-}
-
-/// A stored answer: what the API returns for a name.
-#[derive(Debug)]
-pub struct Entry {
-    /// The answer.
-    pub value: Stored,
-    /// When the upstream gave it (to whichever replica fetched it): `Age` counts from here.
-    pub stored_at: Instant,
-    /// Upstream requests the fetch took (for the access log of the request that fetched).
-    pub upstream_requests: u32,
-    /// The platform source that gave the answer (`x-source`), when known.
-    pub source: Option<&'static str>,
-    /// Hits this replica answered from it: what makes it hot.
-    hits: AtomicU64,
-    /// The age (ms) before which it starts no other background refresh here.
-    refresh_from_ms: AtomicU64,
-}
-
-impl Entry {
-    /// An answer given at `stored_at`, not yet hit.
-    pub fn new(
-        value: Stored,
-        stored_at: Instant,
-        upstream_requests: u32,
-        source: Option<&'static str>,
-    ) -> Self {
-        Self {
-            value,
-            stored_at,
-            upstream_requests,
-            source,
-            hits: AtomicU64::new(0),
-            refresh_from_ms: AtomicU64::new(0),
-        }
-    }
-
-    /// Counts one hit; the hits so far, this one included.
-    fn hit(&self) -> u64 {
-        self.hits.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    /// Claims the right to start a background refresh at `age`: at most one per
-    /// [`REFRESH_RETRY`], whichever hit asks first.
-    fn claim_refresh(&self, age: Duration) -> bool {
-        let now = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
-        let from = self.refresh_from_ms.load(Ordering::Relaxed);
-        let next = now.saturating_add(REFRESH_RETRY.as_millis() as u64);
-        now >= from
-            && self
-                .refresh_from_ms
-                .compare_exchange(from, next, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-    }
-}
-
-/// The cacheable answers.
-#[derive(Debug, Clone)]
-pub enum Stored {
-    /// A profile body (serialised once) and its private flag.
-    Found {
-        /// The exact JSON response body.
-        body: Bytes,
-        /// Whether the account is private.
-        private: bool,
-    },
-    /// The platform says there is no such user.
-    NotFound,
-}
-
-/// Why a lookup went to the platform (RFC 9211's `fwd`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forward {
-    /// Nothing was stored for the name (`uri-miss`).
-    UriMiss,
-    /// Only a stale answer was stored (`stale`).
-    Stale,
-    /// A fresh answer was stored, but the caller's `max-age`/`no-cache` refused it (`request`).
-    Request,
-}
-
-/// How a stored answer reached the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum How {
-    /// From what was stored (memory or the fleet's), without waiting on the platform.
-    Hit,
-    /// Fetched from the platform for this lookup.
-    Fetched {
-        /// Why the lookup went to the platform.
-        forward: Forward,
-        /// True when another caller's flight fetched it and this lookup joined it.
-        collapsed: bool,
-        /// Whether the answer was kept for later lookups.
-        stored: bool,
-    },
-}
-
-/// How a request was served, for headers and the access log.
-#[derive(Debug, Clone)]
-pub enum Served {
-    /// A stored answer.
-    Stored {
-        /// The answer.
-        entry: Arc<Entry>,
-        /// Hit or fetched.
-        how: How,
-        /// Whole seconds of freshness left, negative once stale (RFC 9211's `ttl`).
-        ttl: i64,
-    },
-    /// The fetch failed and an older profile was served instead.
-    Stale {
-        /// The old answer.
-        entry: Arc<Entry>,
-        /// What the failed fetch reported.
-        failure: FailureReport,
-        /// Seconds of freshness left (negative).
-        ttl: i64,
-    },
-    /// The fetch failed and nothing could stand in for it.
-    Failed {
-        /// What the failed fetch reported.
-        report: FailureReport,
-        /// Why the lookup went to the platform.
-        forward: Forward,
-    },
-    /// `only-if-cached`, and nothing stored suits the caller.
-    NotCached,
-    /// The caller forced a fetch and could not pay for it (no quota unit left).
-    Unpaid,
-}
 
 /// Where the callers of one flight wait for it to land.
 type Landing = watch::Receiver<Option<Landed>>;
@@ -281,165 +136,23 @@ pub struct ProfileCache {
     refresh: Vec<Arc<RefreshBudget>>,
 }
 
-/// What a flight's task needs after its caller is gone: the stores and the flights in the air.
-#[derive(Clone)]
-struct Stores {
-    fresh: Cache<Username, Arc<Entry>>,
-    stale: Option<Cache<Username, Arc<Entry>>>,
-    flights: Arc<Mutex<HashMap<Username, Landing>>>,
-    /// The fleet's level, when `[redis]` is set.
-    shared: Option<Arc<fleet_tier::FleetTier>>,
-    /// Which answers outlive their insert here (found, not found, stale copies): an entry
-    /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
-    lasting: Lasting,
-    rules: Rules,
-    /// How long a fetch of each platform takes lately: how early hot entries are refreshed.
-    fetch_times: Arc<FetchTimes>,
-}
-
-#[derive(Clone, Copy)]
-struct Lasting {
-    found: bool,
-    not_found: bool,
-    stale: bool,
-}
-
-/// How long entries live in a store, by kind.
-struct TtlByOutcome {
-    found: Duration,
-    not_found: Duration,
-}
-
-impl TtlByOutcome {
-    /// The lifetime `entry` has left, counted from its original fetch: an entry another replica
-    /// fetched a while ago expires here when it does there.
-    fn left(&self, entry: &Entry) -> Duration {
-        let lifetime = match entry.value {
-            Stored::Found { .. } => self.found,
-            Stored::NotFound => self.not_found,
-        };
-        lifetime.saturating_sub(entry.stored_at.elapsed())
-    }
-}
-
-impl Expiry<Username, Arc<Entry>> for TtlByOutcome {
-    fn expire_after_create(
-        &self,
-        _: &Username,
-        entry: &Arc<Entry>,
-        _: Instant,
-    ) -> Option<Duration> {
-        Some(self.left(entry))
-    }
-
-    /// A replaced entry (a refresh's answer, or a newer one from the fleet) lives as its own
-    /// fetch time says: moka would otherwise keep the old entry's expiry.
-    fn expire_after_update(
-        &self,
-        _: &Username,
-        entry: &Arc<Entry>,
-        _: Instant,
-        _: Option<Duration>,
-    ) -> Option<Duration> {
-        Some(self.left(entry))
-    }
-}
-
-fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
-    let body = match &entry.value {
-        Stored::Found { body, .. } => body.len(),
-        Stored::NotFound => 0,
-    };
-    u32::try_from(body + 64).unwrap_or(u32::MAX)
-}
-
 impl ProfileCache {
     /// Builds both stores from `[cache]`, and each platform's refresh share from its budget;
     /// with a `fleet`, they sit in front of the fleet's.
     pub fn new(settings: &Settings, fleet: Option<Fleet>) -> Self {
-        let cache = &settings.cache;
-        let secs = |s: u64| {
-            if cache.enabled {
-                Duration::from_secs(s)
-            } else {
-                Duration::ZERO
-            }
-        };
-        let rules = Rules {
-            found: secs(cache.ttl_seconds),
-            not_found: secs(cache.negative_ttl_seconds),
-            window: secs(cache.revalidate_window()),
-            hot_hits: cache.hot_hits,
-        };
-        let (ttl, window, negative_ttl) = (rules.found, rules.window, rules.not_found);
-        // `max_bytes = 0` keeps nothing in this replica's memory (moka would still hold an
-        // entry until its next eviction pass): every answer then comes from the fleet's level,
-        // or, without one, from a fetch that only concurrent callers share.
-        let in_memory = |lifetime: Duration| {
-            if cache.max_bytes == 0 {
-                Duration::ZERO
-            } else {
-                lifetime
-            }
-        };
-        let fresh = Cache::builder()
-            .max_capacity(cache.max_bytes)
-            .weigher(weight)
-            .expire_after(TtlByOutcome {
-                found: in_memory(ttl + window),
-                not_found: in_memory(negative_ttl),
-            })
-            .build();
-        let max_stale = secs(cache.max_stale_seconds);
-        let stale = (!max_stale.is_zero()).then(|| {
-            Cache::builder()
-                .max_capacity(cache.max_bytes)
-                .weigher(weight)
-                .expire_after(TtlByOutcome {
-                    found: in_memory(ttl + max_stale),
-                    not_found: Duration::ZERO,
-                })
-                .build()
-        });
-        let lasting = Lasting {
-            found: !in_memory(ttl + window).is_zero(),
-            not_found: !in_memory(negative_ttl).is_zero(),
-            stale: !in_memory(ttl + max_stale).is_zero(),
-        };
         let refresh = Platform::ALL
             .iter()
             .map(|&p| {
                 Arc::new(RefreshBudget::new(
                     p.as_str(),
                     settings.platform(p),
-                    cache.refresh_share,
+                    settings.cache.refresh_share,
                     fleet.clone(),
                 ))
             })
             .collect();
         Self {
-            stores: Stores {
-                fresh,
-                stale,
-                lasting,
-                flights: Arc::default(),
-                shared: fleet.map(|fleet| {
-                    // Redis's stale record lives as long as any replica's stale copy can.
-                    let stale_ttl = if max_stale.is_zero() {
-                        Duration::ZERO
-                    } else {
-                        ttl.saturating_add(max_stale)
-                    };
-                    Arc::new(fleet_tier::FleetTier::new(
-                        fleet,
-                        ttl + window,
-                        negative_ttl,
-                        stale_ttl,
-                    ))
-                }),
-                rules,
-                fetch_times: Arc::new(FetchTimes::new()),
-            },
+            stores: Stores::new(&settings.cache, fleet),
             flight_deadline: Duration::from_secs(60),
             refresh,
         }
@@ -778,129 +491,6 @@ where
                 upstream_requests: 0,
                 source: None,
             },
-        }
-    }
-}
-
-impl Stores {
-    fn lock_flights(&self) -> std::sync::MutexGuard<'_, HashMap<Username, Landing>> {
-        self.flights
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The verdict on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
-    /// fetch time.
-    fn judge(
-        &self,
-        name: &Username,
-        entry: &Entry,
-        age: Duration,
-        hits: u64,
-        wants: &Wants,
-    ) -> Verdict {
-        let fetch_time = self.fetch_times.recent(name.platform());
-        self.rules.judge(entry, age, hits, wants, fetch_time)
-    }
-
-    /// Whether an answer like `value` is kept for later lookups (here or in the fleet's cache).
-    fn keeps(&self, value: &Stored) -> bool {
-        let lifetime = self.rules.lifetime(value) + self.rules.window(value);
-        let here = match value {
-            Stored::Found { .. } => self.lasting.found,
-            Stored::NotFound => self.lasting.not_found,
-        };
-        here || (self.shared.is_some() && !lifetime.is_zero())
-    }
-
-    /// Stores what a fetch (started at `started`) found, and counts the time it took;
-    /// failures are never stored.
-    async fn store(
-        &self,
-        name: &Username,
-        report: Report,
-        started: Instant,
-    ) -> Result<Arc<Entry>, FailureReport> {
-        let value = match report.lookup {
-            Lookup::Found(profile) => Stored::Found {
-                body: profile.json().clone(),
-                private: profile.is_private(),
-            },
-            Lookup::NotFound => Stored::NotFound,
-            Lookup::Failed(failure) => {
-                return Err(FailureReport {
-                    failure,
-                    upstream_requests: report.upstream_requests,
-                    source: report.source,
-                });
-            }
-        };
-        self.fetch_times.note(name.platform(), started.elapsed());
-        let entry = Arc::new(Entry::new(
-            value,
-            Instant::now(),
-            report.upstream_requests,
-            report.source,
-        ));
-        self.keep(name, entry.clone()).await;
-        Ok(entry)
-    }
-
-    /// What may stand in for a failed fetch of `name` (or serve a caller's `max-stale`): the
-    /// newer of this replica's stale copy and the fleet's stale record. A not-found that some
-    /// replica recorded after this replica's copy was fetched wins: nothing is served and the
-    /// copy is dropped, so a profile the platform said is gone comes back on no replica. When
-    /// Redis cannot be asked, this replica's copy.
-    async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
-        let stale = self.stale.as_ref()?;
-        let mine = stale.get(name).await;
-        let Some(shared) = &self.shared else {
-            return mine;
-        };
-        let Some(record) = shared.stale_record(name).await else {
-            return mine;
-        };
-        let newest = match (record, mine) {
-            (Some(theirs), Some(mine)) if mine.stored_at > theirs.stored_at => return Some(mine),
-            (Some(theirs), _) => theirs,
-            (None, mine) => return mine,
-        };
-        match newest.value {
-            Stored::Found { .. } => {
-                if self.lasting.stale {
-                    stale.insert(name.clone(), newest.clone()).await;
-                }
-                Some(newest)
-            }
-            Stored::NotFound => {
-                stale.invalidate(name).await;
-                None
-            }
-        }
-    }
-
-    /// Puts an answer (fetched here or by another replica) in this replica's stores.
-    async fn keep(&self, name: &Username, entry: Arc<Entry>) {
-        let lasts = match entry.value {
-            Stored::Found { .. } => self.lasting.found,
-            Stored::NotFound => self.lasting.not_found,
-        };
-        if lasts {
-            self.fresh.insert(name.clone(), entry.clone()).await;
-        } else if self.lasting.found || self.lasting.not_found {
-            // An answer of the other kind may still be held: this one replaces it.
-            self.fresh.invalidate(name).await;
-        }
-        if let Some(stale) = &self.stale {
-            match &entry.value {
-                Stored::Found { .. } if self.lasting.stale => {
-                    stale.insert(name.clone(), entry.clone()).await
-                }
-                Stored::Found { .. } => {}
-                // A confirmed not-found replaces the older profile: a later outage must never
-                // bring back a profile the platform has said is gone.
-                Stored::NotFound => stale.invalidate(name).await,
-            }
         }
     }
 }

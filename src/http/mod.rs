@@ -13,6 +13,7 @@ pub mod directives;
 pub mod docs;
 pub mod guard;
 pub mod handlers;
+mod lookup_answer;
 pub mod openapi;
 pub mod path_name;
 pub mod request_id;

@@ -115,7 +115,7 @@ impl Gate {
     /// The slot comes first: a budget token is taken only by a request that will be sent, so
     /// requests shed while queueing for a slot spend none of the platform's budget (a token
     /// is only ever taken at the moment the wait for it succeeds). Inside [`background`] the
-    /// request waits for nothing and is held to the refresh share ([`Gate::pass_now`]).
+    /// request waits for nothing and is held to the refresh share (`Gate::pass_now`).
     pub async fn pass(&self) -> Result<Pass, Refusal> {
         if let Ok(share) = REFRESH.try_with(Arc::clone) {
             return self.pass_now(&share).await;
