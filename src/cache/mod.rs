@@ -196,13 +196,7 @@ impl ProfileCache {
             (age, verdict)
         });
         if let (Some(entry), Some((age, Verdict::Serve(trigger)))) = (&held, verdict) {
-            telemetry::cache(name.platform(), "hit");
-            if let Some(trigger) = trigger
-                && !wants.only_if_cached
-            {
-                self.refresh(name, entry, age, trigger, fetch);
-            }
-            return self.hit(entry.clone(), age);
+            return self.serve_held(name, entry.clone(), age, trigger, wants, fetch);
         }
         // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
         // every hit would otherwise carry (and move) in its own future.
@@ -244,13 +238,7 @@ impl ProfileCache {
         {
             let age = copy.stored_at.elapsed();
             if let Verdict::Serve(trigger) = self.stores.judge(name, &copy, age, 0, &wants) {
-                telemetry::cache(name.platform(), "hit");
-                if let Some(trigger) = trigger
-                    && !wants.only_if_cached
-                {
-                    self.refresh(name, &copy, age, trigger, fetch);
-                }
-                return self.hit(copy, age);
+                return self.serve_held(name, copy, age, trigger, &wants, fetch);
             }
         }
         // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
@@ -264,13 +252,7 @@ impl ProfileCache {
             match self.stores.judge(name, &entry, age, 0, &wants) {
                 Verdict::Serve(trigger) => {
                     self.stores.keep(name, entry.clone()).await;
-                    telemetry::cache(name.platform(), "hit");
-                    if let Some(trigger) = trigger
-                        && !wants.only_if_cached
-                    {
-                        self.refresh(name, &entry, age, trigger, fetch);
-                    }
-                    return self.hit(entry, age);
+                    return self.serve_held(name, entry, age, trigger, &wants, fetch);
                 }
                 Verdict::Refused { fresh } => {
                     forced = true;
@@ -354,14 +336,12 @@ impl ProfileCache {
             }
             Ok(entry) => {
                 // The fleet's answer (or one a flight stored just before): maybe in its window.
-                telemetry::cache(platform, "hit");
                 let age = entry.stored_at.elapsed();
-                if let Verdict::Serve(Some(trigger)) =
-                    self.stores.judge(name, &entry, age, 0, &wants)
-                {
-                    self.refresh(name, &entry, age, trigger, fetch);
-                }
-                self.hit(entry, age)
+                let trigger = match self.stores.judge(name, &entry, age, 0, &wants) {
+                    Verdict::Serve(trigger) => trigger,
+                    _ => None,
+                };
+                self.serve_held(name, entry, age, trigger, &wants, fetch)
             }
             Err(failure) => {
                 let stale = if failure.failure.may_serve_stale() {
@@ -455,7 +435,27 @@ impl ProfileCache {
         (landing, true)
     }
 
-    fn hit(&self, entry: Arc<Entry>, age: Duration) -> Served {
+    /// Serves a stored `entry` (`age` old) as a hit, and starts the background refresh its
+    /// verdict asked for (`trigger`), unless the caller wants no upstream request at all.
+    fn serve_held<C, F>(
+        &self,
+        name: &Username,
+        entry: Arc<Entry>,
+        age: Duration,
+        trigger: Option<Trigger>,
+        wants: &Wants,
+        fetch: C,
+    ) -> Served
+    where
+        C: FnOnce(Username) -> F + Send + 'static,
+        F: Future<Output = Report> + Send + 'static,
+    {
+        telemetry::cache(name.platform(), "hit");
+        if let Some(trigger) = trigger
+            && !wants.only_if_cached
+        {
+            self.refresh(name, &entry, age, trigger, fetch);
+        }
         let ttl = self.stores.rules.ttl_left(&entry, age);
         Served::Stored {
             entry,
