@@ -447,8 +447,10 @@ async fn a_live_holder_keeps_its_lock_for_as_long_as_its_work_runs() {
         return;
     };
     let lease = Duration::from_millis(300);
-    let a = with_lease(fleet_on(&redis, 500), lease);
-    let b = with_lease(fleet_on(&redis, 500), lease);
+    // Call deadlines far above the lease: this test is about renewals, and on a loaded machine
+    // a 500 ms stall of the test's thread would otherwise read as Redis being down.
+    let a = with_lease(fleet_on(&redis, 3_000), lease);
+    let b = with_lease(fleet_on(&redis, 3_000), lease);
     let Lock::Acquired(token) = a.flight_lock(SV, "kit").await else {
         panic!("first")
     };
@@ -472,8 +474,9 @@ async fn a_live_holder_keeps_its_lock_for_as_long_as_its_work_runs() {
     let lapsed = started.elapsed();
     assert!(lapsed <= lease * 2, "{lapsed:?}");
     // A holder whose lock another flight took stops renewing it and leaves it alone.
-    let Lock::Acquired(taken) = b.flight_lock(SV, "kit").await else {
-        panic!("free")
+    let taken = match b.flight_lock(SV, "kit").await {
+        Lock::Acquired(taken) => taken,
+        other => panic!("the lapsed lock is free, yet: {other:?}"),
     };
     a.hold(SV, "kit", &token, tokio::time::sleep(lease / 2))
         .await;
