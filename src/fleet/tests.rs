@@ -451,6 +451,41 @@ async fn a_holder_that_dies_delays_waiters_by_at_most_its_lease() {
 }
 
 #[tokio::test]
+async fn a_waiter_told_the_lock_is_gone_can_take_it() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let b = fleet_on(&redis, 3_000);
+    let lock = b.keys().name(SV, "ivy").lock;
+    let mut raw = redis.raw().await;
+    // A lock a few milliseconds from lapsing, watched as closely as Redis answers: the first
+    // "gone" comes in its last millisecond unless both scripts agree on what a live lock is.
+    for round in 0..40 {
+        let _: () = redis::cmd("SET")
+            .arg(&lock)
+            .arg("another-holder")
+            .arg("PX")
+            .arg(3)
+            .query_async(&mut raw)
+            .await
+            .expect("SET");
+        loop {
+            match b.flight_wait(SV, "ivy", Instant::now()).await {
+                Wait::TimedOut => continue,
+                Wait::LockGone => break,
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+        match b.flight_lock(SV, "ivy").await {
+            Lock::Acquired(token) => {
+                assert_eq!(b.flight_release(SV, "ivy", &token).await, Some(true));
+            }
+            other => panic!("round {round}: told the lock is gone, then {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_live_holder_keeps_its_lock_for_as_long_as_its_work_runs() {
     let Some(redis) = test_redis::start() else {
         return;

@@ -12,6 +12,8 @@ if ty == 'string' and redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[1]) then
     if fetched < tonumber(ARGV[2]) then entry = false end
   end
 end
+-- A lock in its last millisecond (PTTL 0) still exists, and lock.lua would find it held: so
+-- it is held here too, or a waiter told "gone" would try to lock it and be told "held".
 local held = 0
-if redis.call('TYPE', KEYS[2]).ok == 'string' and redis.call('PTTL', KEYS[2]) > 0 then held = 1 end
+if redis.call('TYPE', KEYS[2]).ok == 'string' and redis.call('PTTL', KEYS[2]) >= 0 then held = 1 end
 return {entry, held}
