@@ -14,36 +14,15 @@
 set -euo pipefail
 # shellcheck source=lib/rig.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
+# shellcheck source=lib/browser.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/browser.sh"
 cd "$REPO"
 
-fail() { die "FAIL: $*"; }
-
-chromium="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome \
-  || command -v google-chrome-stable || true)}"
-[ -n "$chromium" ] || skip_unless_ci "chromium is not installed (apt-get install chromium)"
-
-rig_binary
-rig_workdir docs-browser
-work="$T"
-rig_demo PROFILE_LOOKUP__LOG__LEVEL=warn
-echo "demo at $DEMO_URL; browser: $("$chromium" --version 2>/dev/null || echo "$chromium")"
-
-# A fresh profile per run; nothing that would call home or fetch components.
-browser() {
-  local profile
-  profile="$(mktemp -d "$work/profile.XXXXXX")"
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" "$@" 2>>"$work/chromium.log"
-}
-dump_dom() {
-  browser --virtual-time-budget=15000 --dump-dom "$1" >"$2" || fail "chromium could not render $1 (see below)
-$(tail -20 "$work/chromium.log")"
-}
+browser_demo docs-browser
 
 # 1. The page as rendered: the operations, the security scheme, and the statuses.
-dump_dom "$DEMO_URL/docs/" "$work/page.html"
-for path in /short-video/profile/{username} /photo-share/profile/{username}; do
+dump_dom "$DEMO_URL/docs/" "$work/page.html" 15000
+for path in '/short-video/profile/{username}' '/photo-share/profile/{username}'; do
   grep -qF "data-path=\"$path\"" "$work/page.html" || fail "the page does not show $path"
 done
 grep -q 'class="btn authorize' "$work/page.html" || fail "no Authorize button: the bearer scheme is missing"
@@ -54,7 +33,7 @@ document="$work/openapi.json"
 python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
   "$DEMO_URL/openapi.json" >"$document"
 for op in short_video_profile photo_share_profile; do
-  dump_dom "$DEMO_URL/docs/#/profiles/$op" "$work/$op.html"
+  dump_dom "$DEMO_URL/docs/#/profiles/$op" "$work/$op.html" 15000
   statuses="$(python3 - "$document" "$op" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -17,32 +17,11 @@
 set -euo pipefail
 # shellcheck source=lib/rig.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
+# shellcheck source=lib/browser.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/browser.sh"
 cd "$REPO"
 
-fail() { die "FAIL: $*"; }
-
-chromium="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome \
-  || command -v google-chrome-stable || true)}"
-[ -n "$chromium" ] || skip_unless_ci "chromium is not installed (apt-get install chromium)"
-
-rig_binary
-rig_workdir status-browser
-work="$T"
-rig_demo PROFILE_LOOKUP__LOG__LEVEL=warn
-echo "demo at $DEMO_URL; browser: $("$chromium" --version 2>/dev/null || echo "$chromium")"
-
-# A fresh profile per run; nothing that would call home or fetch components.
-browser() {
-  local profile
-  profile="$(mktemp -d "$work/profile.XXXXXX")"
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" "$@" 2>>"$work/chromium.log"
-}
-dump_dom() {
-  browser --virtual-time-budget=5000 --dump-dom "$1" >"$2" || fail "chromium could not render $1 (see below)
-$(tail -20 "$work/chromium.log")"
-}
+browser_demo status-browser
 
 # wait_status PYTHON_CONDITION SECONDS: polls /status (JSON) until the condition on `s` (the
 # parsed document) and `src(platform, source)` holds.
@@ -82,7 +61,7 @@ check_page() {
 
 # 1. Every source ok, as JSON and as rendered.
 wait_status 'all(x["verdict"] == "ok" for x in s["sources"]) and len(s["sources"]) == 4' 30
-dump_dom "$DEMO_URL/status" "$work/ok.html"
+dump_dom "$DEMO_URL/status" "$work/ok.html" 5000
 check_page "$work/ok.html" 'class="v ok">ok<' "A round every 10 s"
 echo "ok: /status renders every source ok, with no script or external asset"
 
@@ -95,7 +74,7 @@ caller="tiny.baker_7"
 source_header="$(curl -s -o /dev/null -D - -H "Authorization: Bearer $DEMO_KEY" \
   "$DEMO_URL/short-video/profile/$caller" | tr -d '\r' | sed -n 's/^x-source: //Ip')"
 [ "$source_header" = embed ] || fail "a lookup while the page is changed was answered by '$source_header', not the embed"
-dump_dom "$DEMO_URL/status" "$work/changed.html"
+dump_dom "$DEMO_URL/status" "$work/changed.html" 5000
 check_page "$work/changed.html" 'class="v changed">changed<' "asked last (2 changed rounds)"
 echo "ok: the moved page is changed and asked last; lookups are answered by the embed"
 
