@@ -16,7 +16,6 @@ use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
 use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
-use tokio::sync::Mutex;
 
 use crate::support::test_redis;
 use crate::support::{KEY, TestApp, eventually, settings, spawn_app, spawn_upstream};
@@ -213,18 +212,7 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let arrivals = Arc::new(Mutex::new(Vec::new()));
-    let seen = arrivals.clone();
-    let upstream = spawn_upstream(ShortVideo::stand_in().layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| {
-            let seen = seen.clone();
-            async move {
-                seen.lock().await.push(Instant::now());
-                next.run(req).await
-            }
-        },
-    )))
-    .await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let mut base = settings(upstream.addr);
     base.short_video.requests_per_second = 4;
     base.short_video.burst = 1;
@@ -243,8 +231,7 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
     for call in calls {
         assert_eq!(call.await.unwrap(), 404);
     }
-    let mut at = arrivals.lock().await.clone();
-    at.sort();
+    let at = upstream.arrivals();
     assert_eq!(at.len(), 9);
     // 4 a second for the fleet: nine requests span at least two seconds (each replica alone
     // would have sent its three within half a second).

@@ -3,13 +3,12 @@
 //! the state the others wrote as it is, never as junk to overwrite.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use profile_lookup::config::RedisConfig;
 use profile_lookup::fleet::{Fleet, Reservation, key_id};
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
-use tokio::sync::Mutex;
 
 use crate::fleet::profile;
 use crate::support::test_redis;
@@ -20,18 +19,7 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let arrivals = Arc::new(Mutex::new(Vec::new()));
-    let seen = arrivals.clone();
-    let upstream = spawn_upstream(ShortVideo::stand_in().layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| {
-            let seen = seen.clone();
-            async move {
-                seen.lock().await.push(Instant::now());
-                next.run(req).await
-            }
-        },
-    )))
-    .await;
+    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let replica = |max_queue_ms: u64| {
         let mut s = settings(upstream.addr);
         s.redis.url = redis.url();
@@ -67,8 +55,7 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
         let status = call.await.unwrap();
         assert!(matches!(status.as_u16(), 404 | 503), "{status}");
     }
-    let mut at = arrivals.lock().await.clone();
-    at.sort();
+    let at = upstream.arrivals();
     // Two a second with a burst of one: at most 7 requests in any 3 s (at 0, 0.5, …, 3.0).
     let most = at
         .iter()

@@ -2,8 +2,8 @@
 //! up, every retry wait inside the budget, a confirmed not-found ends stale serving, and a retry
 //! the local budget refused still ends as the block it was.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::{KEY, problem, settings, spawn_app, spawn_upstream};
@@ -207,15 +207,10 @@ async fn a_retry_after_of_eons_is_429_at_once_capped_at_an_hour() {
 
 #[tokio::test]
 async fn retry_after_zero_does_not_give_back_to_back_retries() {
-    let seen: Arc<Mutex<Vec<Instant>>> = Arc::default();
-    let log = seen.clone();
-    let upstream = spawn_upstream(Router::new().fallback(move || {
-        let log = log.clone();
-        async move {
-            log.lock().unwrap().push(Instant::now());
-            (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "0")])
-        }
-    }))
+    let upstream = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "0")]) }),
+    )
     .await;
     let mut s = settings(upstream.addr);
     s.retry.max_attempts = 3;
@@ -225,7 +220,7 @@ async fn retry_after_zero_does_not_give_back_to_back_retries() {
     let app = spawn_app(s).await;
     let response = app.get("/photo-share/profile/somebody").await;
     assert_eq!(response.status(), 429);
-    let seen = seen.lock().unwrap().clone();
+    let seen = upstream.arrivals();
     assert_eq!(seen.len(), 3);
     for pair in seen.windows(2) {
         let gap = pair[1] - pair[0];

@@ -13,8 +13,8 @@ pub mod test_redis;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use axum::Router;
 use profile_lookup::AppState;
@@ -117,30 +117,39 @@ pub async fn spawn_app(settings: Settings) -> TestApp {
     }
 }
 
-/// A loopback upstream that counts the requests it receives.
+/// A loopback upstream that notes when each request it receives arrives.
 pub struct Upstream {
     pub addr: SocketAddr,
-    pub hits: Arc<AtomicUsize>,
+    arrivals: Arc<Mutex<Vec<Instant>>>,
 }
 
 impl Upstream {
     /// Requests received so far.
     pub fn hits(&self) -> usize {
-        self.hits.load(Ordering::SeqCst)
+        self.lock_arrivals().len()
+    }
+
+    /// When each request so far arrived, in order.
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.lock_arrivals().clone()
+    }
+
+    fn lock_arrivals(&self) -> std::sync::MutexGuard<'_, Vec<Instant>> {
+        self.arrivals.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// Serves `router` on 127.0.0.1:0, counting every request.
+/// Serves `router` on 127.0.0.1:0, noting every request's arrival.
 pub async fn spawn_upstream(router: Router) -> Upstream {
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let log = arrivals.clone();
     let router = router.layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, Ordering::SeqCst);
-                next.run(req).await
-            }
+            // Noted as it arrives, before the handler runs: one lock, held for a push.
+            log.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Instant::now());
+            next.run(req)
         },
     ));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -148,7 +157,7 @@ pub async fn spawn_upstream(router: Router) -> Upstream {
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    Upstream { addr, hits }
+    Upstream { addr, arrivals }
 }
 
 /// An upstream that holds every request for `delay`, then answers 404: a lookup that stays in
