@@ -8,9 +8,7 @@ use std::fmt::Write as _;
 use super::json::{field, push_str_json};
 use super::state::as_int32;
 use super::{Era, SampleUser, avatar};
-use crate::platform::short_video::{
-    ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
-};
+use crate::platform::short_video::ShortVideoProfile;
 
 /// The embed page of `user`, as the platform writes it for a public account.
 pub fn embed_page(user: &SampleUser) -> String {
@@ -76,29 +74,18 @@ pub fn embed_page(user: &SampleUser) -> String {
     )
 }
 
-/// The body the service must return for `user` when the embed page answered: the fields the
-/// embed carries, `""`/`false` for the rest, `null` for the counts it does not give.
+/// The body the service must return for `user` when the embed page answered: the page's
+/// body ([`super::expected_body`]) without what the embed does not carry, which reads as
+/// `""`/`0`/`false`, and `null` for the counts it does not give.
 pub fn expected_embed_body(user: &SampleUser) -> ShortVideoProfile {
-    ShortVideoProfile {
-        user_info: ShortVideoUserInfo {
-            user: ShortVideoUser {
-                id: user.id.into(),
-                unique_id: user.unique_id.into(),
-                nickname: user.nickname.into(),
-                signature: user.signature.into(),
-                verified: user.verified,
-                private_account: user.private,
-                avatar_thumb: avatar(user, 100),
-                ..ShortVideoUser::default()
-            },
-            stats: ShortVideoStats {
-                follower_count: user.follower_count,
-                following_count: user.following_count,
-                heart: user.heart_count,
-                heart_count: user.heart_count,
-                video_count: None,
-                digg_count: None,
-            },
-        },
-    }
+    let mut body = super::expected_body(user);
+    let info = &mut body.user_info;
+    info.user.avatar_medium.clear();
+    info.user.avatar_larger.clear();
+    info.user.sec_uid.clear();
+    info.user.relation = 0;
+    info.user.open_favorite = false;
+    info.stats.video_count = None;
+    info.stats.digg_count = None;
+    body
 }
