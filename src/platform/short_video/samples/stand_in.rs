@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use super::{
     DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER,
-    SHELL_PAGE_USER, STATELESS_BLOCK_NAMES,
+    SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
 };
 use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, throttled};
 use crate::platform::short_video::ShortVideo;
@@ -96,21 +96,11 @@ async fn drifted(request: Request) -> Response {
 /// A sample's profile page with its state moved (see [`MOVED_STATE_ID`]), built once.
 fn moved_page(unique_id: &str) -> Bytes {
     static PAGES: OnceLock<Vec<(&'static str, Bytes)>> = OnceLock::new();
-    let pages = PAGES.get_or_init(|| {
-        super::sample_users()
-            .into_iter()
-            .map(|u| {
-                let page = String::from_utf8_lossy(&profile_page(u.unique_id))
-                    .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
-                (u.unique_id, Bytes::from(page))
-            })
-            .collect()
-    });
-    pages
-        .iter()
-        .find(|(id, _)| *id == unique_id)
-        .map(|(_, page)| page.clone())
-        .unwrap_or_default()
+    built_once(&PAGES, unique_id, |u| {
+        let page = String::from_utf8_lossy(&profile_page(u.unique_id))
+            .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
+        Bytes::from(page)
+    })
 }
 
 /// The page without state the stand-in answers `name` with, if it is one of those names.
@@ -149,16 +139,25 @@ fn embed(name: &str) -> Response {
 /// A sample's profile page, built once.
 fn profile_page(unique_id: &str) -> Bytes {
     static PAGES: OnceLock<Vec<(&'static str, Bytes)>> = OnceLock::new();
-    let pages = PAGES.get_or_init(|| {
-        super::sample_users()
-            .into_iter()
-            .map(|u| {
-                let page = super::profile_page(Era::Universal, &u, DEFAULT_PAGE_SIZE);
-                (u.unique_id, Bytes::from(page))
-            })
-            .collect()
-    });
+    built_once(&PAGES, unique_id, |u| {
+        Bytes::from(super::profile_page(Era::Universal, u, DEFAULT_PAGE_SIZE))
+    })
+}
+
+/// `unique_id`'s page of the kind `build` writes (empty for a name that is no sample): every
+/// sample's is built into `pages` on first use, so the stand-in answers without formatting.
+fn built_once(
+    pages: &'static OnceLock<Vec<(&'static str, Bytes)>>,
+    unique_id: &str,
+    build: impl Fn(&SampleUser) -> Bytes,
+) -> Bytes {
     pages
+        .get_or_init(|| {
+            super::sample_users()
+                .into_iter()
+                .map(|u| (u.unique_id, build(&u)))
+                .collect()
+        })
         .iter()
         .find(|(id, _)| *id == unique_id)
         .map(|(_, page)| page.clone())
