@@ -78,12 +78,8 @@ dump_dom "$DEMO_URL/status" "$work/changed.html" 5000
 check_page "$work/changed.html" 'class="v changed">changed<' "asked last (2 changed rounds)"
 echo "ok: the moved page is changed and asked last; lookups are answered by the embed"
 
-shot="${STATUS_SCREENSHOT:-${CARGO_TARGET_DIR:-target}/status-page.png}"
-mkdir -p "$(dirname "$shot")"
-browser --virtual-time-budget=5000 --hide-scrollbars --window-size=1100,480 \
-  --screenshot="$shot" "$DEMO_URL/status" >/dev/null || fail "no screenshot"
-[ -s "$shot" ] || fail "the screenshot is empty"
-echo "ok: screenshot $shot ($(wc -c <"$shot") bytes)"
+screenshot "$DEMO_URL/status" "${STATUS_SCREENSHOT:-${CARGO_TARGET_DIR:-target}/status-page.png}" \
+  5000 1100,480
 
 # 3. And back.
 curl -sf -X POST "$standin/__drift/off" >/dev/null || fail "POST $standin/__drift/off"

@@ -35,3 +35,13 @@ dump_dom() {
   browser --virtual-time-budget="$3" --dump-dom "$1" >"$2" || fail "chromium could not render $1 (see below)
 $(tail -20 "$work/chromium.log")"
 }
+
+# screenshot URL FILE BUDGET_MS WIDTH,HEIGHT: the page as rendered, as a PNG in FILE (its folder
+# made); fails when nothing or an empty file was written.
+screenshot() {
+  mkdir -p "$(dirname "$2")"
+  browser --virtual-time-budget="$3" --hide-scrollbars --window-size="$4" \
+    --screenshot="$2" "$1" >/dev/null || fail "no screenshot of $1"
+  [ -s "$2" ] || fail "the screenshot of $1 is empty"
+  echo "ok: screenshot $2 ($(wc -c <"$2") bytes)"
+}
