@@ -39,8 +39,9 @@ use std::time::{Duration, Instant};
 use axum::extract::{Query, State};
 use axum::routing::get;
 use profile_lookup::platform::photo_share::samples as ps;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+mod support;
 
 /// About how large each profile JSON is.
 const BODY_BYTES: usize = 4 * 1024;
@@ -258,8 +259,16 @@ async fn lookup(
                 stream
             }
         };
-        buf.clear();
-        match exchange(&mut stream, request, &mut buf).await {
+        // (2xx, `Cache-Status` says `fwd=`); the service's answers always give their length.
+        let answer = support::exchange(&mut stream, request, &mut buf)
+            .await
+            .and_then(|(status, head)| {
+                support::header(head, "content-length")?;
+                let waited =
+                    support::header(head, "cache-status").is_some_and(|v| v.contains("fwd="));
+                Some(((200..300).contains(&status), waited))
+            });
+        match answer {
             Some(answer) => {
                 pool.lock().expect("not poisoned").push(stream);
                 return Some(answer);
@@ -269,48 +278,6 @@ async fn lookup(
             None => return None,
         }
     }
-}
-
-/// Sends one request and reads its answer: (2xx, `Cache-Status` says `fwd=`).
-async fn exchange(
-    stream: &mut TcpStream,
-    request: &[u8],
-    buf: &mut Vec<u8>,
-) -> Option<(bool, bool)> {
-    stream.write_all(request).await.ok()?;
-    let head_end = loop {
-        if let Some(end) = memchr::memmem::find(buf, b"\r\n\r\n") {
-            break end + 4;
-        }
-        if read_more(stream, buf).await? == 0 {
-            return None;
-        }
-    };
-    let head = std::str::from_utf8(&buf[..head_end]).ok()?;
-    let status: u16 = head.get(9..12)?.parse().ok()?;
-    let field = |name: &str| {
-        head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-        })
-    };
-    let length: usize = field("content-length").and_then(|v| v.parse().ok())?;
-    let waited = field("cache-status").is_some_and(|v| v.contains("fwd="));
-    while buf.len() < head_end + length {
-        if read_more(stream, buf).await? == 0 {
-            return None;
-        }
-    }
-    Some(((200..300).contains(&status), waited))
-}
-
-async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<usize> {
-    let len = buf.len();
-    buf.resize(len + 16 * 1024, 0);
-    let read = stream.read(&mut buf[len..]).await;
-    let n = read.as_ref().map_or(0, |n| *n);
-    buf.truncate(len + n);
-    read.ok()
 }
 
 fn summary(done: &[Done], names: usize, late: u64) -> String {

@@ -19,8 +19,9 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+mod support;
 
 struct Outcome {
     latencies_us: Vec<u32>,
@@ -142,8 +143,8 @@ async fn connection(
             }
             intended
         };
-        let status = match exchange(&mut stream, request, &mut buf).await {
-            Some(status) => status,
+        let status = match support::exchange(&mut stream, request, &mut buf).await {
+            Some((status, _)) => status,
             None => {
                 out.bad += 1;
                 match TcpStream::connect(authority).await {
@@ -164,42 +165,4 @@ async fn connection(
         n += conns;
     }
     out
-}
-
-/// Sends one request and reads its answer; the status, or `None` on a broken connection.
-async fn exchange(stream: &mut TcpStream, request: &[u8], buf: &mut Vec<u8>) -> Option<u16> {
-    stream.write_all(request).await.ok()?;
-    buf.clear();
-    let head_end = loop {
-        if let Some(end) = memchr::memmem::find(buf, b"\r\n\r\n") {
-            break end + 4;
-        }
-        if read_more(stream, buf).await? == 0 {
-            return None;
-        }
-    };
-    let head = std::str::from_utf8(&buf[..head_end]).ok()?;
-    let status: u16 = head.get(9..12)?.parse().ok()?;
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse().ok())?
-        })
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        if read_more(stream, buf).await? == 0 {
-            return None;
-        }
-    }
-    Some(status)
-}
-
-async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<usize> {
-    let len = buf.len();
-    buf.resize(len + 16 * 1024, 0);
-    let n = stream.read(&mut buf[len..]).await.ok()?;
-    buf.truncate(len + n);
-    Some(n)
 }
