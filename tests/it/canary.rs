@@ -89,7 +89,8 @@ fn canary_settings(
     ps_names: &[&str],
 ) -> Settings {
     let mut s = support::settings(short.upstream.addr);
-    s.photo_share.base_url = format!("http://{}", photo.upstream.addr).parse().unwrap();
+    s.platform_mut(Platform::PhotoShare).base_url =
+        format!("http://{}", photo.upstream.addr).parse().unwrap();
     s.canary.interval_seconds = 1;
     s.canary.jitter = 0.0;
     s.canary
@@ -301,7 +302,8 @@ async fn a_blocking_platform_is_blocked_never_changed() {
     }))
     .await;
     let mut s = support::settings(short.addr);
-    s.photo_share.base_url = format!("http://{}", photo.addr).parse().unwrap();
+    s.platform_mut(Platform::PhotoShare).base_url =
+        format!("http://{}", photo.addr).parse().unwrap();
     s.canary.interval_seconds = 1;
     s.canary.jitter = 0.0;
     s.canary
@@ -399,9 +401,9 @@ async fn probes_spend_the_outbound_budget_and_never_pass_it() {
     let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
     // One request a second, none queued: the page probe takes it, the embed probe right after
     // finds none and is skipped (our budget is no verdict about the platform).
-    s.short_video.requests_per_second = 1;
-    s.short_video.burst = 1;
-    s.short_video.max_queue_ms = 0;
+    s.platform_mut(Platform::ShortVideo).requests_per_second = 1;
+    s.platform_mut(Platform::ShortVideo).burst = 1;
+    s.platform_mut(Platform::ShortVideo).max_queue_ms = 0;
     let app = spawn_app(s).await;
     let now = status_until(&app, Duration::from_secs(10), |s| {
         s["last_round"].is_object()
