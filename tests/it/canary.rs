@@ -16,13 +16,13 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::config::canary::AccountList;
-use profile_lookup::platform::Platform;
 use profile_lookup::platform::photo_share::PhotoShare;
 use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::samples::drift::{DriftSwitch, switchable};
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -102,6 +102,33 @@ fn canary_settings(
     s
 }
 
+/// Points every registered platform but the two above at its own stand-in, watching the
+/// accounts its samples name, so that a round covers every platform; the stand-ins serve as
+/// long as the returned upstreams live.
+async fn the_other_platforms_on_their_stand_ins(s: &mut Settings) -> Vec<support::Upstream> {
+    struct Parts;
+    impl SiteJob for Parts {
+        type Output = (Router, Vec<&'static str>);
+        fn run<S: Site>(self) -> Self::Output {
+            (S::stand_in(), S::canary_accounts())
+        }
+    }
+    let mut upstreams = Vec::new();
+    let others = Platform::ALL
+        .iter()
+        .filter(|p| !matches!(p, Platform::ShortVideo | Platform::PhotoShare));
+    for &platform in others {
+        let (router, accounts) = with_site(platform, Parts);
+        let upstream = spawn_upstream(router).await;
+        s.platform_mut(platform).base_url = format!("http://{}", upstream.addr).parse().unwrap();
+        s.canary
+            .accounts
+            .insert(platform.section().into(), names(&accounts));
+        upstreams.push(upstream);
+    }
+    upstreams
+}
+
 async fn status(app: &TestApp) -> Value {
     let response = app.get_anonymous("/status").await;
     assert_eq!(response.status(), 200);
@@ -146,7 +173,7 @@ async fn a_round_reads_every_source_of_every_platform() {
         stand_in::<ShortVideo>().await,
         stand_in::<PhotoShare>().await,
     );
-    let s = canary_settings(
+    let mut s = canary_settings(
         &short,
         &photo,
         &[sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id],
@@ -156,6 +183,7 @@ async fn a_round_reads_every_source_of_every_platform() {
             ps::BUSINESS_USER.username,
         ],
     );
+    let _others = the_other_platforms_on_their_stand_ins(&mut s).await;
     let app = spawn_app(s).await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&now, "ok"), "{now}");
