@@ -274,6 +274,14 @@ mod tests {
     fn the_default_is_off_with_a_list_per_platform() {
         let c = CanaryConfig::default();
         assert!(!c.is_on());
+        for p in Platform::ALL {
+            assert_eq!(
+                c.accounts.get(p.section()),
+                Some(&AccountList::Names(Vec::new())),
+                "config/default.toml's [canary] has no `{} = []`",
+                p.section()
+            );
+        }
         assert_eq!(c.accounts.len(), Platform::ALL.len());
         assert!(c.check().is_ok());
     }

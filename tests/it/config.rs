@@ -13,8 +13,13 @@ const CHILD: &str = "PROFILE_LOOKUP_TEST_ENV_CHILD";
 
 #[test]
 fn layering_and_validation() {
-    // The shipped config/default.toml states exactly the built-in defaults.
+    // The built-in defaults are the shipped config/default.toml, embedded: loading the file
+    // over them changes nothing.
     let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.toml");
+    assert_eq!(
+        profile_lookup::config::DEFAULTS_TOML,
+        std::fs::read_to_string(shipped).unwrap()
+    );
     let from_file = Settings::load(Some(shipped.as_ref())).expect("default.toml loads");
     let defaults = Settings::default();
     assert_eq!(
@@ -81,6 +86,12 @@ fn layering_and_validation() {
             "upstream.proxies[1]",
         ),
         ("[photo_share]\nproxies = \"http://h:1\"\n", "proxies"),
+        // An unknown section, and a platform section's key, are named as serde names them.
+        (
+            "[sever]\nlisten = \"x\"\n",
+            "unknown field `sever`, expected one of `server`",
+        ),
+        ("[photo_share]\nburst = \"many\"\n", "photo_share.burst"),
         (
             "[upstream]\nproxy_cooldown_seconds = 0\n",
             "proxy_cooldown_seconds",
