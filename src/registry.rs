@@ -18,17 +18,18 @@
 //! layer's own macro.
 
 /// The registry: one line per platform, handed to `$callback!` (a `macro_rules!` in scope
-/// where this is called). A line is `Variant: site <folder>::<Type>, label "…", section "…",
-/// usernames MIN..=MAX, sources ["…", …];`, the platform's doc comment above it: the folder
-/// under `platform/` and the type there that implements its `Site`, then its facts.
+/// where this is called). A line is `Variant: <folder>::<Type> { label: "…", section: "…",
+/// usernames: MIN..=MAX, sources: ["…", …] };`, the platform's doc comment above it: the
+/// folder under `platform/` and the type there that implements its `Site`, then its facts (in
+/// braces, so that a callback that needs none of them can take them whole).
 macro_rules! for_each_platform {
     ($callback:ident) => {
         $callback! {
             /// The TikTok-style short-video platform (HTML page with embedded JSON state,
             /// falling back to the smaller embed page when the page is blocked).
-            ShortVideo: site short_video::ShortVideo, label "short-video", section "short_video", usernames 2..=24, sources ["page", "embed"];
+            ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"] };
             /// The Instagram-style photo platform (profile JSON, falling back to the page).
-            PhotoShare: site photo_share::PhotoShare, label "photo-share", section "photo_share", usernames 1..=30, sources ["json", "page"];
+            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["json", "page"] };
         }
     };
 }
@@ -40,9 +41,10 @@ pub(crate) use for_each_platform;
 macro_rules! platforms {
     ($(
         $(#[$doc:meta])*
-        $variant:ident: site $folder:ident::$site:ident, label $label:literal,
-            section $section:literal, usernames $min:literal..=$max:literal,
-            sources [$($source:literal),+];
+        $variant:ident: $folder:ident::$site:ident {
+            label: $label:literal, section: $section:literal,
+            usernames: $min:literal..=$max:literal, sources: [$($source:literal),+] $(,)?
+        };
     )+) => {
         /// One of the platforms the service serves.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

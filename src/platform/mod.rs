@@ -24,9 +24,7 @@ pub mod standing;
 macro_rules! platform_folders {
     ($(
         $(#[$doc:meta])*
-        $variant:ident: site $folder:ident::$site:ident, label $label:literal,
-            section $section:literal, usernames $min:literal..=$max:literal,
-            sources [$($source:literal),+];
+        $variant:ident: $folder:ident::$site:ident { $($facts:tt)* };
     )+) => {
         $(pub mod $folder;)+
 
