@@ -17,10 +17,10 @@ use crate::registry::Platform;
 
 /// Declares `Settings` from its fixed sections, each `name: Type` (a [`Section`] in its own
 /// file) with its doc comment, in the order of `config/default.toml`; `@platforms` marks where
-/// the platforms' sections come in that order. It writes the struct, its serde (the order
-/// above, so unknown-key messages list the sections as the file does), `Settings::check_sections`
-/// (each section checks itself, in that order) and each fixed section's `Default` (its part of
-/// the built-in defaults).
+/// the platforms' sections come in that order. It writes the struct, its serde (in the order
+/// above, so unknown-key messages list the sections as the file does),
+/// `Settings::check_sections` (each section checks itself, in that order) and each fixed
+/// section's `Default` (its part of the built-in defaults).
 ///
 /// [`Section`]: super::Section
 macro_rules! settings {
@@ -79,38 +79,41 @@ macro_rules! settings {
 
         impl<'de> serde::Deserialize<'de> for Settings {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                /// Reads the table of sections.
-                struct Sections;
-                impl<'de> serde::de::Visitor<'de> for Sections {
-                    type Value = Settings;
+                d.deserialize_map(SettingsVisitor)
+            }
+        }
 
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a table of settings sections")
-                    }
+        /// Reads the table of sections into [`Settings`].
+        struct SettingsVisitor;
 
-                    fn visit_map<A: serde::de::MapAccess<'de>>(
-                        self,
-                        mut map: A,
-                    ) -> Result<Settings, A::Error> {
-                        use $crate::config::sections::{PlatformSections, read_once, required};
-                        $( let mut $before: Option<$before_ty> = None; )*
-                        $( let mut $after: Option<$after_ty> = None; )*
-                        let mut platforms = PlatformSections::default();
-                        while let Some(key) = map.next_key::<String>()? {
-                            match key.as_str() {
-                                $( stringify!($before) => read_once(&mut map, &mut $before, stringify!($before))?, )*
-                                $( stringify!($after) => read_once(&mut map, &mut $after, stringify!($after))?, )*
-                                other => platforms.read(&mut map, other, Settings::section_names())?,
-                            }
-                        }
-                        Ok(Settings {
-                            $( $before: required($before, stringify!($before))?, )*
-                            platforms: platforms.finish()?,
-                            $( $after: required($after, stringify!($after))?, )*
-                        })
+        impl<'de> serde::de::Visitor<'de> for SettingsVisitor {
+            type Value = Settings;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table of settings sections")
+            }
+
+            fn visit_map<A>(self, mut map: A) -> Result<Settings, A::Error>
+            where
+                A: serde::de::MapAccess<'de>,
+            {
+                use $crate::config::sections::{PlatformSections, read_once, required};
+                $( let mut $before: Option<$before_ty> = None; )*
+                $( let mut $after: Option<$after_ty> = None; )*
+                let mut platforms = PlatformSections::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let key = key.as_str();
+                    match key {
+                        $( stringify!($before) => read_once(&mut map, &mut $before, key)?, )*
+                        $( stringify!($after) => read_once(&mut map, &mut $after, key)?, )*
+                        _ => platforms.read(&mut map, key, Settings::section_names())?,
                     }
                 }
-                d.deserialize_map(Sections)
+                Ok(Settings {
+                    $( $before: required($before, stringify!($before))?, )*
+                    platforms: platforms.finish()?,
+                    $( $after: required($after, stringify!($after))?, )*
+                })
             }
         }
 
@@ -139,10 +142,11 @@ pub(super) use settings;
 pub fn read_once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     map: &mut A,
     slot: &mut Option<T>,
-    name: &'static str,
+    name: &str,
 ) -> Result<(), A::Error> {
     if slot.is_some() {
-        return Err(A::Error::duplicate_field(name));
+        // serde's own `duplicate_field` words, which want a `'static` name.
+        return Err(A::Error::custom(format_args!("duplicate field `{name}`")));
     }
     *slot = Some(map.next_value()?);
     Ok(())
