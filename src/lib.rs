@@ -1,7 +1,8 @@
 //! profile-lookup: public profiles of one user per request, from the registered platforms.
 //!
-//! [`registry`] lists the platforms, one line each; everything per platform loops over
-//! [`registry::Platform::ALL`]. The binary only parses its command line and calls
+//! [`registry`] lists the platforms, one line each (which also declares the platform's folder
+//! under [`platform`] and its arm in [`platform::with_site`]); everything else per platform
+//! loops over [`registry::Platform::ALL`]. The binary only parses its command line and calls
 //! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). A request travels down and its
 //! answer back up through these modules:
 //!
@@ -40,8 +41,10 @@
 //!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).
 //! - [`error`]: the API errors as RFC 9457 problem documents, and the one mapping of a
 //!   lookup's failure to them; [`saved`]: what `profile-lookup extract` makes of a saved
-//!   document (the same extractor and mapping); [`config`]: the layered settings (`*Config`
-//!   per section; it knows nothing of HTTP); [`state`]: built from the settings by
+//!   document (the same extractor and mapping); [`config`]: the layered settings (defaults
+//!   from the embedded `config/default.toml`, a file, the environment; one file per section,
+//!   a `*Config` that checks itself, the platforms' sections in a table reached by
+//!   [`config::Settings::platform`]; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names;
 //!   [`header_text`]: the numeric header values every answer carries, built without
 //!   `format!`; [`demo`]: the service against every platform's stand-in.

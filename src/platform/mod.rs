@@ -18,10 +18,29 @@ pub mod samples;
 pub mod site;
 pub mod standing;
 
-// The platforms: each is a folder, registered by its line in `crate::registry` and its arm in
-// `with_site` below.
-pub mod photo_share;
-pub mod short_video;
+/// Declares each registered platform's folder (`pub mod`) and its arm in [`with_site`] from its
+/// line in `crate::registry`: a platform is its folder and that line. rustfmt does not see
+/// modules declared by a macro, so `.ci/run` formats `src/platform/*/mod.rs` itself.
+macro_rules! platform_folders {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident: $folder:ident::$site:ident { $($facts:tt)* };
+    )+) => {
+        $(pub mod $folder;)+
+
+        /// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its
+        /// code. Every per-platform list (sources, routes, the OpenAPI operations, the demo's
+        /// stand-ins, the extractor of `profile-lookup extract`) is built by looping over
+        /// [`Platform::ALL`] through here.
+        pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
+            match platform {
+                $(Platform::$variant => job.run::<$folder::$site>(),)+
+            }
+        }
+    };
+}
+
+crate::registry::for_each_platform!(platform_folders);
 
 use std::any::Any;
 use std::time::Duration;
@@ -180,17 +199,6 @@ pub trait SiteJob {
 
     /// Runs the job with platform `S`'s site type.
     fn run<S: Site>(self) -> Self::Output;
-}
-
-/// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its code.
-/// Every per-platform list (sources, routes, the OpenAPI operations, the demo's stand-ins, the
-/// extractor of `profile-lookup extract`) is built by looping over [`Platform::ALL`] through
-/// here.
-pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
-    match platform {
-        Platform::ShortVideo => job.run::<short_video::ShortVideo>(),
-        Platform::PhotoShare => job.run::<photo_share::PhotoShare>(),
-    }
 }
 
 /// Every platform's source, one per [`Platform::ALL`], built once.

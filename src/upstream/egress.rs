@@ -599,12 +599,19 @@ pub fn is_proxy_failure(err: &UpstreamError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::Platform;
 
     #[tokio::test]
     async fn leases_take_proxies_in_turn_and_skip_the_resting() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-turns", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-turns",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let labels: Vec<String> = {
             let mut v = Vec::new();
             for _ in 0..6 {
@@ -633,7 +640,13 @@ mod tests {
     fn no_debug_output_shows_a_proxy_password() {
         let mut settings = Settings::default();
         settings.upstream.proxies = vec!["http://agent:hunter2@127.0.0.1:3128".into()];
-        let routes = Egress::new("test-debug", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-debug",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let url = Url::parse(&settings.upstream.proxies[0]).unwrap();
         let client = Upstream::via(&settings, Some(&url)).unwrap();
         for text in [format!("{routes:?}"), format!("{client:?}")] {
@@ -645,7 +658,13 @@ mod tests {
     fn session_values_are_kept_per_route_and_profile_and_only_when_asked_for() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-session", &settings, &settings.photo_share, None).unwrap();
+        let routes = Egress::new(
+            "test-session",
+            &settings,
+            settings.platform(Platform::PhotoShare),
+            None,
+        )
+        .unwrap();
         let handed = |value: &str| {
             let mut h = HeaderMap::new();
             h.insert("x-set-claim", HeaderValue::from_str(value).unwrap());
@@ -688,7 +707,13 @@ mod tests {
     #[tokio::test]
     async fn the_plain_client_has_no_profile_and_a_direct_block_ends_the_lookup() {
         let settings = Settings::default();
-        let routes = Egress::new("test-plain", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-plain",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!(lease.profile(), None);
         assert!(!lease.moves_on_block());
@@ -708,7 +733,13 @@ mod tests {
     async fn on_the_direct_route_a_block_moves_to_each_other_profile_once() {
         use BrowserProfile::*;
         let settings = browser_settings(&BrowserProfile::ALL);
-        let routes = Egress::new("test-profiles", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-profiles",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!(lease.profile(), Some(Chrome));
         for next in [ChromePrevious, Firefox, Safari] {
@@ -733,7 +764,13 @@ mod tests {
     #[tokio::test]
     async fn a_region_lock_on_the_direct_route_tries_no_other_profile() {
         let settings = browser_settings(&BrowserProfile::ALL);
-        let routes = Egress::new("test-region", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-region",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!(lease.rest_and_switch("region_locked").await, Switch::Direct);
         assert_eq!(lease.profile(), Some(BrowserProfile::Chrome));
@@ -745,7 +782,13 @@ mod tests {
         use BrowserProfile::*;
         let mut settings = browser_settings(&[Chrome, Firefox]);
         settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-both", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-both",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            None,
+        )
+        .unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!((lease.label(), lease.profile()), ("0", Some(Chrome)));
         assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
@@ -762,7 +805,13 @@ mod tests {
     #[tokio::test]
     async fn the_direct_route_never_rests() {
         let settings = Settings::default();
-        let routes = Egress::new("test-direct", &settings, &settings.photo_share, None).unwrap();
+        let routes = Egress::new(
+            "test-direct",
+            &settings,
+            settings.platform(Platform::PhotoShare),
+            None,
+        )
+        .unwrap();
         let lease = routes.lease().await.unwrap();
         assert_eq!(lease.label(), DIRECT);
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);

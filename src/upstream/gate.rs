@@ -527,11 +527,13 @@ mod tests {
     #[tokio::test]
     async fn a_request_that_never_got_a_slot_spends_no_budget() {
         let mut settings = crate::config::Settings::default();
-        settings.photo_share.requests_per_second = 1;
-        settings.photo_share.burst = 2;
-        settings.photo_share.max_concurrency = 1;
-        settings.photo_share.max_queue_ms = 100;
-        let gate = Gate::new("test", &settings.photo_share, &settings.breaker, None);
+        let platform = crate::registry::Platform::PhotoShare;
+        let p = settings.platform_mut(platform);
+        p.requests_per_second = 1;
+        p.burst = 2;
+        p.max_concurrency = 1;
+        p.max_queue_ms = 100;
+        let gate = Gate::new("test", settings.platform(platform), &settings.breaker, None);
         let held = gate.pass().await.expect("the one slot, the first token");
         assert_eq!(
             gate.pass().await.unwrap_err(),

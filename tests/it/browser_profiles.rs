@@ -35,6 +35,7 @@ mod profiles {
         Alpn, CHROME_NAVIGATION_ORDER, FingerprintServer, PROFILE_PAGE,
     };
     use profile_lookup::config::{BrowserProfile, Settings, UpstreamClient};
+    use profile_lookup::registry::Platform;
     use profile_lookup::upstream::Upstream;
     use reqwest::header::HeaderMap;
 
@@ -202,7 +203,7 @@ mod profiles {
     /// profile, and the cache off so that every lookup goes out.
     fn app_settings(server: &FingerprintServer) -> Settings {
         let mut settings = crate::support::settings(server.addr);
-        settings.short_video.base_url = server.url("/");
+        settings.platform_mut(Platform::ShortVideo).base_url = server.url("/");
         settings.upstream.ca_file = server.pki.write_ca_file();
         settings.upstream.timeout_ms = 3_000;
         settings.upstream.client = UpstreamClient::Browser;
@@ -298,8 +299,8 @@ mod profiles {
         use profile_lookup::platform::photo_share::samples as ps;
         let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
         let mut settings = app_settings(&server);
-        settings.photo_share.base_url = server.url("/");
-        settings.photo_share.sources = vec!["json".into()];
+        settings.platform_mut(Platform::PhotoShare).base_url = server.url("/");
+        settings.platform_mut(Platform::PhotoShare).sources = vec!["json".into()];
         settings.retry.max_attempts = 3;
         let app = crate::support::spawn_app(settings).await;
         server.block_agents(&["Chrome/", "Firefox/", "Version/26.4"]);

@@ -16,13 +16,13 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::config::canary::AccountList;
-use profile_lookup::platform::Platform;
 use profile_lookup::platform::photo_share::PhotoShare;
 use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::samples::drift::{DriftSwitch, switchable};
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -89,7 +89,8 @@ fn canary_settings(
     ps_names: &[&str],
 ) -> Settings {
     let mut s = support::settings(short.upstream.addr);
-    s.photo_share.base_url = format!("http://{}", photo.upstream.addr).parse().unwrap();
+    s.platform_mut(Platform::PhotoShare).base_url =
+        format!("http://{}", photo.upstream.addr).parse().unwrap();
     s.canary.interval_seconds = 1;
     s.canary.jitter = 0.0;
     s.canary
@@ -99,6 +100,33 @@ fn canary_settings(
         .accounts
         .insert("photo_share".into(), names(ps_names));
     s
+}
+
+/// Points every registered platform but the two above at its own stand-in, watching the
+/// accounts its samples name, so that a round covers every platform; the stand-ins serve as
+/// long as the returned upstreams live.
+async fn the_other_platforms_on_their_stand_ins(s: &mut Settings) -> Vec<support::Upstream> {
+    struct Parts;
+    impl SiteJob for Parts {
+        type Output = (Router, Vec<&'static str>);
+        fn run<S: Site>(self) -> Self::Output {
+            (S::stand_in(), S::canary_accounts())
+        }
+    }
+    let mut upstreams = Vec::new();
+    let others = Platform::ALL
+        .iter()
+        .filter(|p| !matches!(p, Platform::ShortVideo | Platform::PhotoShare));
+    for &platform in others {
+        let (router, accounts) = with_site(platform, Parts);
+        let upstream = spawn_upstream(router).await;
+        s.platform_mut(platform).base_url = format!("http://{}", upstream.addr).parse().unwrap();
+        s.canary
+            .accounts
+            .insert(platform.section().into(), names(&accounts));
+        upstreams.push(upstream);
+    }
+    upstreams
 }
 
 async fn status(app: &TestApp) -> Value {
@@ -145,7 +173,7 @@ async fn a_round_reads_every_source_of_every_platform() {
         stand_in::<ShortVideo>().await,
         stand_in::<PhotoShare>().await,
     );
-    let s = canary_settings(
+    let mut s = canary_settings(
         &short,
         &photo,
         &[sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id],
@@ -155,6 +183,7 @@ async fn a_round_reads_every_source_of_every_platform() {
             ps::BUSINESS_USER.username,
         ],
     );
+    let _others = the_other_platforms_on_their_stand_ins(&mut s).await;
     let app = spawn_app(s).await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&now, "ok"), "{now}");
@@ -301,7 +330,8 @@ async fn a_blocking_platform_is_blocked_never_changed() {
     }))
     .await;
     let mut s = support::settings(short.addr);
-    s.photo_share.base_url = format!("http://{}", photo.addr).parse().unwrap();
+    s.platform_mut(Platform::PhotoShare).base_url =
+        format!("http://{}", photo.addr).parse().unwrap();
     s.canary.interval_seconds = 1;
     s.canary.jitter = 0.0;
     s.canary
@@ -399,9 +429,9 @@ async fn probes_spend_the_outbound_budget_and_never_pass_it() {
     let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
     // One request a second, none queued: the page probe takes it, the embed probe right after
     // finds none and is skipped (our budget is no verdict about the platform).
-    s.short_video.requests_per_second = 1;
-    s.short_video.burst = 1;
-    s.short_video.max_queue_ms = 0;
+    s.platform_mut(Platform::ShortVideo).requests_per_second = 1;
+    s.platform_mut(Platform::ShortVideo).burst = 1;
+    s.platform_mut(Platform::ShortVideo).max_queue_ms = 0;
     let app = spawn_app(s).await;
     let now = status_until(&app, Duration::from_secs(10), |s| {
         s["last_round"].is_object()

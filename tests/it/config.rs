@@ -6,14 +6,20 @@
 use std::io::Write;
 
 use profile_lookup::config::Settings;
+use profile_lookup::registry::Platform;
 
 /// Set (to the file to load) only in the child process that checks the environment layer.
 const CHILD: &str = "PROFILE_LOOKUP_TEST_ENV_CHILD";
 
 #[test]
 fn layering_and_validation() {
-    // The shipped config/default.toml states exactly the built-in defaults.
+    // The built-in defaults are the shipped config/default.toml, embedded: loading the file
+    // over them changes nothing.
     let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.toml");
+    assert_eq!(
+        profile_lookup::config::DEFAULTS_TOML,
+        std::fs::read_to_string(shipped).unwrap()
+    );
     let from_file = Settings::load(Some(shipped.as_ref())).expect("default.toml loads");
     let defaults = Settings::default();
     assert_eq!(
@@ -80,6 +86,12 @@ fn layering_and_validation() {
             "upstream.proxies[1]",
         ),
         ("[photo_share]\nproxies = \"http://h:1\"\n", "proxies"),
+        // An unknown section, and a platform section's key, are named as serde names them.
+        (
+            "[sever]\nlisten = \"x\"\n",
+            "unknown field `sever`, expected one of `server`",
+        ),
+        ("[photo_share]\nburst = \"many\"\n", "photo_share.burst"),
         (
             "[upstream]\nproxy_cooldown_seconds = 0\n",
             "proxy_cooldown_seconds",
@@ -112,9 +124,12 @@ fn environment_overrides_the_file() {
     let s = Settings::load(Some(file.as_ref())).expect("layers load");
     assert_eq!(s.cache.ttl_seconds, 7);
     assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
-    assert_eq!(s.short_video.base_url.as_str(), "http://127.0.0.1:9/");
     assert_eq!(
-        s.photo_share.base_url.as_str(),
+        s.platform(Platform::ShortVideo).base_url.as_str(),
+        "http://127.0.0.1:9/"
+    );
+    assert_eq!(
+        s.platform(Platform::PhotoShare).base_url.as_str(),
         "https://www.instagram.com/"
     );
     assert_eq!(s.log.format, profile_lookup::config::LogFormat::Json);
@@ -126,14 +141,17 @@ fn environment_overrides_the_file() {
             "socks5h://proxy-b.invalid:1080"
         ]
     );
-    assert_eq!(s.short_video.proxies, ["https://proxy-c.invalid:8443"]);
-    assert!(s.photo_share.proxies.is_empty());
+    assert_eq!(
+        s.platform(Platform::ShortVideo).proxies,
+        ["https://proxy-c.invalid:8443"]
+    );
+    assert!(s.platform(Platform::PhotoShare).proxies.is_empty());
     assert_eq!(s.upstream.proxy_cooldown_seconds, 42);
     use profile_lookup::config::BrowserProfile;
     assert_eq!(
         s.upstream.browser_profiles,
         [BrowserProfile::Firefox, BrowserProfile::Safari]
     );
-    assert!(!s.short_video.junk_headers);
+    assert!(!s.platform(Platform::ShortVideo).junk_headers);
     assert!(s.validate_for_serve().is_ok());
 }

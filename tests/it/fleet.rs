@@ -14,6 +14,7 @@ use profile_lookup::config::Settings;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 
@@ -214,9 +215,9 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
     };
     let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let mut base = settings(upstream.addr);
-    base.short_video.requests_per_second = 4;
-    base.short_video.burst = 1;
-    base.short_video.max_queue_ms = 5_000;
+    base.platform_mut(Platform::ShortVideo).requests_per_second = 4;
+    base.platform_mut(Platform::ShortVideo).burst = 1;
+    base.platform_mut(Platform::ShortVideo).max_queue_ms = 5_000;
     let apps = Arc::new(replicas(&redis.url(), &base).await);
     let mut calls = Vec::new();
     for i in 0..9 {

@@ -9,6 +9,7 @@ use profile_lookup::config::RedisConfig;
 use profile_lookup::fleet::{Fleet, Reservation, key_id};
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
+use profile_lookup::registry::Platform;
 
 use crate::fleet::profile;
 use crate::support::test_redis;
@@ -24,9 +25,9 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
         let mut s = settings(upstream.addr);
         s.redis.url = redis.url();
         s.redis.key_prefix = "it:".into();
-        s.short_video.requests_per_second = 2;
-        s.short_video.burst = 1;
-        s.short_video.max_queue_ms = max_queue_ms;
+        s.platform_mut(Platform::ShortVideo).requests_per_second = 2;
+        s.platform_mut(Platform::ShortVideo).burst = 1;
+        s.platform_mut(Platform::ShortVideo).max_queue_ms = max_queue_ms;
         spawn_app(s)
     };
     // The patient replica queues up to 5 s; the other (a new version, say) 600 ms.

@@ -16,6 +16,7 @@ use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 
 /// The short-video stand-in, answering every request after `delay`.
 fn slow_short_video(delay: Duration) -> Router {
@@ -279,9 +280,9 @@ async fn a_retry_refused_by_the_local_budget_still_ends_as_the_block() {
         spawn_upstream(Router::new().fallback(|| async { StatusCode::TOO_MANY_REQUESTS })).await;
     let mut s = settings(upstream.addr);
     // One token, then one a second: the retry cannot get one within 50 ms.
-    s.photo_share.requests_per_second = 1;
-    s.photo_share.burst = 1;
-    s.photo_share.max_queue_ms = 50;
+    s.platform_mut(Platform::PhotoShare).requests_per_second = 1;
+    s.platform_mut(Platform::PhotoShare).burst = 1;
+    s.platform_mut(Platform::PhotoShare).max_queue_ms = 50;
     s.breaker.failure_threshold = 1;
     s.breaker.cooldown_seconds = 60;
     let app = spawn_app(s).await;

@@ -15,6 +15,7 @@ use profile_lookup::config::{Revalidate, Settings};
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 
 use crate::support::{KEY, TestApp, Upstream, eventually, settings, spawn_app, spawn_upstream};
 
@@ -212,8 +213,8 @@ async fn refreshes_are_held_to_their_share_of_the_budget() {
     let (upstream, _) = switchable(Duration::ZERO).await;
     let mut s = fresh_settings(upstream.addr, 1, 30);
     // 5 requests a second: a share of 0.2 is one refresh a second, one at once.
-    s.short_video.requests_per_second = 5;
-    s.short_video.burst = 5;
+    s.platform_mut(Platform::ShortVideo).requests_per_second = 5;
+    s.platform_mut(Platform::ShortVideo).burst = 5;
     let app = spawn_app(s).await;
     let names = [
         sv::PUBLIC_USER.unique_id,

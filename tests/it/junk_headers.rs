@@ -15,6 +15,7 @@ use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 use tower::ServiceExt;
 
 use crate::support::{self, spawn_app, spawn_upstream};
@@ -131,7 +132,7 @@ async fn short_video_page_requests_carry_two_to_eight_random_junk_headers() {
 async fn short_video_junk_headers_false_sends_none() {
     let (upstream, log) = recording(ShortVideo::stand_in()).await;
     let mut settings = uncached(&upstream);
-    settings.short_video.junk_headers = false;
+    settings.platform_mut(Platform::ShortVideo).junk_headers = false;
     let app = spawn_app(settings).await;
     let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
     for _ in 0..4 {
@@ -151,19 +152,22 @@ async fn photo_share_json_requests_never_carry_junk_headers() {
 
     // Off by default on photo-share: neither the JSON nor the page request carries any.
     let mut settings = uncached(&upstream);
-    settings.photo_share.sources = vec!["json".into(), "page".into()];
-    assert!(!settings.photo_share.junk_headers, "off by default");
+    settings.platform_mut(Platform::PhotoShare).sources = vec!["json".into(), "page".into()];
+    assert!(
+        !settings.platform(Platform::PhotoShare).junk_headers,
+        "off by default"
+    );
     let app = spawn_app(settings.clone()).await;
     assert_eq!(app.get(&path).await.status(), 200);
-    settings.photo_share.sources = vec!["page".into()];
+    settings.platform_mut(Platform::PhotoShare).sources = vec!["page".into()];
     let app = spawn_app(settings.clone()).await;
     assert_eq!(app.get(&path).await.status(), 200);
 
     // Turned on: the page request carries them, the JSON request still never does.
-    settings.photo_share.junk_headers = true;
+    settings.platform_mut(Platform::PhotoShare).junk_headers = true;
     let app = spawn_app(settings.clone()).await;
     assert_eq!(app.get(&path).await.status(), 200);
-    settings.photo_share.sources = vec!["json".into()];
+    settings.platform_mut(Platform::PhotoShare).sources = vec!["json".into()];
     let app = spawn_app(settings).await;
     assert_eq!(app.get(&path).await.status(), 200);
 
@@ -184,8 +188,8 @@ fn junk_headers_are_a_key_of_every_platform_section_in_default_toml() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.toml"))
         .unwrap();
     let loaded: Settings = toml_free_load(&text);
-    assert!(loaded.short_video.junk_headers);
-    assert!(!loaded.photo_share.junk_headers);
+    assert!(loaded.platform(Platform::ShortVideo).junk_headers);
+    assert!(!loaded.platform(Platform::PhotoShare).junk_headers);
 }
 
 /// `config/default.toml` through the service's own loader.

@@ -15,6 +15,7 @@ use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 use serde_json::Value;
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -363,7 +364,7 @@ async fn an_unsolvable_challenge_is_upstream_blocked() {
     let upstream = spawn_upstream(fixed(StatusCode::OK, sv::waf_challenge_page(77))).await;
     let mut s = settings(upstream.addr);
     // The page alone: this upstream answers every path with the challenge.
-    s.short_video.sources = vec!["page".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
     let app = spawn_app(s).await;
     let response = app
         .get(&format!(

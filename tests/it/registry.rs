@@ -1,7 +1,8 @@
-//! Every registered platform is everywhere a platform must be: a platform added to
-//! `src/registry.rs` and `platform::with_site` but missing from one of the places below fails
-//! here, and the message names the place. (The places the compiler checks, such as
-//! `Settings::platform`, need no test.)
+//! Every registered platform is everywhere a platform must be: a platform given its line in
+//! `src/registry.rs` (which also declares its folder and its arm in `platform::with_site`)
+//! but missing from one of the places below fails here, and the message names the place.
+//! (What the compiler checks, such as the folder and site type the line names, needs no
+//! test.)
 
 use std::collections::BTreeSet;
 
@@ -32,27 +33,39 @@ fn labels_and_sections_are_unique() {
     );
 }
 
+/// The built-in defaults are `config/default.toml`: each platform's section there is its
+/// whole default (a missing one is named here before the defaults fail to load).
 #[test]
 fn every_platform_has_its_section_in_the_default_config_file() {
     let text = repo_file("config/default.toml");
+    let sections: Vec<(Platform, Vec<&str>)> = Platform::ALL
+        .iter()
+        .map(|&p| {
+            let header = format!("[{}]", p.section());
+            let lines = text
+                .lines()
+                .skip_while(|l| l.trim() != header)
+                .skip(1)
+                .take_while(|l| !l.trim_start().starts_with('['))
+                .collect();
+            (p, lines)
+        })
+        .collect();
+    for (p, lines) in &sections {
+        assert!(
+            !lines.is_empty(),
+            "config/default.toml has no [{}] section for {p}",
+            p.section()
+        );
+    }
     let keys = serde_json::to_value(Settings::default().platform(Platform::ALL[0])).unwrap();
     let keys: Vec<&String> = keys.as_object().unwrap().keys().collect();
-    for p in Platform::ALL {
-        let header = format!("[{}]", p.section());
-        let section: Vec<&str> = text
-            .lines()
-            .skip_while(|l| l.trim() != header)
-            .skip(1)
-            .take_while(|l| !l.trim_start().starts_with('['))
-            .collect();
-        assert!(
-            !section.is_empty(),
-            "config/default.toml has no {header} section for {p}"
-        );
+    for (p, lines) in &sections {
         for key in &keys {
             assert!(
-                section.iter().any(|l| l.starts_with(&format!("{key} ="))),
-                "config/default.toml's {header} does not list {key}"
+                lines.iter().any(|l| l.starts_with(&format!("{key} ="))),
+                "config/default.toml's [{}] does not list {key}",
+                p.section()
             );
         }
     }
@@ -81,7 +94,7 @@ fn every_platform_section_is_validated_and_range_checked_by_name() {
         let err = s.validate().unwrap_err().to_string();
         assert!(
             err.contains(&format!("{}.max_queue_ms", p.section())),
-            "config/limits.rs does not range-check {p}: {err}"
+            "config/platforms.rs does not range-check {p}: {err}"
         );
         let mut s = Settings::default();
         s.platform_mut(*p).proxies = vec!["ftp://nope".into()];

@@ -11,6 +11,7 @@ use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::platform::photo_share::PhotoShare;
 use profile_lookup::platform::samples::Samples;
+use profile_lookup::registry::Platform;
 use profile_lookup::upstream::cookies::{MAX_COOKIES, MAX_JAR_BYTES};
 use profile_lookup::upstream::egress::Egress;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -78,7 +79,13 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
     const DEPTH: usize = 400;
     let (addr, lines) = cookie_flood(DEPTH).await;
     let settings = Settings::default();
-    let routes = Egress::new("test-jar-flood", &settings, &settings.short_video, None).unwrap();
+    let routes = Egress::new(
+        "test-jar-flood",
+        &settings,
+        settings.platform(Platform::ShortVideo),
+        None,
+    )
+    .unwrap();
     let lease = routes.lease().await.unwrap();
     let url = url::Url::parse(&format!("http://{addr}{}", "/a".repeat(DEPTH))).unwrap();
     for _ in 0..12 {

@@ -16,6 +16,7 @@ use axum::response::IntoResponse;
 use profile_lookup::platform::samples::Samples;
 use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::registry::Platform;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -181,7 +182,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     let seen = Seen::default();
     let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
     let mut s = settings(upstream.addr);
-    s.short_video.sources = vec!["page".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
     let app = spawn_app(s).await;
     let response = app.get(&path(sv::SHELL_PAGE_USER.unique_id)).await;
     assert_eq!(response.status(), 429);
@@ -191,7 +192,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     let seen = Seen::default();
     let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
     let mut s = settings(upstream.addr);
-    s.short_video.sources = vec!["embed".into(), "page".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into(), "page".into()];
     let app = spawn_app(s).await;
     let response = app.get(&path(sv::SMALL_USER.unique_id)).await;
     assert_eq!(response.status(), 200);
@@ -212,7 +213,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     // The embed alone, for a private account: 429 (the platform keeps the answer), not 404.
     let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let mut s = settings(upstream.addr);
-    s.short_video.sources = vec!["embed".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into()];
     let app = spawn_app(s).await;
     let response = app.get(&path(sv::PRIVATE_USER.unique_id)).await;
     assert_eq!(response.status(), 429);
@@ -328,7 +329,7 @@ async fn each_stateless_kind_is_captured_with_its_verdict() {
     let upstream = spawn_upstream(ShortVideo::stand_in()).await;
     let dir = temp_dir("capture");
     let mut s = settings(upstream.addr);
-    s.short_video.sources = vec!["page".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
     s.upstream.capture_dir = dir.clone();
     s.upstream.capture_max_files = 50;
     s.validate_for_serve()

@@ -71,7 +71,7 @@ async fn a_source_left_out_of_the_config_is_never_asked() {
     let json_hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let upstream = spawn_upstream(counting_json(json_hits.clone())).await;
     let mut s = settings(upstream.addr);
-    s.photo_share.sources = vec!["page".into()];
+    s.platform_mut(Platform::PhotoShare).sources = vec!["page".into()];
     let app = spawn_app(s).await;
     let r = app
         .get(&format!(
@@ -88,7 +88,7 @@ async fn a_source_left_out_of_the_config_is_never_asked() {
 #[test]
 fn sources_are_validated_by_name_at_load() {
     let mut s = Settings::default();
-    s.short_video.sources = vec!["embed".into(), "json".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into(), "json".into()];
     let err = s.validate().unwrap_err().to_string();
     assert!(
         err.contains(
@@ -105,7 +105,7 @@ fn sources_are_validated_by_name_at_load() {
         ),
     ] {
         let mut s = Settings::default();
-        s.photo_share.sources = sources;
+        s.platform_mut(Platform::PhotoShare).sources = sources;
         let err = s.validate().unwrap_err().to_string();
         assert!(err.contains(says), "{err}");
     }

@@ -12,6 +12,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use profile_lookup::registry::Platform;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
@@ -434,7 +435,7 @@ async fn the_breaker_opens_after_repeated_blocks_then_probes() {
     s.breaker.failure_threshold = 2;
     s.breaker.cooldown_seconds = 1;
     // One request per lookup, so the counts below are the breaker's alone.
-    s.short_video.sources = vec!["page".into()];
+    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
     let app = spawn_app(s).await;
     for name in ["a1", "a2"] {
         expect_error(
@@ -494,10 +495,10 @@ async fn a_burst_of_distinct_names_stays_within_the_outbound_caps() {
     }))
     .await;
     let mut s = settings(upstream.addr);
-    s.photo_share.max_concurrency = 2;
-    s.photo_share.requests_per_second = 5;
-    s.photo_share.burst = 5;
-    s.photo_share.max_queue_ms = 300;
+    s.platform_mut(Platform::PhotoShare).max_concurrency = 2;
+    s.platform_mut(Platform::PhotoShare).requests_per_second = 5;
+    s.platform_mut(Platform::PhotoShare).burst = 5;
+    s.platform_mut(Platform::PhotoShare).max_queue_ms = 300;
     let app = Arc::new(spawn_app(s).await);
     let callers = (0..30).map(|i| {
         let app = app.clone();

@@ -1,5 +1,6 @@
-//! The freshness keys of `[cache]` that are not plain counts: `revalidate_seconds`, whose
-//! default follows `ttl_seconds`, and `refresh_share`, a fraction.
+//! `[cache]`: how long answers are kept and served, and the freshness keys that are not plain
+//! counts: `revalidate_seconds`, whose default follows `ttl_seconds`, and `refresh_share`, a
+//! fraction.
 //!
 //! `revalidate_seconds = "auto"` (the default) is a fifth of `ttl_seconds`, in whole seconds
 //! (rounded down: a TTL under 5 s has no stale-while-revalidate window unless one is set). A
@@ -11,6 +12,56 @@ use std::fmt;
 
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::Section;
+use super::limits::{self, GIB, YEAR_S, range};
+
+/// `[cache]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Whether found profiles and not-found answers are kept at all.
+    pub enabled: bool,
+    /// How long a profile is served from the cache.
+    pub ttl_seconds: u64,
+    /// How long a not-found answer is served from the cache.
+    pub negative_ttl_seconds: u64,
+    /// How long past its TTL a profile may still be served when the platform fails.
+    pub max_stale_seconds: u64,
+    /// Most bytes of response bodies kept (each store), so giant profiles cannot exhaust memory.
+    pub max_bytes: u64,
+    /// How long past its TTL a found profile is still answered at once while one background
+    /// refresh replaces it (stale-while-revalidate); `"auto"`: a fifth of `ttl_seconds`.
+    pub revalidate_seconds: Revalidate,
+    /// Hits during its life that make an entry hot: refreshed in the background shortly before
+    /// it expires (0: never).
+    pub hot_hits: u64,
+    /// The most of each platform's outbound budget that background refreshes may use (0 to 1).
+    pub refresh_share: f64,
+}
+
+impl CacheConfig {
+    /// The stale-while-revalidate window in seconds: `revalidate_seconds` as configured, or a
+    /// fifth of `ttl_seconds`.
+    pub fn revalidate_window(&self) -> u64 {
+        self.revalidate_seconds.seconds(self.ttl_seconds)
+    }
+}
+
+impl Section for CacheConfig {
+    fn check(&self) -> Result<(), String> {
+        let year = |key: &str, value| range(format!("cache.{key}"), value, 0, YEAR_S, "1 year");
+        limits::check(&[
+            year("ttl_seconds", self.ttl_seconds),
+            year("negative_ttl_seconds", self.negative_ttl_seconds),
+            year("max_stale_seconds", self.max_stale_seconds),
+            range("cache.max_bytes", self.max_bytes, 0, 64 * GIB, "64 GiB"),
+            year("revalidate_seconds", self.revalidate_window()),
+            range("cache.hot_hits", self.hot_hits, 0, 1_000_000, "a million"),
+        ])?;
+        check_refresh_share(self.refresh_share)
+    }
+}
 
 /// The word that asks for the default window.
 const AUTO: &str = "auto";
@@ -96,7 +147,7 @@ impl Visitor<'_> for RevalidateVisitor {
 }
 
 /// `cache.refresh_share` is a fraction of the outbound budget: 0 (no background refresh) to 1.
-pub fn check_refresh_share(share: f64) -> Result<(), String> {
+fn check_refresh_share(share: f64) -> Result<(), String> {
     if share.is_finite() && (0.0..=1.0).contains(&share) {
         Ok(())
     } else {
