@@ -9,7 +9,7 @@
 //! `<section>.sources`, of `x-source` and of the metrics). Everything that loops over the
 //! platforms loops over [`Platform::ALL`]. The lines are given to a macro of the caller's
 //! choosing by `for_each_platform!`: this module makes [`Platform`] and its facts of them,
-//! `platform` its folders (`pub mod`) and `platform::with_site`, the one `match` from a
+//! `platform` its `platform::with_site`, the one `match` from a
 //! variant to its site type. The steps of adding a platform are listed in
 //! `docs/architecture.md` ("Adding a platform").
 //!

@@ -18,16 +18,18 @@ pub mod samples;
 pub mod site;
 pub mod standing;
 
-/// Declares each registered platform's folder (`pub mod`) and its arm in [`with_site`] from its
-/// line in `crate::registry`: a platform is its folder and that line. rustfmt does not see
-/// modules declared by a macro, so `.ci/run` formats `src/platform/*/mod.rs` itself.
+// The platforms' folders. Declared by hand, not by the registry's macro: rustfmt, and every
+// tool that walks `mod` items, does not see modules a macro declares.
+pub mod photo_share;
+pub mod short_video;
+
+/// Builds [`with_site`], the arm of each registered platform, from its line in
+/// `crate::registry`: the line names the platform's folder and site type.
 macro_rules! platform_folders {
     ($(
         $(#[$doc:meta])*
         $variant:ident: $folder:ident::$site:ident { $($facts:tt)* };
     )+) => {
-        $(pub mod $folder;)+
-
         /// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its
         /// code. Every per-platform list (sources, routes, the OpenAPI operations, the demo's
         /// stand-ins, the extractor of `profile-lookup extract`) is built by looping over
