@@ -14,7 +14,6 @@ pub mod ladder;
 pub mod last_word;
 pub mod probe;
 pub mod profile;
-pub mod samples;
 pub mod site;
 pub mod standing;
 
@@ -183,9 +182,8 @@ pub trait SiteJob {
 }
 
 /// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its code.
-/// Every per-platform list (sources, routes, the OpenAPI operations, the demo's stand-ins, the
-/// extractor of `profile-lookup extract`) is built by looping over [`Platform::ALL`] through
-/// here.
+/// Every per-platform list (sources, routes, the OpenAPI operations, the extractor of
+/// `profile-lookup extract`) is built by looping over [`Platform::ALL`] through here.
 pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
     match platform {
         Platform::ShortVideo => job.run::<short_video::ShortVideo>(),

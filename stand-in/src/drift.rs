@@ -1,8 +1,8 @@
 //! The drift switch: a stand-in that serves its platform as it is, or as it would be after the
-//! platform moved one of its documents ([`super::Samples::drifted_stand_in`]), switched while it
-//! runs. The demo turns it on after `--drift-after` (and off again after as long), and each
-//! stand-in takes `POST /__drift/on` and `POST /__drift/off` (`GET /__drift` says which it
-//! serves): on the sample upstream only, never on the service.
+//! platform moved one of its documents ([`StandIn::drifted_router`](crate::StandIn::drifted_router)),
+//! switched while it runs. The demo turns it on after `--drift-after` (and off again after as
+//! long), and each stand-in takes `POST /__drift/on` and `POST /__drift/off` (`GET /__drift`
+//! says which it serves): on the stand-in only, never on the service.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
