@@ -4,7 +4,7 @@
 //! [`registry::Platform::ALL`]. The binary only parses its command line and calls
 //! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). The platforms' stand-ins
 //! (invented documents and loopback servers) are the workspace's `stand-in` crate, not this
-//! one: [`commands::demo`] starts them by each platform's label, and the tests and benchmarks
+//! one: [`commands::demo`](mod@commands::demo) starts them by each platform's label, and the tests and benchmarks
 //! use them. A request travels down and its answer back up through these modules:
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).

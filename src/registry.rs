@@ -7,9 +7,9 @@
 //! documents it serves a profile in, in the order a lookup asks them by default (the names of
 //! `<section>.sources`, of `x-source` and of the metrics). Everything that
 //! loops over the platforms loops over [`Platform::ALL`]. The platform's code (its `Site`, its
-//! extractor, its samples) lives in its folder under `platform/`, joined to its variant by
-//! `platform::with_site`; the steps are listed in `docs/architecture.md` ("Adding a
-//! platform").
+//! extractor) lives in its folder under `platform/`, joined to its variant by
+//! `platform::with_site`; its stand-in lives in the workspace's `stand-in` crate, under the
+//! platform's label. The steps are listed in `docs/architecture.md` ("Adding a platform").
 //!
 //! This module sits below everything (configuration included), so it names no type of the
 //! platform layer.
