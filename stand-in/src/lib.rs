@@ -27,6 +27,8 @@ mod json_text;
 pub mod photo_share;
 pub mod short_video;
 mod stand_in;
+#[cfg(test)]
+mod test_call;
 
 use std::net::SocketAddr;
 
@@ -36,7 +38,7 @@ use tokio::net::TcpListener;
 pub use stand_in::{DemoCall, StandIn};
 
 /// Every platform's stand-in, one line each, under the label the service gives the platform.
-pub const PLATFORMS: &[StandIn] = &[short_video::STAND_IN, photo_share::STAND_IN];
+pub static PLATFORMS: &[StandIn] = &[short_video::STAND_IN, photo_share::STAND_IN];
 
 /// A name every stand-in answers with HTTP 429, to show `upstream_blocked`.
 pub const THROTTLED_NAME: &str = "throttled.demo";
@@ -63,9 +65,11 @@ mod tests {
 
     #[test]
     fn every_stand_in_is_found_by_its_label_and_suggests_something() {
+        let labels: std::collections::BTreeSet<_> = PLATFORMS.iter().map(|p| p.label()).collect();
+        assert_eq!(labels.len(), PLATFORMS.len(), "a label twice");
         for stand_in in PLATFORMS {
             let found = platform(stand_in.label()).expect("registered");
-            assert!(std::ptr::eq(found, stand_in), "{} twice", stand_in.label());
+            assert_eq!(found.drifted_source(), stand_in.drifted_source());
             assert!(!stand_in.demo_calls().is_empty(), "{}", stand_in.label());
             assert!(
                 !stand_in.canary_accounts().is_empty(),

@@ -2,12 +2,9 @@
 //! platform's spellings, and a stand-in that answers each name as documented. (What the
 //! service makes of them is tested beside the service, in its `tests/it`.)
 
-use axum::body::Body;
-use axum::extract::Request;
-use tower::ServiceExt;
-
 use super::*;
 use crate::THROTTLED_NAME;
+use crate::test_call::get;
 
 #[test]
 fn sample_json_documents_are_valid_json() {
@@ -91,26 +88,6 @@ fn the_business_page_preloads_another_id_and_hides_its_posts() {
     assert_eq!(expected_body(&BUSINESS_USER)["id"], BUSINESS_USER.pk);
 }
 
-/// The status, content type and body of `router`'s answer to `GET path`.
-async fn get(router: &axum::Router, path: &str) -> (u16, String, String) {
-    let request = Request::get(path).body(Body::empty()).unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    let body = axum::body::to_bytes(response.into_body(), 16 << 20)
-        .await
-        .unwrap();
-    (
-        status,
-        content_type,
-        String::from_utf8(body.to_vec()).unwrap(),
-    )
-}
-
 fn api(name: &str) -> String {
     format!("/api/v1/users/web_profile_info/?username={name}")
 }
@@ -118,19 +95,23 @@ fn api(name: &str) -> String {
 #[tokio::test]
 async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_json() {
     let (normal, drifted) = (router(), drifted_router());
-    let (status, kind, doc) = get(&normal, &api(PUBLIC_USER.username)).await;
-    assert_eq!((status, kind.starts_with("application/json")), (200, true));
-    assert!(doc.starts_with("{\"data\":{\"user\":{"));
-    let (status, _, moved) = get(&drifted, &api(PUBLIC_USER.username)).await;
-    assert_eq!(status, 200);
-    assert!(moved.starts_with("{\"data\":{\"account\":{"));
+    let found = get(&normal, &api(PUBLIC_USER.username)).await;
+    assert_eq!(found.status, 200);
+    assert!(found.content_type.starts_with("application/json"));
+    assert!(found.body.starts_with("{\"data\":{\"user\":{"));
+    let moved = get(&drifted, &api(PUBLIC_USER.username)).await;
+    assert_eq!(moved.status, 200);
+    assert!(moved.body.starts_with("{\"data\":{\"account\":{"));
     // The page is not the drifted source: both answer it alike.
     let page = format!("/{}/", PUBLIC_USER.username);
     assert_eq!(get(&normal, &page).await, get(&drifted, &page).await);
-    assert_eq!(get(&normal, &api(NOT_FOUND_NAME)).await.2, user_null_json());
-    assert_eq!(get(&normal, &format!("/{NOT_FOUND_NAME}/")).await.0, 404);
-    assert_eq!(get(&normal, &api(BUSINESS_USER.username)).await.0, 400);
-    let (status, kind, _) = get(&normal, &api(HTML_FOR_JSON_NAME)).await;
-    assert_eq!((status, kind.starts_with("text/html")), (200, true));
-    assert_eq!(get(&normal, &api(THROTTLED_NAME)).await.0, 429);
+    let missing = get(&normal, &api(NOT_FOUND_NAME)).await;
+    assert_eq!(missing.body, user_null_json());
+    let missing_page = get(&normal, &format!("/{NOT_FOUND_NAME}/")).await;
+    assert_eq!(missing_page.status, 404);
+    assert_eq!(get(&normal, &api(BUSINESS_USER.username)).await.status, 400);
+    let html = get(&normal, &api(HTML_FOR_JSON_NAME)).await;
+    assert_eq!(html.status, 200);
+    assert!(html.content_type.starts_with("text/html"));
+    assert_eq!(get(&normal, &api(THROTTLED_NAME)).await.status, 429);
 }

@@ -2,14 +2,11 @@
 //! promised, the platform's spellings, and a stand-in that answers each name as documented.
 //! (What the service makes of them is tested beside the service, in its `tests/it`.)
 
-use axum::body::Body;
-use axum::extract::Request;
-use tower::ServiceExt;
-
 use super::pages::{APP_CONTEXT_ONLY, state_open_tag};
 use super::state::{as_int32, rounded};
 use super::*;
 use crate::THROTTLED_NAME;
+use crate::test_call::get;
 
 /// The JSON of the one script of `page` that opens with `open_tag`.
 fn script_json(page: &str, open_tag: &str) -> serde_json::Value {
@@ -116,37 +113,27 @@ fn expected_bodies_give_what_the_embed_lacks_as_empty() {
     assert!(expected_body(&PRIVATE_USER)["userInfo"]["stats"]["videoCount"].is_null());
 }
 
-/// The status and body of `router`'s answer to `GET path`.
-async fn get(router: &axum::Router, path: &str) -> (u16, String) {
-    let request = Request::get(path).body(Body::empty()).unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = axum::body::to_bytes(response.into_body(), 16 << 20)
-        .await
-        .unwrap();
-    (status, String::from_utf8(body.to_vec()).unwrap())
-}
-
 #[tokio::test]
 async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_page() {
     let (normal, drifted) = (router(), drifted_router());
     let public = format!("/@{}", PUBLIC_USER.unique_id);
-    let (status, page) = get(&normal, &public).await;
-    assert_eq!(status, 200);
-    assert!(page.contains(state_open_tag(Era::Universal)));
-    let (status, moved) = get(&drifted, &public).await;
-    assert_eq!(status, 200);
-    assert!(!moved.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
-    assert!(moved.contains(PUBLIC_USER.sec_uid));
+    let page = get(&normal, &public).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains(state_open_tag(Era::Universal)));
+    let moved = get(&drifted, &public).await;
+    assert_eq!(moved.status, 200);
+    assert!(!moved.body.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
+    assert!(moved.body.contains(PUBLIC_USER.sec_uid));
     // The embed is not the drifted source: both answer it alike.
     let embed = format!("/embed/@{}", SMALL_USER.unique_id);
     assert_eq!(get(&normal, &embed).await, get(&drifted, &embed).await);
     let private_embed = format!("/embed/@{}", PRIVATE_USER.unique_id);
-    assert_eq!(get(&normal, &private_embed).await.0, 400);
-    assert_eq!(get(&normal, &format!("/@{THROTTLED_NAME}")).await.0, 429);
-    let (status, missing) = get(&normal, &format!("/@{NOT_FOUND_USER}")).await;
-    assert_eq!(status, 200);
-    assert!(missing.contains("\"statusCode\":10221"));
-    let (_, captcha) = get(&normal, &format!("/@{}", EMBED_ONLY_USER.unique_id)).await;
-    assert!(captcha.contains("Security Check"));
+    assert_eq!(get(&normal, &private_embed).await.status, 400);
+    let throttled = get(&normal, &format!("/@{THROTTLED_NAME}")).await;
+    assert_eq!(throttled.status, 429);
+    let missing = get(&normal, &format!("/@{NOT_FOUND_USER}")).await;
+    assert_eq!(missing.status, 200);
+    assert!(missing.body.contains("\"statusCode\":10221"));
+    let captcha = get(&normal, &format!("/@{}", EMBED_ONLY_USER.unique_id)).await;
+    assert!(captcha.body.contains("Security Check"));
 }
