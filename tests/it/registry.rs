@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use profile_lookup::config::Settings;
-use profile_lookup::platform::Platform;
+use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 
 use crate::support::{settings, spawn_app, spawn_upstream};
 
@@ -115,10 +115,20 @@ fn every_platform_is_in_the_openapi_document_and_the_cli() {
     }
 }
 
+/// The example username the API documents for a platform.
+struct ExampleName;
+
+impl SiteJob for ExampleName {
+    type Output = &'static str;
+    fn run<S: Site>(self) -> &'static str {
+        S::API.example_username
+    }
+}
+
 /// Each platform has a stand-in under its label (and every stand-in plays a platform), whose
 /// drifted source is one of the platform's, and which serves the demo's first suggested name
-/// as a profile: the demo, the tests and the load scripts have something to look up on every
-/// platform.
+/// and the API's example name as profiles: the demo, the tests, the load scripts and the
+/// `/docs` page's "Try it out" have something to look up on every platform.
 #[tokio::test]
 async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
     for stand_in in stand_in::PLATFORMS {
@@ -138,9 +148,10 @@ async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
         assert!(!calls.is_empty(), "{p}'s stand-in suggests no demo call");
         let upstream = spawn_upstream(stand_in.router()).await;
         let app = spawn_app(settings(upstream.addr)).await;
-        let first = &calls[0].username;
-        let r = app.get(&format!("/{p}/profile/{first}")).await;
-        assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {first}");
+        for name in [calls[0].username.as_str(), with_site(p, ExampleName)] {
+            let r = app.get(&format!("/{p}/profile/{name}")).await;
+            assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {name}");
+        }
         let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
         assert!(
             metrics.contains(&format!("platform=\"{p}\"")),
