@@ -12,9 +12,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use profile_lookup::html;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
-use profile_lookup::platform::photo_share::samples;
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
+use stand_in::photo_share as samples;
 
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
 

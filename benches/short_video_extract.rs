@@ -12,11 +12,11 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profile_lookup::html;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::short_video::samples::{
-    self as samples, BENCH_PAGE_SIZE, DEFAULT_PAGE_SIZE, Era, PUBLIC_USER,
-};
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
+use stand_in::short_video::{
+    self as samples, BENCH_PAGE_SIZE, DEFAULT_PAGE_SIZE, Era, PUBLIC_USER,
+};
 
 const SIGI_PAGE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -1,10 +1,13 @@
 //! profile-lookup: public profiles of one user per request, from the registered platforms.
 //!
-//! [`registry`] lists the platforms, one line each (which also declares the platform's folder
-//! under [`platform`] and its arm in [`platform::with_site`]); everything else per platform
-//! loops over [`registry::Platform::ALL`]. The binary only parses its command line and calls
-//! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). A request travels down and its
-//! answer back up through these modules:
+//! [`registry`] lists the platforms, one line each (which also gives each its arm in
+//! [`platform::with_site`]); everything else per platform loops over
+//! [`registry::Platform::ALL`]. The binary only parses its command line and calls
+//! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). The platforms' stand-ins
+//! (invented documents and loopback servers) are the workspace's `stand-in` crate, not this
+//! one: [`commands::demo`](mod@commands::demo) starts them by each platform's label, and the
+//! tests and benchmarks use them. A request travels down and its answer back up through these
+//! modules:
 //!
 //! - [`server`]: the accept loop and its limits (header timeout, head size, graceful shutdown).
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
@@ -26,8 +29,7 @@
 //!   erased [`platform::Profile`] (each platform's exact body lives in its folder), and the
 //!   platform contract: each platform is a folder implementing [`platform::Site`] (its
 //!   documents, their requests, what an answer means, its extractor, how the API documents
-//!   it) and [`platform::samples::Samples`] (its invented samples and loopback stand-in);
-//!   [`platform::ladder::Source`] runs any site (gate, egress, retries, redirects, hurdles,
+//!   it); [`platform::ladder::Source`] runs any site (gate, egress, retries, redirects, hurdles,
 //!   drift capture). [`platform::with_site`] joins a [`registry::Platform`] to its site, and
 //!   [`platform::Sources`] holds every platform's source. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
 //!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
@@ -47,7 +49,7 @@
 //!   [`config::Settings::platform`]; it knows nothing of HTTP); [`state`]: built from the settings by
 //!   [`AppState::new`], it knows no handler; [`telemetry`]: logs and metric names;
 //!   [`header_text`]: the numeric header values every answer carries, built without
-//!   `format!`; [`demo`]: the service against every platform's stand-in.
+//!   `format!`.
 //! - [`canary`]: long-lived accounts looked up through each source every interval (one
 //!   replica per interval with Redis): a verdict per source, its metrics, `GET /status`, and
 //!   the standing that moves a source found `changed` to the end of every lookup's plan.
@@ -66,7 +68,6 @@ pub mod canary;
 pub mod commands;
 pub mod config;
 pub mod cost;
-pub mod demo;
 pub mod error;
 pub mod fleet;
 pub mod header_text;

@@ -10,7 +10,8 @@
 //! platforms loops over [`Platform::ALL`]. The lines are given to a macro of the caller's
 //! choosing by `for_each_platform!`: this module makes [`Platform`] and its facts of them,
 //! `platform` its `platform::with_site`, the one `match` from a
-//! variant to its site type. The steps of adding a platform are listed in
+//! variant to its site type. Its stand-in lives in the workspace's `stand-in` crate, under the
+//! platform's label. The steps of adding a platform are listed in
 //! `docs/architecture.md` ("Adding a platform").
 //!
 //! This module sits below everything (configuration included), so it imports nothing of the

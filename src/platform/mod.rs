@@ -14,7 +14,6 @@ pub mod ladder;
 pub mod last_word;
 pub mod probe;
 pub mod profile;
-pub mod samples;
 pub mod site;
 pub mod standing;
 

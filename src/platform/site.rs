@@ -10,15 +10,14 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::samples::Samples;
 use super::{Body, PageVerdict, Platform, Profile};
 use crate::config::Settings;
 use crate::upstream::Response;
 use crate::upstream::egress::RouteLease;
 use crate::username::{Subject, Username};
 
-/// One platform, as the fetch ladder drives it, the API documents it and the demo shows it.
-pub trait Site: Samples + Send + Sync + Sized + 'static {
+/// One platform, as the fetch ladder drives it and the API documents it.
+pub trait Site: Send + Sync + Sized + 'static {
     /// Which platform this is: the metrics label, the username rule, the settings section.
     const PLATFORM: Platform;
     /// How the API documents the platform's lookup route.

@@ -213,7 +213,7 @@ mod profiles {
     }
 
     fn lookup_path() -> String {
-        use profile_lookup::platform::short_video::samples as sv;
+        use stand_in::short_video as sv;
         format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id)
     }
 
@@ -296,7 +296,7 @@ mod profiles {
     /// block is waited out.
     #[tokio::test]
     async fn a_platform_that_waits_blocks_out_moves_to_the_next_profile_first() {
-        use profile_lookup::platform::photo_share::samples as ps;
+        use stand_in::photo_share as ps;
         let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
         let mut settings = app_settings(&server);
         settings.platform_mut(Platform::PhotoShare).base_url = server.url("/");

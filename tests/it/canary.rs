@@ -16,14 +16,11 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::config::canary::AccountList;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::samples::drift::{DriftSwitch, switchable};
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
-use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
+use profile_lookup::platform::Platform;
 use serde_json::Value;
+use stand_in::drift::DriftSwitch;
+use stand_in::photo_share as ps;
+use stand_in::short_video as sv;
 use tower::ServiceExt;
 
 use crate::support::{self, KEY, TestApp, eventually, spawn_app, spawn_upstream};
@@ -64,11 +61,12 @@ impl StandIn {
     }
 }
 
-/// `S`'s stand-in, switchable to its drifted shape, recorded.
-pub(crate) async fn stand_in<S: Samples>() -> StandIn {
+/// `platform`'s stand-in, switchable to its drifted shape, recorded.
+pub(crate) async fn spawn_stand_in(platform: Platform) -> StandIn {
     let drift = DriftSwitch::default();
     let log = Log::default();
-    let router = switchable(S::stand_in(), S::drifted_stand_in(), drift.clone());
+    let plays = stand_in::platform(platform.as_str()).expect("every platform has a stand-in");
+    let router = plays.switchable(drift.clone());
     StandIn {
         upstream: spawn_upstream(recorded(router, log.clone())).await,
         drift,
@@ -106,19 +104,13 @@ fn canary_settings(
 /// accounts its samples name, so that a round covers every platform; the stand-ins serve as
 /// long as the returned upstreams live.
 async fn the_other_platforms_on_their_stand_ins(s: &mut Settings) -> Vec<support::Upstream> {
-    struct Parts;
-    impl SiteJob for Parts {
-        type Output = (Router, Vec<&'static str>);
-        fn run<S: Site>(self) -> Self::Output {
-            (S::stand_in(), S::canary_accounts())
-        }
-    }
     let mut upstreams = Vec::new();
     let others = Platform::ALL
         .iter()
         .filter(|p| !matches!(p, Platform::ShortVideo | Platform::PhotoShare));
     for &platform in others {
-        let (router, accounts) = with_site(platform, Parts);
+        let plays = stand_in::platform(platform.as_str()).expect("every platform has a stand-in");
+        let (router, accounts) = (plays.router(), plays.canary_accounts());
         let upstream = spawn_upstream(router).await;
         s.platform_mut(platform).base_url = format!("http://{}", upstream.addr).parse().unwrap();
         s.canary
@@ -170,8 +162,8 @@ fn verdict_of<'a>(status: &'a Value, platform: &str, src: &str) -> &'a Value {
 #[tokio::test]
 async fn a_round_reads_every_source_of_every_platform() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     let mut s = canary_settings(
         &short,
@@ -247,8 +239,8 @@ async fn a_round_reads_every_source_of_every_platform() {
 #[tokio::test]
 async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_is_captured() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     let name = sv::PUBLIC_USER.unique_id;
     let mut s = canary_settings(&short, &photo, &[name], &[ps::PUBLIC_USER.username]);
@@ -354,8 +346,8 @@ async fn a_blocking_platform_is_blocked_never_changed() {
 #[tokio::test]
 async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     let (cached, probed_only) = (sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id);
     let mut s = canary_settings(&short, &photo, &[cached, probed_only], &[]);
@@ -423,8 +415,8 @@ fn remaining(response: &reqwest::Response) -> u64 {
 #[tokio::test]
 async fn probes_spend_the_outbound_budget_and_never_pass_it() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
     // One request a second, none queued: the page probe takes it, the embed probe right after
@@ -460,8 +452,8 @@ async fn a_moved_page_fails_lookups_until_the_canary_moves_it_last() {
     // Without the canary, the moved page is what every caller gets: 500 extraction_failed
     // (the page's unreadable answer never hides behind the embed).
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     short.drift.set(true);
     let caller = sv::SMALL_USER.unique_id;
@@ -476,8 +468,8 @@ async fn a_moved_page_fails_lookups_until_the_canary_moves_it_last() {
 #[tokio::test]
 async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_again_once_it_reads() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     short.drift.set(true);
     let (canary, caller) = (sv::PUBLIC_USER.unique_id, sv::SMALL_USER.unique_id);
@@ -541,8 +533,8 @@ async fn answers(app: &TestApp, source: &str) -> u64 {
 #[tokio::test]
 async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_when_public() {
     let (short, photo) = (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     );
     let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
     s.canary.public_names = true;
@@ -587,7 +579,7 @@ async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_wh
 
 #[tokio::test]
 async fn status_says_off_when_no_account_is_configured() {
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let app = spawn_app(support::settings(upstream.addr)).await;
     let now = status(&app).await;
     assert_eq!(now["enabled"], false);

@@ -7,13 +7,12 @@ use std::process::{Command, Output};
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
+use profile_lookup::platform::Platform;
 use serde_json::Value;
+use stand_in::photo_share as ps;
+use stand_in::short_video as sv;
 
-use crate::canary::{StandIn, stand_in};
+use crate::canary::{StandIn, spawn_stand_in};
 use crate::support::{spawn_upstream, temp_file};
 
 const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
@@ -63,8 +62,8 @@ fn text(bytes: &[u8]) -> String {
 
 async fn stand_ins() -> (StandIn, StandIn) {
     (
-        stand_in::<ShortVideo>().await,
-        stand_in::<PhotoShare>().await,
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
     )
 }
 

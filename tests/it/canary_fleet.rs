@@ -7,11 +7,9 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::Request;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::samples::drift::{DriftSwitch, switchable};
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use serde_json::Value;
+use stand_in::drift::{DriftSwitch, switchable};
+use stand_in::short_video as sv;
 use tower::ServiceExt;
 
 use crate::support::replica_process::{self, ReplicaProcess};
@@ -67,11 +65,7 @@ async fn three_replicas_on_redis_run_one_round_per_interval_and_share_its_verdic
     drift.set(true);
     let seen = Seen::default();
     let keep = seen.clone();
-    let router = switchable(
-        ShortVideo::stand_in(),
-        ShortVideo::drifted_stand_in(),
-        drift,
-    );
+    let router = switchable(sv::router(), sv::drifted_router(), drift);
     let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
         let (router, keep) = (router.clone(), keep.clone());
         async move {

@@ -162,19 +162,15 @@ fn extract_reads_every_real_photo_share_shape() {
 
 #[test]
 fn extract_reads_the_projects_own_samples() {
-    use profile_lookup::platform::photo_share::samples as ps;
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::photo_share as ps;
+    use stand_in::short_video as sv;
     for era in sv::Era::ALL {
         let page = temp_file(
             "sample.html",
             sv::profile_page(era, &sv::PUBLIC_USER, 128 * 1024).as_bytes(),
         );
         let body = extract("short-video", page.path()).unwrap();
-        assert_eq!(
-            body,
-            serde_json::to_value(sv::expected_body(&sv::PUBLIC_USER)).unwrap(),
-            "{era:?}"
-        );
+        assert_eq!(body, sv::expected_body(&sv::PUBLIC_USER), "{era:?}");
     }
     let json = temp_file(
         "sample.json",
@@ -182,7 +178,7 @@ fn extract_reads_the_projects_own_samples() {
     );
     assert_eq!(
         extract("photo-share", json.path()).unwrap(),
-        serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap()
+        ps::expected_body(&ps::PUBLIC_USER)
     );
     let wrong = Command::new(BIN)
         .args(["extract", "photo-share", "--username", "someone.else"])
@@ -202,7 +198,7 @@ fn extract_reads_the_projects_own_samples() {
 
 #[test]
 fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::short_video as sv;
     let dir = std::env::temp_dir().join(format!("profile-lookup-cli-{}-drift", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
@@ -263,8 +259,8 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
 
 #[test]
 fn extract_strips_a_byte_order_mark_on_both_platforms() {
-    use profile_lookup::platform::photo_share::samples as ps;
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::photo_share as ps;
+    use stand_in::short_video as sv;
     const BOM: &[u8] = b"\xEF\xBB\xBF";
     let json = [
         BOM,
@@ -274,20 +270,20 @@ fn extract_strips_a_byte_order_mark_on_both_platforms() {
     let json = temp_file("bom.json", &json);
     assert_eq!(
         extract("photo-share", json.path()).unwrap_or_else(|p| panic!("{p}")),
-        serde_json::to_value(ps::expected_body(&ps::PUBLIC_USER)).unwrap()
+        ps::expected_body(&ps::PUBLIC_USER)
     );
     let page = sv::profile_page(sv::Era::ALL[0], &sv::PUBLIC_USER, 16 * 1024);
     let page = temp_file("bom.html", &[BOM, page.as_bytes()].concat());
     assert_eq!(
         extract("short-video", page.path()).unwrap_or_else(|p| panic!("{p}")),
-        serde_json::to_value(sv::expected_body(&sv::PUBLIC_USER)).unwrap()
+        sv::expected_body(&sv::PUBLIC_USER)
     );
 }
 
 #[test]
 fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
-    use profile_lookup::platform::photo_share::samples as ps;
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::photo_share as ps;
+    use stand_in::short_video as sv;
     let dir = tempfile::Builder::new()
         .prefix("profile-lookup-cli-sidecars-")
         .tempdir()

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::header;
-use profile_lookup::platform::short_video::samples as sv;
 use serde_json::Value;
+use stand_in::short_video as sv;
 
 use crate::support::{eventually, problem, settings, spawn_app, spawn_upstream};
 
@@ -101,7 +101,7 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
 
 #[tokio::test]
 async fn readable_pages_and_not_found_are_never_captured() {
-    let upstream = spawn_upstream(<profile_lookup::platform::short_video::ShortVideo as profile_lookup::platform::samples::Samples>::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let dir = temp_dir("ok");
     let mut s = settings(upstream.addr);
     s.upstream.capture_dir = dir.clone();

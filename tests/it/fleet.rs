@@ -11,12 +11,10 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::registry::Platform;
 use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
+use stand_in::short_video as sv;
 
 use crate::support::test_redis;
 use crate::support::{KEY, TestApp, eventually, settings, spawn_app, spawn_upstream};
@@ -36,7 +34,7 @@ pub(crate) async fn replicas(url: &str, base: &Settings) -> Vec<TestApp> {
 
 /// A short-video upstream that takes `delay` per request, so that misses overlap.
 pub(crate) async fn slow_short_video(delay: Duration) -> crate::support::Upstream {
-    let slow = ShortVideo::stand_in().layer(axum::middleware::from_fn(
+    let slow = sv::router().layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| async move {
             tokio::time::sleep(delay).await;
             next.run(req).await
@@ -66,7 +64,7 @@ async fn a_key_gets_one_quota_from_three_replicas() {
 
 /// A key sending round-robin to three replicas on `url` gets one replica's quota (±5 %).
 pub(crate) async fn one_quota_for_three_replicas(url: &str) {
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut base = settings(upstream.addr);
     base.rate_limit.per_key_per_minute = 60;
     base.rate_limit.burst = 20;
@@ -213,7 +211,7 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut base = settings(upstream.addr);
     base.platform_mut(Platform::ShortVideo).requests_per_second = 4;
     base.platform_mut(Platform::ShortVideo).burst = 1;
@@ -286,7 +284,7 @@ async fn redis_killed_paused_and_restarted_under_load_fails_no_request() {
     let Some(mut redis) = test_redis::start() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut base = settings(upstream.addr);
     base.redis.timeout_ms = 100;
     let apps = Arc::new(replicas(&redis.url(), &base).await);
@@ -363,7 +361,7 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut base = settings(upstream.addr);
     base.breaker.failure_threshold = 3;
     let apps = replicas(&redis.url(), &base).await;
@@ -414,7 +412,7 @@ async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let base = settings(upstream.addr);
     let apps = replicas(&redis.url(), &base).await;
     let mut bare = base.clone();

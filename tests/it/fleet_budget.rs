@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use profile_lookup::config::RedisConfig;
 use profile_lookup::fleet::{Fleet, Reservation, key_id};
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::registry::Platform;
+use stand_in::short_video as sv;
 
 use crate::fleet::profile;
 use crate::support::test_redis;
@@ -20,7 +19,7 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let replica = |max_queue_ms: u64| {
         let mut s = settings(upstream.addr);
         s.redis.url = redis.url();

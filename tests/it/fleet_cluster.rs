@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
 use sha2::{Digest, Sha256};
+use stand_in::short_video as sv;
 
 use crate::fleet::{
     all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
@@ -150,7 +149,7 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
     let Some(mut cluster) = test_redis::start_cluster() else {
         return;
     };
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut base = settings(upstream.addr);
     base.redis.timeout_ms = 100;
     // Ten units a second and a bucket nothing here empties: never a 429, and the quota's key

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
+use stand_in::short_video as sv;
 
 use crate::fleet::{profile, replicas, sample_names};
 use crate::support::test_redis;
@@ -22,7 +21,7 @@ const FAILING: u8 = 2;
 /// The short-video stand-in, told by `mode` to answer as usual, to say every name is gone, or
 /// to fail (503) every request.
 async fn switchable_upstream(mode: Arc<AtomicU8>) -> crate::support::Upstream {
-    spawn_upstream(ShortVideo::stand_in().layer(axum::middleware::from_fn(
+    spawn_upstream(sv::router().layer(axum::middleware::from_fn(
         move |mut req: axum::extract::Request, next: axum::middleware::Next| {
             let mode = mode.load(Ordering::SeqCst);
             async move {

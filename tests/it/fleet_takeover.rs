@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
 use reqwest::StatusCode;
+use stand_in::short_video as sv;
 
 use crate::fleet::{profile, replicas, sample_names, slow_short_video};
 use crate::support::relay::Relay;
@@ -27,7 +26,7 @@ const REQUEST_TIMEOUT_MS: &str = "10000";
 /// fetch of whoever asks first never ends while the test looks.
 async fn upstream_that_holds_the_first(hang: usize) -> crate::support::Upstream {
     let left = Arc::new(AtomicUsize::new(hang));
-    spawn_upstream(ShortVideo::stand_in().layer(axum::middleware::from_fn(
+    spawn_upstream(sv::router().layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| {
             let left = left.clone();
             async move {

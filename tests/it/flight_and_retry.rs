@@ -11,16 +11,13 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::registry::Platform;
+use stand_in::photo_share as ps;
+use stand_in::short_video as sv;
 
 /// The short-video stand-in, answering every request after `delay`.
 fn slow_short_video(delay: Duration) -> Router {
-    let real = ShortVideo::stand_in();
+    let real = sv::router();
     Router::new().fallback(move |request: Request| {
         let real = real.clone();
         async move {
@@ -237,7 +234,7 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
     // 0: the real platform; 1: the user is gone (404); 2: the platform fails (503).
     let mode = Arc::new(AtomicU8::new(0));
     let flag = mode.clone();
-    let real = PhotoShare::stand_in();
+    let real = ps::router();
     let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
         let (flag, real) = (flag.clone(), real.clone());
         async move {

@@ -12,10 +12,8 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use profile_lookup::config::{Revalidate, Settings};
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::registry::Platform;
+use stand_in::short_video as sv;
 
 use crate::support::{KEY, TestApp, Upstream, eventually, settings, spawn_app, spawn_upstream};
 
@@ -31,7 +29,7 @@ pub(crate) const FAILING: u8 = 2;
 pub(crate) async fn switchable(delay: Duration) -> (Upstream, Arc<AtomicU8>) {
     let mode = Arc::new(AtomicU8::new(FOUND));
     let switch = mode.clone();
-    let router = ShortVideo::stand_in().layer(axum::middleware::from_fn(
+    let router = sv::router().layer(axum::middleware::from_fn(
         move |mut req: axum::extract::Request, next: axum::middleware::Next| {
             let mode = switch.load(Ordering::SeqCst);
             async move {

@@ -6,12 +6,14 @@
 //! (it says "not found") instead of the profile.
 
 use profile_lookup::platform::photo_share::extract::from_page;
-use profile_lookup::platform::photo_share::samples as ps;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::short_video::samples::{self as samples, Era, PUBLIC_USER};
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
 use proptest::prelude::*;
+use stand_in::photo_share as ps;
+use stand_in::short_video::{self as samples, Era, PUBLIC_USER};
+
+use crate::support::expected;
 
 const UNIVERSAL_ID: &str = "__UNIVERSAL_DATA_FOR_REHYDRATION__";
 
@@ -39,7 +41,7 @@ fn assert_real_state_wins(trap: &str) {
     let got = extract(&page_after(trap, Era::Universal), &requested());
     assert_eq!(
         got,
-        PageVerdict::Profile(samples::expected_body(&PUBLIC_USER)),
+        PageVerdict::Profile(expected::short_video(&PUBLIC_USER)),
         "trap: {trap}"
     );
 }
@@ -78,7 +80,7 @@ fn plaintext_makes_the_rest_of_the_page_text() {
     page.extend_from_slice(format!("<plaintext>{}", decoy_script()).as_bytes());
     assert_eq!(
         extract(&page, &requested()),
-        PageVerdict::Profile(samples::expected_body(&PUBLIC_USER))
+        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
     );
 }
 
@@ -117,7 +119,7 @@ fn comments_end_where_a_browser_ends_them() {
     let page = format!("<!-- a comment --!>{}<!-- later -->", real_state_script());
     assert_eq!(
         extract(page.as_bytes(), &requested()),
-        PageVerdict::Profile(samples::expected_body(&PUBLIC_USER))
+        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
     );
     // `<!-->` and `<!--->` end at once; a decoy inside a real comment stays hidden.
     let decoy = decoy_script();
@@ -146,7 +148,7 @@ fn an_escaped_script_stays_open_past_its_first_script_end_tag() {
     );
     assert_eq!(
         extract(&page, &requested()),
-        PageVerdict::Profile(samples::expected_body(&PUBLIC_USER))
+        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
     );
     // An escape without a nested `<script` still ends at the first `</script>`.
     let mut page = b"<script><!-- x=1 </script>".to_vec();
@@ -155,7 +157,7 @@ fn an_escaped_script_stays_open_past_its_first_script_end_tag() {
     );
     assert_eq!(
         extract(&page, &requested()),
-        PageVerdict::Profile(samples::expected_body(&PUBLIC_USER))
+        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
     );
 }
 
@@ -241,7 +243,7 @@ proptest! {
     #[test]
     fn after_any_sequence_of_traps_the_real_state_wins(traps in proptest::collection::vec(trap(), 0..12)) {
         let got = extract(&page_after(&traps.concat(), Era::Universal), &requested());
-        prop_assert_eq!(got, PageVerdict::Profile(samples::expected_body(&PUBLIC_USER)));
+        prop_assert_eq!(got, PageVerdict::Profile(expected::short_video(&PUBLIC_USER)));
     }
 
     #[test]

@@ -10,12 +10,9 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::HeaderMap;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::registry::Platform;
+use stand_in::photo_share as ps;
+use stand_in::short_video as sv;
 use tower::ServiceExt;
 
 use crate::support::{self, spawn_app, spawn_upstream};
@@ -81,7 +78,7 @@ fn junk(headers: &HeaderMap) -> Vec<String> {
 
 #[tokio::test]
 async fn short_video_page_requests_carry_two_to_eight_random_junk_headers() {
-    let (upstream, log) = recording(ShortVideo::stand_in()).await;
+    let (upstream, log) = recording(sv::router()).await;
     let app = spawn_app(uncached(&upstream)).await;
     let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
     for _ in 0..24 {
@@ -130,7 +127,7 @@ async fn short_video_page_requests_carry_two_to_eight_random_junk_headers() {
 
 #[tokio::test]
 async fn short_video_junk_headers_false_sends_none() {
-    let (upstream, log) = recording(ShortVideo::stand_in()).await;
+    let (upstream, log) = recording(sv::router()).await;
     let mut settings = uncached(&upstream);
     settings.platform_mut(Platform::ShortVideo).junk_headers = false;
     let app = spawn_app(settings).await;
@@ -147,7 +144,7 @@ async fn short_video_junk_headers_false_sends_none() {
 
 #[tokio::test]
 async fn photo_share_json_requests_never_carry_junk_headers() {
-    let (upstream, log) = recording(PhotoShare::stand_in()).await;
+    let (upstream, log) = recording(ps::router()).await;
     let path = format!("/photo-share/profile/{}", ps::PUBLIC_USER.username);
 
     // Off by default on photo-share: neither the JSON nor the page request carries any.

@@ -40,6 +40,7 @@ mod proxy_blame;
 mod readme_and_docs;
 mod registry;
 mod route_sessions;
+mod samples;
 mod short_video_proptest;
 mod short_video_real_captures;
 mod short_video_sources;

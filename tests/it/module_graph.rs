@@ -1,6 +1,6 @@
 //! The library's modules import each other without a cycle, at every depth: among the
 //! top-level modules, and among the submodules of each folder (the map in `lib.rs` depends on
-//! it: data moves one way).
+//! it: data moves one way). The workspace's `stand-in` crate is held to the same.
 //!
 //! Read from the source. Every `crate::…`, `super::…` and `self::…` path (groups `{a, b::c}`
 //! expanded, nested ones too) outside comments and `#[cfg(test)]` items is resolved to the
@@ -250,10 +250,19 @@ fn cycles(levels: &Levels) -> Vec<String> {
     found
 }
 
+/// The edges of every level of the crate whose sources are in `src` (from the repository root).
+fn crate_levels(src: &str) -> Levels {
+    levels(&sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join(src)))
+}
+
+fn assert_no_cycle(levels: &Levels) {
+    let cycles = cycles(levels);
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
 #[test]
 fn the_modules_import_each_other_without_a_cycle_at_any_depth() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let levels = levels(&sources(&src));
+    let levels = crate_levels("src");
     let top = &levels[&Vec::new()];
     assert!(top.len() >= 10, "the walk found the modules: {top:?}");
     assert!(
@@ -265,8 +274,19 @@ fn the_modules_import_each_other_without_a_cycle_at_any_depth() {
         fleet["answers"].contains("entry") && fleet["answers"].contains("flight"),
         "the reader sees submodule edges through `super::`: {fleet:?}"
     );
-    let cycles = cycles(&levels);
-    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+    assert_no_cycle(&levels);
+}
+
+/// The same holds for the workspace's `stand-in` crate (the platforms' stand-ins).
+#[test]
+fn the_stand_in_crates_modules_import_each_other_without_a_cycle() {
+    let levels = crate_levels("stand-in/src");
+    let short_video = &levels[&vec!["short_video".to_owned()]];
+    assert!(
+        short_video["embed"].contains("json") && short_video["pages"].contains("state"),
+        "the reader sees the stand-in's edges: {short_video:?}"
+    );
+    assert_no_cycle(&levels);
 }
 
 #[test]

@@ -11,10 +11,8 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::samples::Samples;
 use serde_json::Value;
+use stand_in::photo_share as ps;
 use tower::ServiceExt;
 
 use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
@@ -46,7 +44,7 @@ impl Rig {
     async fn new(answer: fn(&'static str, &str, &Request) -> Option<Response>) -> Self {
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
         let log = seen.clone();
-        let stand_in = PhotoShare::stand_in();
+        let stand_in = ps::router();
         let router = Router::new().fallback(move |request: Request| {
             let (log, stand_in) = (log.clone(), stand_in.clone());
             async move {
@@ -252,10 +250,7 @@ async fn every_photo_share_answer_says_its_source() {
                 .find(|u| u.username == name)
                 .unwrap();
             let body: Value = response.json().await.unwrap();
-            assert_eq!(
-                body,
-                serde_json::to_value(ps::expected_body(&user)).unwrap()
-            );
+            assert_eq!(body, ps::expected_body(&user));
         }
     }
 }
@@ -265,7 +260,7 @@ async fn every_photo_share_answer_says_its_source() {
 async fn a_stale_photo_share_answer_keeps_its_source() {
     let broken = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = broken.clone();
-    let stand_in = PhotoShare::stand_in();
+    let stand_in = ps::router();
     let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
         let (flag, stand_in) = (flag.clone(), stand_in.clone());
         async move {

@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 
+use crate::support::expected;
 use crate::support::photo_share_name as name;
 use profile_lookup::cost;
 use profile_lookup::platform::PageVerdict;
@@ -11,8 +12,8 @@ use profile_lookup::platform::photo_share::extract::{
     block_signal, from_api, from_page, from_page_answer, is_business_schema_error, not_json,
     redirect_is_block,
 };
-use profile_lookup::platform::photo_share::samples;
 use profile_lookup::username::Username;
+use stand_in::photo_share as samples;
 
 fn run_all(body: &[u8], asked: &Username) {
     let _ = from_api(body, asked);
@@ -96,10 +97,10 @@ fn every_truncation_of_every_sample_is_safe() {
             let part = &bytes[..cut];
             // A truncated document never yields a wrong profile.
             if let PageVerdict::Profile(p) = from_api(part, &asked) {
-                assert_eq!(p, samples::expected_body(&user));
+                assert_eq!(p, expected::photo_share(&user));
             }
             if let PageVerdict::Profile(p) = from_page(part, &asked) {
-                assert_eq!(p, samples::expected_body(&user));
+                assert_eq!(p, expected::photo_share(&user));
             }
             let _ = block_signal(401, part);
             let _ = block_signal(400, part);
@@ -161,7 +162,7 @@ fn a_five_megabyte_bio_is_handled() {
         ..samples::PUBLIC_USER
     };
     let asked = name(user.username);
-    let want = PageVerdict::Profile(samples::expected_body(&user));
+    let want = PageVerdict::Profile(expected::photo_share(&user));
     let api = samples::web_profile_info(&user, 0);
     assert!(
         api.len() > 10 * 1024 * 1024,

@@ -9,10 +9,10 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
-use profile_lookup::platform::photo_share::samples::{self as ps, SampleUser};
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
 use serde_json::Value;
+use stand_in::photo_share::{self as ps, SampleUser};
 
 /// The platform's own 404 text, as a user can type it.
 const SORRY: &str = "Sorry, this page isn't available.";

@@ -13,10 +13,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
+use stand_in::short_video as sv;
 use tower::ServiceExt;
 
 use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
@@ -57,7 +54,10 @@ impl Rig {
 
 /// Both platforms' sample routers on one host (short-video pages are `/@name`).
 fn both_platforms() -> Router {
-    let (sv, ps) = (ShortVideo::stand_in(), PhotoShare::stand_in());
+    let (sv, ps) = (
+        stand_in::short_video::router(),
+        stand_in::photo_share::router(),
+    );
     Router::new().fallback(move |request: Request| {
         let (sv, ps) = (sv.clone(), ps.clone());
         async move {

@@ -10,9 +10,6 @@ use axum::Router;
 use axum::extract::Request;
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
 use profile_lookup::upstream::egress::is_proxy_failure;
 use profile_lookup::upstream::{Upstream, UpstreamError};
 use tower::ServiceExt;
@@ -29,7 +26,10 @@ const SLOW: Duration = Duration::from_secs(5);
 async fn slow_on_one_name() -> (support::Upstream, Arc<Mutex<Vec<String>>>) {
     let via: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = via.clone();
-    let (sv, ps) = (ShortVideo::stand_in(), PhotoShare::stand_in());
+    let (sv, ps) = (
+        stand_in::short_video::router(),
+        stand_in::photo_share::router(),
+    );
     let router = Router::new().fallback(move |request: Request| {
         let (sv, ps, log) = (sv.clone(), ps.clone(), log.clone());
         async move {

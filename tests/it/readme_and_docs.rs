@@ -19,6 +19,7 @@ const README_MAX_LINES: usize = 250;
 /// Top-level folders whose paths, written as code in a document, must exist.
 const REPO_FOLDERS: &[&str] = &[
     "src/",
+    "stand-in/",
     "tests/",
     "scripts/",
     "deploy/",

@@ -1,13 +1,12 @@
 //! Every registered platform is everywhere a platform must be: a platform given its line in
-//! `src/registry.rs` (which also declares its folder and its arm in `platform::with_site`)
-//! but missing from one of the places below fails here, and the message names the place.
-//! (What the compiler checks, such as the folder and site type the line names, needs no
-//! test.)
+//! `src/registry.rs` (which also gives it its arm in `platform::with_site`) but missing from
+//! one of the places below (its stand-in in `stand-in/` among them) fails here, and the
+//! message names the place. (What the compiler checks, such as the folder and site type the
+//! line names, needs no test.)
 
 use std::collections::BTreeSet;
 
 use profile_lookup::config::Settings;
-use profile_lookup::platform::samples::DemoCall;
 use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 
 use crate::support::{settings, spawn_app, spawn_upstream};
@@ -129,25 +128,43 @@ fn every_platform_is_in_the_openapi_document_and_the_cli() {
     }
 }
 
-/// Each platform's stand-in serves the demo's first suggested name as a profile: the demo,
-/// the tests and the load scripts have something to look up on every platform.
+/// The example username the API documents for a platform.
+struct ExampleName;
+
+impl SiteJob for ExampleName {
+    type Output = &'static str;
+    fn run<S: Site>(self) -> &'static str {
+        S::API.example_username
+    }
+}
+
+/// Each platform has a stand-in under its label (and every stand-in plays a platform), whose
+/// drifted source is one of the platform's, and which serves the demo's first suggested name
+/// and the API's example name as profiles: the demo, the tests, the load scripts and the
+/// `/docs` page's "Try it out" have something to look up on every platform.
 #[tokio::test]
 async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
-    struct Stand;
-    impl SiteJob for Stand {
-        type Output = (axum::Router, Vec<DemoCall>);
-        fn run<S: Site>(self) -> Self::Output {
-            (S::stand_in(), S::demo_calls())
-        }
+    for stand_in in stand_in::PLATFORMS {
+        let label = stand_in.label();
+        let p = Platform::from_label(label);
+        let p = p.unwrap_or_else(|| panic!("stand-in/src/lib.rs: {label} is no platform"));
+        assert!(
+            p.source(stand_in.drifted_source()).is_some(),
+            "{p}'s stand-in drifts a source the platform does not have"
+        );
     }
     for &p in Platform::ALL {
-        let (router, calls) = with_site(p, Stand);
-        assert!(!calls.is_empty(), "{p}'s samples suggest no demo call");
-        let upstream = spawn_upstream(router).await;
+        let stand_in = stand_in::platform(p.as_str());
+        let stand_in =
+            stand_in.unwrap_or_else(|| panic!("stand-in/src/lib.rs: no stand-in for {p}"));
+        let calls = stand_in.demo_calls();
+        assert!(!calls.is_empty(), "{p}'s stand-in suggests no demo call");
+        let upstream = spawn_upstream(stand_in.router()).await;
         let app = spawn_app(settings(upstream.addr)).await;
-        let first = &calls[0].username;
-        let r = app.get(&format!("/{p}/profile/{first}")).await;
-        assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {first}");
+        for name in [calls[0].username.as_str(), with_site(p, ExampleName)] {
+            let r = app.get(&format!("/{p}/profile/{name}")).await;
+            assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {name}");
+        }
         let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
         assert!(
             metrics.contains(&format!("platform=\"{p}\"")),

@@ -9,11 +9,10 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::samples::Samples;
 use profile_lookup::registry::Platform;
 use profile_lookup::upstream::cookies::{MAX_COOKIES, MAX_JAR_BYTES};
 use profile_lookup::upstream::egress::Egress;
+use stand_in::photo_share as ps;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tower::ServiceExt;
@@ -117,7 +116,7 @@ struct Seen {
 async fn token_per_proxy() -> (support::Upstream, Arc<Mutex<Vec<Seen>>>) {
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let log = seen.clone();
-    let platform = PhotoShare::stand_in();
+    let platform = ps::router();
     let router = Router::new().fallback(move |request: Request| {
         let (log, platform) = (log.clone(), platform.clone());
         async move {

@@ -2,13 +2,14 @@
 //! bytes, the answer is a verdict (never a panic or a stack overflow), and the work (bytes
 //! examined, counted by `profile_lookup::cost`) stays linear.
 
+use crate::support::expected;
 use crate::support::short_video_name as name;
 use profile_lookup::cost;
 use profile_lookup::platform::PageVerdict;
 use profile_lookup::platform::short_video::challenge;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::short_video::samples::{self as samples, Era, SMALL_USER};
 use proptest::prelude::*;
+use stand_in::short_video::{self as samples, Era, SMALL_USER};
 
 const IDS: [&str; 4] = [
     "__UNIVERSAL_DATA_FOR_REHYDRATION__",
@@ -86,7 +87,7 @@ proptest! {
 
 #[test]
 fn truncated_sample_pages_at_every_cut() {
-    let want = PageVerdict::Profile(samples::expected_body(&SMALL_USER));
+    let want = PageVerdict::Profile(expected::short_video(&SMALL_USER));
     let requested = name(SMALL_USER.unique_id);
     for era in Era::ALL {
         let page = samples::profile_page(era, &SMALL_USER, 4_000);

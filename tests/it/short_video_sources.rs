@@ -13,11 +13,9 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::registry::Platform;
 use serde_json::Value;
+use stand_in::short_video as sv;
 use tower::ServiceExt;
 
 use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
@@ -64,17 +62,14 @@ async fn metrics(app: &support::TestApp) -> String {
 #[tokio::test]
 async fn a_page_without_state_is_answered_by_the_embed() {
     let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
+    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
     let app = spawn_app(settings(upstream.addr)).await;
     for user in sv::embed_users() {
         let response = app.get(&path(user.unique_id)).await;
         assert_eq!(response.status(), 200, "{}", user.unique_id);
         assert_eq!(response.headers()["x-source"], "embed");
         let body: Value = response.json().await.unwrap();
-        assert_eq!(
-            body,
-            serde_json::to_value(sv::expected_embed_body(&user)).unwrap()
-        );
+        assert_eq!(body, sv::expected_embed_body(&user));
     }
     // The embed's like count past i32::MAX arrived negative and is read as the real count.
     assert_eq!(
@@ -107,7 +102,7 @@ async fn a_page_without_state_is_answered_by_the_embed() {
 #[tokio::test]
 async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no_404() {
     let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
+    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
     let app = spawn_app(settings(upstream.addr)).await;
     for (name, reason) in sv::STATELESS_BLOCK_NAMES {
         let before = paths(&seen).len();
@@ -180,7 +175,7 @@ async fn a_page_that_says_not_found_is_answered_without_the_embed() {
 #[tokio::test]
 async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
+    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
     let mut s = settings(upstream.addr);
     s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
     let app = spawn_app(s).await;
@@ -190,7 +185,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     assert_eq!(paths(&seen), ["/@late.night.loops"]);
 
     let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(ShortVideo::stand_in(), seen.clone())).await;
+    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
     let mut s = settings(upstream.addr);
     s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into(), "page".into()];
     let app = spawn_app(s).await;
@@ -211,7 +206,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     );
 
     // The embed alone, for a private account: 429 (the platform keeps the answer), not 404.
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let mut s = settings(upstream.addr);
     s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into()];
     let app = spawn_app(s).await;
@@ -224,7 +219,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
 /// An upstream whose profile pages are all the stateless shell and whose embed answers, or
 /// is throttled too when `embed_blocked`.
 fn shell_everywhere(embed_blocked: bool) -> Router {
-    let stand_in = ShortVideo::stand_in();
+    let stand_in = sv::router();
     Router::new().fallback(move |request: Request| {
         let stand_in = stand_in.clone();
         async move {
@@ -326,7 +321,7 @@ fn sidecars(dir: &Path) -> Vec<Value> {
 
 #[tokio::test]
 async fn each_stateless_kind_is_captured_with_its_verdict() {
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let dir = temp_dir("capture");
     let mut s = settings(upstream.addr);
     s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
@@ -350,12 +345,7 @@ async fn each_stateless_kind_is_captured_with_its_verdict() {
         );
     }
     // A throttle (429) is a block too, but no page to keep.
-    assert_eq!(
-        app.get(&path(profile_lookup::platform::samples::THROTTLED_NAME))
-            .await
-            .status(),
-        429
-    );
+    assert_eq!(app.get(&path(stand_in::THROTTLED_NAME)).await.status(), 429);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(sidecars(&dir).len(), sv::STATELESS_BLOCK_NAMES.len());
     let _ = std::fs::remove_dir_all(&dir);
@@ -368,7 +358,7 @@ fn each_block_kind_is_logged_with_its_reason_and_source() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (upstream, listen) = runtime.block_on(async {
         (
-            spawn_upstream(ShortVideo::stand_in()).await,
+            spawn_upstream(sv::router()).await,
             support::closed_port().await,
         )
     });

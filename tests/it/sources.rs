@@ -5,18 +5,15 @@
 use axum::Router;
 use axum::extract::Request;
 use profile_lookup::config::Settings;
-use profile_lookup::platform::photo_share::PhotoShare;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::samples::Samples;
-use profile_lookup::platform::short_video::ShortVideo;
-use profile_lookup::platform::short_video::samples as sv;
 use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
+use stand_in::photo_share as ps;
+use stand_in::short_video as sv;
 
 use crate::support::{settings, spawn_app, spawn_upstream};
 
 /// The photo-share stand-in, counting the JSON requests it answers.
 fn counting_json(json_hits: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Router {
-    let stand_in = PhotoShare::stand_in();
+    let stand_in = ps::router();
     Router::new().fallback(move |request: Request| {
         let stand_in = stand_in.clone();
         let json_hits = json_hits.clone();
@@ -32,7 +29,7 @@ fn counting_json(json_hits: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> R
 
 #[tokio::test]
 async fn every_answer_says_which_source_gave_it_and_a_hit_keeps_it() {
-    let upstream = spawn_upstream(ShortVideo::stand_in()).await;
+    let upstream = spawn_upstream(sv::router()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
     let first = app.get(&path).await;
@@ -48,7 +45,7 @@ async fn every_answer_says_which_source_gave_it_and_a_hit_keeps_it() {
     assert_eq!(embed.headers()["x-source"], "embed");
     assert_eq!(app.get(&path).await.headers()["x-source"], "embed");
 
-    let upstream = spawn_upstream(PhotoShare::stand_in()).await;
+    let upstream = spawn_upstream(ps::router()).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let found = app
         .get(&format!(

@@ -363,7 +363,7 @@ async fn short_video_block_signals_are_final_and_429() {
 #[tokio::test]
 async fn a_region_locked_short_video_profile_is_451_and_gone_codes_are_404() {
     let upstream = spawn_upstream(Router::new().fallback(|| async {
-        let page = profile_lookup::platform::short_video::samples::status_page(10231);
+        let page = stand_in::short_video::status_page(10231);
         ([(header::CONTENT_TYPE, "text/html")], page)
     }))
     .await;
@@ -375,7 +375,7 @@ async fn a_region_locked_short_video_profile_is_451_and_gone_codes_are_404() {
     assert_eq!(upstream.hits(), 2, "a region lock is not cached");
 
     let upstream = spawn_upstream(Router::new().fallback(|| async {
-        let page = profile_lookup::platform::short_video::samples::status_page(10204);
+        let page = stand_in::short_video::status_page(10204);
         ([(header::CONTENT_TYPE, "text/html")], page)
     }))
     .await;

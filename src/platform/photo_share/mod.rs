@@ -9,7 +9,6 @@ pub mod extract;
 mod markers;
 mod page;
 mod parts;
-pub mod samples;
 mod shared_data;
 mod signals;
 pub mod site;

@@ -145,10 +145,15 @@ pub fn extract<'a>(
 mod tests {
     use super::*;
     use crate::platform::Platform;
-    use crate::platform::short_video::samples::{
+    use crate::username::Username;
+    use stand_in::short_video::{
         self as samples, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER, SMALL_USER,
     };
-    use crate::username::Username;
+
+    /// The body the stand-in says the service must return for `user`.
+    fn expected_body(user: &samples::SampleUser) -> ShortVideoProfile {
+        serde_json::from_value(samples::expected_body(user)).expect("a short-video body")
+    }
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()
@@ -166,7 +171,7 @@ mod tests {
                 let got = extract(page.as_bytes(), &name(user.unique_id));
                 assert_eq!(
                     got,
-                    PageVerdict::Profile(samples::expected_body(&user)),
+                    PageVerdict::Profile(expected_body(&user)),
                     "{era:?} {}",
                     user.unique_id
                 );
@@ -178,10 +183,7 @@ mod tests {
     fn case_of_the_request_does_not_matter() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 20_000);
         let got = extract(page.as_bytes(), &name("TINY.Baker_7"));
-        assert_eq!(
-            got,
-            PageVerdict::Profile(samples::expected_body(&SMALL_USER))
-        );
+        assert_eq!(got, PageVerdict::Profile(expected_body(&SMALL_USER)));
     }
 
     #[test]
@@ -320,10 +322,7 @@ mod tests {
         let fake = r#"<meta name="description" content='<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":{"user":{"uniqueId":"tiny.baker_7"},"stats":{"followerCount":1}}}}}</script>'>"#;
         let page = real.replacen("<head>", &format!("<head>{fake}"), 1);
         let got = extract(page.as_bytes(), &name(SMALL_USER.unique_id));
-        assert_eq!(
-            got,
-            PageVerdict::Profile(samples::expected_body(&SMALL_USER))
-        );
+        assert_eq!(got, PageVerdict::Profile(expected_body(&SMALL_USER)));
     }
 
     #[test]
@@ -357,7 +356,7 @@ mod tests {
                     let page = samples::two_state_page(era, Some(&user), user.unique_id, first);
                     assert_eq!(
                         extract(page.as_bytes(), &name(user.unique_id)),
-                        PageVerdict::Profile(samples::expected_body(&user)),
+                        PageVerdict::Profile(expected_body(&user)),
                         "{era:?}, app context first: {first}, {}",
                         user.unique_id
                     );
@@ -470,7 +469,7 @@ mod tests {
     #[test]
     fn truncated_pages_never_give_a_wrong_profile() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 6_000);
-        let want = PageVerdict::Profile(samples::expected_body(&SMALL_USER));
+        let want = PageVerdict::Profile(expected_body(&SMALL_USER));
         let n = name(SMALL_USER.unique_id);
         for cut in 0..page.len() {
             let got = extract(&page.as_bytes()[..cut], &n);

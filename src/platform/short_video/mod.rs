@@ -12,7 +12,6 @@ pub mod challenge;
 mod embed;
 pub mod extract;
 mod next_data;
-pub mod samples;
 mod sigi;
 pub mod site;
 pub mod stateless;

@@ -1,8 +1,9 @@
 //! Shared test rig: the real app on a real loopback socket, loopback upstreams, the real
 //! captures read in place, and valid usernames for the extractors; and, in submodules, the
-//! loopback forward proxy, the TLS server that reads client fingerprints, real Redis servers
+//! stand-ins' expected bodies as the service's types, the loopback forward proxy, the TLS server that reads client fingerprints, real Redis servers
 //! and clusters, a relay that cuts one replica's Redis, and replicas as real `serve` processes.
 
+pub mod expected;
 pub mod fingerprint;
 pub mod forward_proxy;
 pub mod relay;

@@ -310,7 +310,7 @@ impl FingerprintServer {
 
 /// The short-video sample's profile page for its public user, the not-found page otherwise.
 fn short_video_page(name: &str) -> Response<Full<Bytes>> {
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::short_video as sv;
     let html = [("content-type", "text/html; charset=utf-8")];
     if name == sv::PUBLIC_USER.unique_id {
         respond(

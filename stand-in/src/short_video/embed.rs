@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use super::json::{field, push_str_json};
 use super::state::as_int32;
 use super::{Era, SampleUser, avatar};
-use crate::platform::short_video::ShortVideoProfile;
 
 /// The embed page of `user`, as the platform writes it for a public account.
 pub fn embed_page(user: &SampleUser) -> String {
@@ -72,20 +71,4 @@ pub fn embed_page(user: &SampleUser) -> String {
          <script src=\"https://static.short-video.example/embed/embed.js\" async></script>\
          </body></html>\n"
     )
-}
-
-/// The body the service must return for `user` when the embed page answered: the page's
-/// body ([`super::expected_body`]) without what the embed does not carry, which reads as
-/// `""`/`0`/`false`, and `null` for the counts it does not give.
-pub fn expected_embed_body(user: &SampleUser) -> ShortVideoProfile {
-    let mut body = super::expected_body(user);
-    let info = &mut body.user_info;
-    info.user.avatar_medium.clear();
-    info.user.avatar_larger.clear();
-    info.user.sec_uid.clear();
-    info.user.relation = 0;
-    info.user.open_favorite = false;
-    info.stats.video_count = None;
-    info.stats.digg_count = None;
-    body
 }

@@ -18,47 +18,55 @@ use super::{
     BUSINESS_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME, PRIVATE_USER,
     PUBLIC_USER, SampleUser,
 };
-use crate::platform::photo_share::PhotoShare;
-use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, json, throttled};
+use crate::answer::{html, json, throttled};
+use crate::{DemoCall, StandIn, THROTTLED_NAME};
 
-impl samples::Samples for PhotoShare {
-    const DRIFTED_SOURCE: &'static str = "json";
+/// The photo-share stand-in, as [`crate::PLATFORMS`] registers it.
+pub const STAND_IN: StandIn = StandIn {
+    label: "photo-share",
+    drifted_source: "json",
+    router,
+    drifted_router,
+    demo_calls,
+    canary_accounts,
+};
 
-    fn stand_in() -> Router {
-        Router::new().fallback(answer)
-    }
+/// The stand-in (see the module's documentation).
+pub fn router() -> Router {
+    Router::new().fallback(answer)
+}
 
-    fn drifted_stand_in() -> Router {
-        Router::new().fallback(drifted)
-    }
+/// The drifted stand-in: the samples' profile JSON with its user under a moved key.
+pub fn drifted_router() -> Router {
+    Router::new().fallback(drifted)
+}
 
-    fn canary_accounts() -> Vec<&'static str> {
-        vec![
-            PUBLIC_USER.username,
-            PRIVATE_USER.username,
+fn canary_accounts() -> Vec<&'static str> {
+    vec![
+        PUBLIC_USER.username,
+        PRIVATE_USER.username,
+        BUSINESS_USER.username,
+    ]
+}
+
+fn demo_calls() -> Vec<DemoCall> {
+    vec![
+        DemoCall::new(PUBLIC_USER.username, "a public user"),
+        DemoCall::new(PRIVATE_USER.username, "a private user"),
+        DemoCall::new(NOT_FOUND_NAME, "a missing user (404)"),
+        DemoCall::new(
             BUSINESS_USER.username,
-        ]
-    }
-
-    fn demo_calls() -> Vec<DemoCall> {
-        vec![
-            DemoCall::new(PUBLIC_USER.username, "a public user"),
-            DemoCall::new(PRIVATE_USER.username, "a private user"),
-            DemoCall::new(NOT_FOUND_NAME, "a missing user (404)"),
-            DemoCall::new(
-                BUSINESS_USER.username,
-                "a business account: the JSON answers 400, the page answers (x-source: page)",
-            ),
-            DemoCall::new(
-                HTML_FOR_JSON_NAME,
-                "the JSON endpoint answering a login page with 200: 429 upstream_blocked, never 500",
-            ),
-            DemoCall::new(
-                THROTTLED_NAME,
-                "a throttling platform: 429 upstream_blocked with Retry-After, after one retry (~1 s)",
-            ),
-        ]
-    }
+            "a business account: the JSON answers 400, the page answers (x-source: page)",
+        ),
+        DemoCall::new(
+            HTML_FOR_JSON_NAME,
+            "the JSON endpoint answering a login page with 200: 429 upstream_blocked, never 500",
+        ),
+        DemoCall::new(
+            THROTTLED_NAME,
+            "a throttling platform: 429 upstream_blocked with Retry-After, after one retry (~1 s)",
+        ),
+    ]
 }
 
 async fn answer(request: Request) -> Response {

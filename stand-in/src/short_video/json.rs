@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Era, SampleUser, avatar};
-use crate::platform::samples::json_text::push_json_str;
+use crate::json_text::push_json_str;
 
 /// Appends `s` as a JSON string the way the platform writes it: `/` as `\u002F`, `<` as
 /// `\u003C`, and (in the `__NEXT_DATA__` era) `&` as `\u0026`; everything else raw UTF-8.

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::platform::samples::json_text::push_json_str;
+use crate::json_text::push_json_str;
 
 /// How a shape escapes its strings (the platforms differ, and the extractor must decode all).
 #[derive(Clone, Copy, Debug)]

@@ -7,7 +7,7 @@ use super::state::{SUGGESTED, state_json, suggested_json};
 use super::{Era, Subject};
 
 /// The opening `<script …>` tag of `era`'s state, in that era's attribute order and quoting.
-fn state_open_tag(era: Era) -> &'static str {
+pub(super) fn state_open_tag(era: Era) -> &'static str {
     match era {
         Era::Universal => {
             r#"<script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">"#

@@ -1,11 +1,18 @@
-//! The WAF proof-of-work page and the check of its solution, for a loopback upstream that
-//! tests the service's solver end to end.
+//! The platform's side of its WAF proof-of-work challenge: the page that issues it, and the
+//! check of the cookie that answers it, so that a loopback stand-in tests the service's solver
+//! end to end. (Written from the platform's side: the service's solver is never used here.)
 
 use base64::Engine;
+use base64::alphabet;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use sha2::{Digest, Sha256};
 
-use crate::platform::short_video::challenge::STANDARD_PAD_INDIFFERENT;
+/// Standard base64 read with or without its padding, as the platform takes the cookie.
+const STANDARD_PAD_INDIFFERENT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 
 /// Name of the optional second cookie on [`waf_challenge_page`].
 const WAF_SECOND_COOKIE: (&str, &str) = ("waf_rci_sample", "invented-rs-value");
@@ -81,4 +88,46 @@ fn waf_puzzle(answer: u32) -> (Vec<u8>, Vec<u8>) {
         .finalize()
         .to_vec();
     (prefix, digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a solver that knows `answer` sends back for `page`: the issued challenge JSON with
+    /// the answer added, and the page's second cookie.
+    fn answered(page: &str, answer: u32) -> String {
+        let class = page
+            .split("id=\"cs\" class=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the page carries its challenge");
+        let issued = STANDARD_NO_PAD.decode(class).expect("base64 challenge");
+        let mut json: serde_json::Value = serde_json::from_slice(&issued).expect("JSON challenge");
+        json["d"] = STANDARD.encode(answer.to_string()).into();
+        let (rci, rs) = WAF_SECOND_COOKIE;
+        format!(
+            "_wafchallengeid={}; {rci}={rs}",
+            STANDARD.encode(json.to_string())
+        )
+    }
+
+    #[test]
+    fn the_answer_to_the_issued_challenge_passes_and_nothing_else_does() {
+        let page = waf_challenge_page(4_321);
+        assert!((1_200..2_048).contains(&page.len()), "{}", page.len());
+        let cookie = answered(&page, 4_321);
+        assert!(waf_cookie_is_valid(&cookie, 4_321));
+        // Without its base64 padding, as the platform takes it too.
+        let (value, rest) = cookie["_wafchallengeid=".len()..].split_once(';').unwrap();
+        let unpadded = format!("_wafchallengeid={};{rest}", value.trim_end_matches('='));
+        assert!(waf_cookie_is_valid(&unpadded, 4_321));
+        assert!(!waf_cookie_is_valid(&cookie, 4_322));
+        assert!(!waf_cookie_is_valid(&answered(&page, 4_320), 4_321));
+        let (rci, _) = WAF_SECOND_COOKIE;
+        let without_second = cookie.split(&format!("; {rci}")).next().unwrap();
+        assert!(!waf_cookie_is_valid(without_second, 4_321));
+        assert!(!waf_cookie_is_valid("_wafchallengeid=e30", 4_321));
+        assert!(!waf_cookie_is_valid("", 4_321));
+    }
 }

@@ -18,46 +18,54 @@ use super::{
     DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER,
     SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
 };
-use crate::platform::samples::{self, DemoCall, THROTTLED_NAME, html, throttled};
-use crate::platform::short_video::ShortVideo;
+use crate::answer::{html, throttled};
+use crate::{DemoCall, StandIn, THROTTLED_NAME};
+
+/// The short-video stand-in, as [`crate::PLATFORMS`] registers it.
+pub const STAND_IN: StandIn = StandIn {
+    label: "short-video",
+    drifted_source: "page",
+    router,
+    drifted_router,
+    demo_calls,
+    canary_accounts,
+};
 
 /// The state script's id on a drifted page: the data is there, under a name no reader knows.
 const MOVED_STATE_ID: &str = "__APP_STATE_V2__";
 
-impl samples::Samples for ShortVideo {
-    const DRIFTED_SOURCE: &'static str = "page";
+/// The stand-in (see the module's documentation).
+pub fn router() -> Router {
+    Router::new().fallback(answer)
+}
 
-    fn stand_in() -> Router {
-        Router::new().fallback(answer)
-    }
+/// The drifted stand-in: the samples' profile pages with their state moved.
+pub fn drifted_router() -> Router {
+    Router::new().fallback(drifted)
+}
 
-    fn drifted_stand_in() -> Router {
-        Router::new().fallback(drifted)
-    }
+fn canary_accounts() -> Vec<&'static str> {
+    vec![PUBLIC_USER.unique_id, PRIVATE_USER.unique_id]
+}
 
-    fn canary_accounts() -> Vec<&'static str> {
-        vec![PUBLIC_USER.unique_id, PRIVATE_USER.unique_id]
-    }
-
-    fn demo_calls() -> Vec<DemoCall> {
-        vec![
-            DemoCall::new(PUBLIC_USER.unique_id, "a public user"),
-            DemoCall::new(
-                PRIVATE_USER.unique_id.to_uppercase(),
-                "a private user, in capitals (names are case-insensitive)",
-            ),
-            DemoCall::new(NOT_FOUND_USER, "a missing user (404)"),
-            DemoCall::new(
-                SHELL_PAGE_USER.unique_id,
-                "a profile page without state: the embed answers (x-source: embed)",
-            ),
-            DemoCall::new(
-                EMBED_ONLY_USER.unique_id,
-                "a captcha page every time: only the embed answers (x-source: embed)",
-            ),
-            DemoCall::new("..%2Fadmin", "a bad name (400 invalid_username)"),
-        ]
-    }
+fn demo_calls() -> Vec<DemoCall> {
+    vec![
+        DemoCall::new(PUBLIC_USER.unique_id, "a public user"),
+        DemoCall::new(
+            PRIVATE_USER.unique_id.to_uppercase(),
+            "a private user, in capitals (names are case-insensitive)",
+        ),
+        DemoCall::new(NOT_FOUND_USER, "a missing user (404)"),
+        DemoCall::new(
+            SHELL_PAGE_USER.unique_id,
+            "a profile page without state: the embed answers (x-source: embed)",
+        ),
+        DemoCall::new(
+            EMBED_ONLY_USER.unique_id,
+            "a captcha page every time: only the embed answers (x-source: embed)",
+        ),
+        DemoCall::new("..%2Fadmin", "a bad name (400 invalid_username)"),
+    ]
 }
 
 async fn answer(request: Request) -> Response {

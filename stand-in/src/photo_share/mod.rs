@@ -1,26 +1,28 @@
-//! The project's own photo-share upstream documents, in every real shape, with invented values.
+//! The photo-share platform's stand-in: its documents in every real shape, with invented
+//! values, and a router that serves them (`router`), with what the service must answer for
+//! each (`expected`).
 //!
-//! The demo upstream serves these, the integration tests check the extractor against them, and
-//! the benchmarks time it on them. No value here belongs to a real account: the shapes follow
+//! The demo serves these, the service's integration tests check its extractor against them,
+//! and its benchmarks time it on them. No value here belongs to a real account: the shapes follow
 //! the platform (field names, nesting, escaping), the contents are made up.
 //!
 //! Every function is deterministic and cheap: plain string building, no randomness, no I/O.
 
+mod expected;
 mod json;
 mod pages;
 mod pages_2026;
-pub mod stand_in;
+mod router;
 
 use std::fmt::Write as _;
 
+pub use expected::expected_body;
 use json::{Style, open_edge, push_count, push_field, push_post, push_str};
 pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };
 pub use pages_2026::{web_profile_info_preload_page, xig_edge_counts_page};
-
-use crate::platform::Count;
-use crate::platform::photo_share::PhotoShareProfile;
+pub use router::{STAND_IN, drifted_router, router, sample_user};
 
 /// An invented account: what the upstream documents say about it, in decoded form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,32 +114,6 @@ pub const DEFAULT_PAGE_SIZE: usize = 365 * 1024;
 
 /// A username that no sample upstream knows: the API says `user: null` and the page is a 404.
 pub const NOT_FOUND_NAME: &str = "no.such.sample_user";
-
-/// The body the service must return for `user`, whichever document it was read from.
-pub fn expected_body(user: &SampleUser) -> PhotoShareProfile {
-    let hd = if user.profile_pic_url_hd.is_empty() {
-        user.profile_pic_url
-    } else {
-        user.profile_pic_url_hd
-    };
-    PhotoShareProfile {
-        id: user.pk.to_owned(),
-        username: user.username.to_owned(),
-        full_name: user.full_name.to_owned(),
-        biography: user.biography.to_owned(),
-        profile_pic_url: user.profile_pic_url.to_owned(),
-        profile_pic_url_hd: hd.to_owned(),
-        is_verified: user.is_verified,
-        is_private: user.is_private,
-        edge_followed_by: Count {
-            count: user.followers,
-        },
-        edge_follow: Count {
-            count: user.following,
-        },
-        edge_owner_to_timeline_media: Count { count: user.posts },
-    }
-}
 
 /// Appends the edge-style user fields (API and legacy page) up to the timeline edges, which the
 /// caller then fills and closes with [`close_edge_user`].

@@ -1,6 +1,5 @@
-//! The project's own short-video upstream documents: invented people and numbers, written in
-//! each shape the platform has used, for the demo upstream, the integration tests and the
-//! benchmarks.
+//! The short-video platform's stand-in: invented people and numbers, written in each shape
+//! the platform has used, for the demo, the service's integration tests and its benchmarks.
 //!
 //! Nothing here comes from a real capture. The pages are built to be hard in the ways real
 //! pages are: the state is most of the page, strings carry the platform's `\u002F` escapes,
@@ -9,22 +8,22 @@
 //! string pushes per kilobyte), so tests can build pages freely.
 //!
 //! `json` writes the platform's JSON (its escapes, the `user` object, video items), `state` the
-//! state object of each era around them, `pages` the page around the state, and `waf` the WAF
-//! challenge page.
+//! state object of each era around them, `pages` the page around the state, `embed` the embed
+//! page, `stateless` the pages without state, and `waf` the WAF challenge page (and the check
+//! of its answer); `router` serves them, and `expected` says what the service must answer.
 
 mod embed;
+mod expected;
 mod json;
 mod pages;
-pub mod stand_in;
+mod router;
 mod state;
 mod stateless;
 mod waf;
 
-use crate::platform::short_video::{
-    ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
-};
-
-pub use embed::{embed_page, expected_embed_body};
+pub use embed::embed_page;
+pub use expected::{expected_body, expected_embed_body};
+pub use router::{STAND_IN, drifted_router, router};
 pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 
@@ -182,36 +181,6 @@ pub fn sample_user(name: &str) -> Option<SampleUser> {
     sample_users()
         .into_iter()
         .find(|u| u.unique_id.eq_ignore_ascii_case(name))
-}
-
-/// The body the service must return for `user`, whatever the era of the page it read.
-pub fn expected_body(user: &SampleUser) -> ShortVideoProfile {
-    ShortVideoProfile {
-        user_info: ShortVideoUserInfo {
-            user: ShortVideoUser {
-                id: user.id.into(),
-                unique_id: user.unique_id.into(),
-                nickname: user.nickname.into(),
-                signature: user.signature.into(),
-                verified: user.verified,
-                private_account: user.private,
-                avatar_thumb: avatar(user, 100),
-                avatar_medium: avatar(user, 720),
-                avatar_larger: avatar(user, 1080),
-                sec_uid: user.sec_uid.into(),
-                relation: 0,
-                open_favorite: user.open_favorite,
-            },
-            stats: ShortVideoStats {
-                follower_count: user.follower_count,
-                following_count: user.following_count,
-                heart: user.heart_count,
-                heart_count: user.heart_count,
-                video_count: user.video_count,
-                digg_count: user.digg_count,
-            },
-        },
-    }
 }
 
 /// The three ways the platform has embedded its state in a profile page.

@@ -1,8 +1,8 @@
 //! The drift switch: a stand-in that serves its platform as it is, or as it would be after the
-//! platform moved one of its documents ([`super::Samples::drifted_stand_in`]), switched while it
-//! runs. The demo turns it on after `--drift-after` (and off again after as long), and each
-//! stand-in takes `POST /__drift/on` and `POST /__drift/off` (`GET /__drift` says which it
-//! serves): on the sample upstream only, never on the service.
+//! platform moved one of its documents ([`StandIn::drifted_router`](crate::StandIn::drifted_router)),
+//! switched while it runs. The demo turns it on after `--drift-after` (and off again after as
+//! long), and each stand-in takes `POST /__drift/on` and `POST /__drift/off` (`GET /__drift`
+//! says which it serves): on the stand-in only, never on the service.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,22 +88,8 @@ fn say(switch: &DriftSwitch) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::body::Body;
-    use axum::http::{Method, StatusCode};
-
-    async fn call(router: &Router, method: Method, path: &str) -> (StatusCode, String) {
-        let request = Request::builder()
-            .method(method)
-            .uri(path)
-            .body(Body::empty())
-            .unwrap();
-        let response = router.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
-            .await
-            .unwrap();
-        (status, String::from_utf8(body.to_vec()).unwrap())
-    }
+    use crate::test_call::call;
+    use axum::http::Method;
 
     #[tokio::test]
     async fn the_switch_picks_the_router_and_its_routes_turn_it() {
@@ -111,19 +97,22 @@ mod tests {
         let drifted = Router::new().fallback(|| async { "drifted" });
         let switch = DriftSwitch::default();
         let router = switchable(normal, drifted, switch.clone());
-        assert_eq!(call(&router, Method::GET, "/@x").await.1, "normal");
+        assert_eq!(call(&router, Method::GET, "/@x").await.body, "normal");
         assert_eq!(
-            call(&router, Method::POST, "/__drift/on").await.1,
+            call(&router, Method::POST, "/__drift/on").await.body,
             "{\"drift\":\"on\"}"
         );
         assert!(switch.is_on());
-        assert_eq!(call(&router, Method::GET, "/@x").await.1, "drifted");
+        assert_eq!(call(&router, Method::GET, "/@x").await.body, "drifted");
         // A photo-share page of a user called `__drift` is not the control route.
-        assert_eq!(call(&router, Method::GET, "/__drift/").await.1, "drifted");
-        call(&router, Method::POST, "/__drift/off").await;
-        assert_eq!(call(&router, Method::GET, "/@x").await.1, "normal");
         assert_eq!(
-            call(&router, Method::GET, "/__drift").await.1,
+            call(&router, Method::GET, "/__drift/").await.body,
+            "drifted"
+        );
+        call(&router, Method::POST, "/__drift/off").await;
+        assert_eq!(call(&router, Method::GET, "/@x").await.body, "normal");
+        assert_eq!(
+            call(&router, Method::GET, "/__drift").await.body,
             "{\"drift\":\"off\"}"
         );
     }
