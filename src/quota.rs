@@ -134,9 +134,9 @@ enum Local {
 }
 
 impl KeyLimiter {
-    /// Builds the limiter from `[rate_limit]` for the configured `keys`; with a `fleet`, the
-    /// quota is the fleet's.
-    pub fn new(settings: &RateLimitConfig, keys: &Keys, fleet: Option<Fleet>) -> Self {
+    /// Builds the limiter from `[rate_limit]` for the configured `keys`; on a `fleet` with
+    /// Redis, the quota is the fleet's (leased, see the module docs).
+    pub fn new(settings: &RateLimitConfig, keys: &Keys, fleet: &Fleet) -> Self {
         let per_minute = NonZeroU32::new(settings.per_key_per_minute).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(settings.burst).unwrap_or(NonZeroU32::MIN);
         let quota = Quota::per_minute(per_minute).allow_burst(burst);
@@ -156,10 +156,10 @@ impl KeyLimiter {
             burst: burst.get(),
             per_minute: per_minute.get(),
             interval: quota.replenish_interval(),
-            fleet: fleet.map(|fleet| {
+            fleet: fleet.is_shared().then(|| {
                 let now = Instant::now();
                 FleetQuota {
-                    fleet,
+                    fleet: fleet.clone(),
                     ids: keys.fleet_ids(),
                     leases: (0..keys.count())
                         .map(|_| Mutex::new(Lease::new(now)))

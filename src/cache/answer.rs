@@ -150,6 +150,4 @@ pub enum Served {
     },
     /// `only-if-cached`, and nothing stored suits the caller.
     NotCached,
-    /// The caller forced a fetch and could not pay for it (no quota unit left).
-    Unpaid,
 }

@@ -11,11 +11,12 @@ use moka::future::Cache;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
-use crate::platform::{FailureReport, Lookup, Report};
+use crate::platform::fetcher::Fetched;
+use crate::platform::{FailureReport, Lookup};
 use crate::username::Username;
 
 use super::fleet_tier::FleetTier;
-use super::rules::{FetchTimes, Rules, Verdict};
+use super::rules::{Decision, FetchTimes, Rules};
 use super::{Entry, Landing, Stored, Wants};
 
 /// What a flight's task needs after its caller is gone: the stores and the flights in the air.
@@ -91,8 +92,8 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 }
 
 impl Stores {
-    /// Builds both stores from `[cache]`; with a `fleet`, in front of the fleet's.
-    pub(super) fn new(cache: &CacheConfig, fleet: Option<Fleet>) -> Self {
+    /// Builds both stores from `[cache]`, in front of the `fleet`'s (when it is on Redis).
+    pub(super) fn new(cache: &CacheConfig, fleet: &Fleet) -> Self {
         let secs = |s: u64| {
             if cache.enabled {
                 Duration::from_secs(s)
@@ -146,14 +147,19 @@ impl Stores {
             stale,
             lasting,
             flights: Arc::default(),
-            shared: fleet.map(|fleet| {
+            shared: fleet.is_shared().then(|| {
                 // Redis's stale record lives as long as any replica's stale copy can.
                 let stale_ttl = if max_stale.is_zero() {
                     Duration::ZERO
                 } else {
                     ttl.saturating_add(max_stale)
                 };
-                Arc::new(FleetTier::new(fleet, ttl + window, negative_ttl, stale_ttl))
+                Arc::new(FleetTier::new(
+                    fleet.clone(),
+                    ttl + window,
+                    negative_ttl,
+                    stale_ttl,
+                ))
             }),
             rules,
             fetch_times: Arc::new(FetchTimes::new()),
@@ -166,7 +172,7 @@ impl Stores {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The verdict on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
+    /// The decision on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
     /// fetch time.
     pub(super) fn judge(
         &self,
@@ -175,7 +181,7 @@ impl Stores {
         age: Duration,
         hits: u64,
         wants: &Wants,
-    ) -> Verdict {
+    ) -> Decision {
         let fetch_time = self.fetch_times.recent(name.platform());
         self.rules.judge(entry, age, hits, wants, fetch_time)
     }
@@ -195,7 +201,7 @@ impl Stores {
     pub(super) async fn store(
         &self,
         name: &Username,
-        report: Report,
+        report: Fetched,
         started: Instant,
     ) -> Result<Arc<Entry>, FailureReport> {
         let value = match report.lookup {

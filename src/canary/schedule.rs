@@ -14,7 +14,7 @@ use super::round::{self, Limits};
 use super::verdict::Judged;
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
-use crate::platform::Sources;
+use crate::platform::fetcher::Fetchers;
 use crate::telemetry::canary as metrics;
 
 /// How long the board lives in Redis, in intervals: a fleet whose rounds stopped is seen as
@@ -39,8 +39,8 @@ pub async fn run(
     board: &Board,
     holder: &str,
     settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
+    sources: &Fetchers,
+    fleet: &Fleet,
 ) {
     let config = &settings.canary;
     if !config.is_on() {
@@ -60,13 +60,10 @@ async fn tick(
     board: &Board,
     holder: &str,
     settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
+    sources: &Fetchers,
+    fleet: &Fleet,
     interval: Duration,
 ) {
-    let Some(fleet) = fleet else {
-        return run_round(board, settings, sources, interval).await;
-    };
     match fleet.canary_lease(holder, interval).await {
         Some(true) => {
             // The last round may have been another replica's: go on from its board.
@@ -84,13 +81,13 @@ async fn tick(
         Some(false) => {
             adopt_shared(board, sources, fleet).await;
         }
-        // Redis cannot be used: this replica runs its own rounds until it can.
+        // No Redis, or it cannot be used: this replica runs its own rounds (until it can).
         None => run_round(board, settings, sources, interval).await,
     }
 }
 
 /// Adopts the fleet's board when it is newer than this replica's.
-async fn adopt_shared(board: &Board, sources: &Sources, fleet: &Fleet) {
+async fn adopt_shared(board: &Board, sources: &Fetchers, fleet: &Fleet) {
     if let Some(Some(bytes)) = fleet.canary_verdicts().await
         && let Some(shared) = Board::decode(&bytes)
     {
@@ -100,7 +97,7 @@ async fn adopt_shared(board: &Board, sources: &Sources, fleet: &Fleet) {
 
 /// Runs one round of every configured account, ending within `interval` (the lease), and
 /// records it.
-pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, interval: Duration) {
+pub async fn run_round(board: &Board, settings: &Settings, sources: &Fetchers, interval: Duration) {
     let limits = Limits {
         per_probe: ms(settings.server.request_timeout_ms),
         round_ends: Instant::now() + interval,

@@ -27,7 +27,7 @@ impl Fleet {
     /// (then each replica runs its own rounds). `holder` names the replica, for whoever reads
     /// the key.
     pub async fn canary_lease(&self, holder: &str, ttl: Duration) -> Option<bool> {
-        let key = self.keys().canary_lease();
+        let key = self.keys()?.canary_lease();
         self.canary_set("canary_lease", key, holder.as_bytes().to_vec(), ttl, true)
             .await
     }
@@ -38,7 +38,7 @@ impl Fleet {
         if verdicts.len() > MAX_VERDICTS_BYTES {
             return None;
         }
-        let key = self.keys().canary_verdicts();
+        let key = self.keys()?.canary_verdicts();
         self.canary_set("canary_publish", key, verdicts, ttl, false)
             .await
             .map(|_| ())
@@ -47,7 +47,7 @@ impl Fleet {
     /// The verdicts last published: `Some(None)` none (expired, or not ours), `None` Redis
     /// unavailable.
     pub async fn canary_verdicts(&self) -> Option<Option<Vec<u8>>> {
-        let key = self.keys().canary_verdicts();
+        let key = self.keys()?.canary_verdicts();
         self.run("canary_verdicts", |mut conn| async move {
             GET.key(key)
                 .arg(MAX_VERDICTS_BYTES)

@@ -53,7 +53,7 @@ impl Fleet {
     ) -> Option<QuotaDecision> {
         let interval_us = (60_000_000 / u64::from(per_minute.max(1))).max(1);
         let burst = burst.max(1);
-        let key = self.keys().quota(key_id);
+        let key = self.keys()?.quota(key_id);
         let reply: (i64, i64, i64, i64) = self
             .run("quota", |mut conn| async move {
                 QUOTA

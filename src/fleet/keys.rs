@@ -1,8 +1,8 @@
 //! Key names, with hash tags so that what one script touches sits on one cluster slot.
 //!
-//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock: one
-//!   tag, so a script can read the entry and the lock, or write the entry and drop the stale
-//!   copy, in one call even on a cluster.
+//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock, `…:f`
+//!   its refresh limit: one tag, so a script can read the entry and the lock, or write the
+//!   entry and drop the stale copy, in one call even on a cluster.
 //! - `P{q:KEYID}` the GCRA state of one API key (its own slot).
 //! - `P{o:PLATFORM}` the outbound budget, `…:r` its share for background refreshes, and
 //!   `P{b:PLATFORM}` the breaker of one platform.
@@ -64,6 +64,16 @@ impl Keys {
             stale: format!("{tag}:s"),
             lock: format!("{tag}:l"),
         }
+    }
+
+    /// The refresh limit of one name: in the name's slot, next to its entry.
+    pub fn refresh_limit(&self, platform: &str, name: &str) -> String {
+        format!(
+            "{}{{n:{}:{}}}:f",
+            self.prefix,
+            component(platform),
+            component(name)
+        )
     }
 
     pub fn quota(&self, key_id: &str) -> String {

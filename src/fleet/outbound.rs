@@ -37,7 +37,7 @@ impl Fleet {
         burst: u32,
         max_wait: Duration,
     ) -> Option<Reservation> {
-        let key = self.keys().outbound(platform);
+        let key = self.keys()?.outbound(platform);
         self.reserve_slot("outbound", key, rps, burst, max_wait)
             .await
     }
@@ -79,13 +79,13 @@ impl Fleet {
 
     /// Opens `platform`'s breaker for every replica for `rest` (a longer open rest is kept).
     pub async fn breaker_open(&self, platform: &str, rest: Duration) -> Option<()> {
-        let key = self.keys().breaker(platform);
+        let key = self.keys()?.breaker(platform);
         self.mark_resting("breaker", key, rest).await
     }
 
     /// How long `platform`'s breaker stays open: `Some(None)` closed, `None` Redis unavailable.
     pub async fn breaker_open_for(&self, platform: &str) -> Option<Option<Duration>> {
-        let key = self.keys().breaker(platform);
+        let key = self.keys()?.breaker(platform);
         let left: i64 = self
             .run("breaker", |mut conn| async move {
                 redis::cmd("PTTL").arg(key).query_async(&mut conn).await
@@ -97,7 +97,7 @@ impl Fleet {
     /// Rests proxy `index` of `scope` (e.g. a platform) for every replica for `rest`. A proxy
     /// is named by its position only, never by its URL or credentials.
     pub async fn proxy_rest(&self, scope: &str, index: usize, rest: Duration) -> Option<()> {
-        let key = self.keys().proxy(scope, index);
+        let key = self.keys()?.proxy(scope, index);
         self.mark_resting("proxy_rest", key, rest).await
     }
 
@@ -114,10 +114,8 @@ impl Fleet {
         if indexes.len() > MAX_PROXIES {
             return None;
         }
-        let keys: Vec<String> = indexes
-            .iter()
-            .map(|&i| self.keys().proxy(scope, i))
-            .collect();
+        let names = self.keys()?;
+        let keys: Vec<String> = indexes.iter().map(|&i| names.proxy(scope, i)).collect();
         let left: Vec<i64> = self
             .run("proxy_resting", |mut conn| async move {
                 let mut call = RESTING.prepare_invoke();

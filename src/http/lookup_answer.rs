@@ -10,9 +10,29 @@ use crate::cache::{Entry, Forward, How, Served, Stored};
 use crate::error::ApiError;
 use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
+use crate::lookup::Answer;
+
+/// A lookup's answer as HTTP, with the caller's quota state when the lookup took a unit more
+/// (for the `RateLimit` headers); its access-log fields are handed to the access log.
+pub(super) fn respond(answer: Answer) -> (Response, Option<HeaderValue>) {
+    let (response, log, quota) = match answer {
+        Answer::Served { served, quota } => {
+            let (response, log) = answer_served(served);
+            (response, log, quota)
+        }
+        // Unpaid: the quota's own 429, with its wait.
+        Answer::Unpaid { over, quota } => (
+            not_fetched(over, "profile-lookup; detail=quota"),
+            NOT_FETCHED,
+            Some(quota),
+        ),
+    };
+    log.record();
+    (response, quota)
+}
 
 /// The answer and the access-log fields of what the cache served.
-pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
+fn answer_served(served: Served) -> (Response, LookupLog) {
     match served {
         Served::Stored { entry, how, ttl } => {
             // A fetch joined from another caller is logged as a hit (as `x-cache` says): its
@@ -118,16 +138,6 @@ pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
             not_fetched(ApiError::NotCached, "profile-lookup; detail=only-if-cached"),
             NOT_FETCHED,
         ),
-        // Answered from the quota's own refusal by `lookup_name`; this is its stand-in.
-        Served::Unpaid => (
-            not_fetched(
-                ApiError::RateLimited {
-                    retry_after: std::time::Duration::from_secs(1),
-                },
-                "profile-lookup; detail=quota",
-            ),
-            NOT_FETCHED,
-        ),
     }
 }
 
@@ -140,7 +150,7 @@ const NOT_FETCHED: LookupLog = LookupLog {
 };
 
 /// `error`'s answer with `cache_status`.
-pub(super) fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {
+fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {
     let mut response = error.into_response();
     response
         .headers_mut()

@@ -1,5 +1,5 @@
-//! The platform contract: what one platform supplies, so that the shared fetch ladder
-//! ([`ladder`](super::ladder)) can look a name up there.
+//! The platform contract: what one platform supplies, so that the shared fetcher
+//! ([`fetcher`](super::fetcher)) can look a name up there.
 //!
 //! A platform says which documents to ask for and in what order, how to request each, and
 //! what an answer means ([`Reading`]); it never sends, retries, rests a proxy or captures a

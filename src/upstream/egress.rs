@@ -49,7 +49,7 @@ use crate::telemetry;
 /// The metric label of the direct route.
 pub const DIRECT: &str = "direct";
 
-/// The reason the fetch ladder gives for a region lock: a browser profile does not change the
+/// The reason the fetcher gives for a region lock: a browser profile does not change the
 /// region, so on the direct route it tries no other profile.
 const REGION_LOCKED: &str = "region_locked";
 
@@ -142,7 +142,8 @@ pub struct Egress {
     /// Whether page requests get random extra headers (`<section>.junk_headers`).
     junk_headers: bool,
     cooldown: Duration,
-    fleet: Option<Fleet>,
+    /// Where rests are shared with the other replicas (the replica's own stand in).
+    fleet: Fleet,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
     session_names: Mutex<Vec<HeaderName>>,
 }
@@ -180,7 +181,7 @@ impl Egress {
         scope: &'static str,
         settings: &Settings,
         platform: &PlatformConfig,
-        fleet: Option<Fleet>,
+        fleet: &Fleet,
     ) -> Result<Self, ClientBuildError> {
         let list = if platform.proxies.is_empty() {
             &settings.upstream.proxies
@@ -218,7 +219,7 @@ impl Egress {
             next_profile: AtomicUsize::new(0),
             junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
-            fleet,
+            fleet: fleet.clone(),
             session_names: Mutex::default(),
         })
     }
@@ -230,8 +231,9 @@ impl Egress {
 
     /// The route a new lookup goes through: the next proxy in turn that is not resting, with
     /// the next profile in turn; or `Err(wait)` when every proxy rests (the first is back after
-    /// `wait`).
-    pub async fn lease(&self) -> Result<RouteLease<'_>, Duration> {
+    /// `wait`). A lease that `rests` rests each route it leaves for a block or a failure; one
+    /// that does not (a probe's) only moves on, for itself.
+    pub async fn lease(&self, rests: bool) -> Result<RouteLease<'_>, Duration> {
         let first = self.pick(&[]).await?;
         let n = self.profiles.len();
         let profile = self
@@ -247,6 +249,7 @@ impl Egress {
             rested: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
+            rests,
         })
     }
 
@@ -257,9 +260,9 @@ impl Egress {
         }
         let n = self.routes.len();
         let now = Instant::now();
-        if let Some(fleet) = &self.fleet {
+        if self.fleet.is_shared() {
             let indexes: Vec<usize> = (0..n).collect();
-            if let Some(shared) = fleet.proxy_resting(self.scope, &indexes).await {
+            if let Some(shared) = self.fleet.proxy_resting(self.scope, &indexes).await {
                 // A rest another replica began is this replica's too (and outlives Redis).
                 for (route, left) in self.routes.iter().zip(shared) {
                     if let Some(left) = left {
@@ -306,10 +309,11 @@ impl Egress {
             cooldown_s = self.cooldown.as_secs(),
             "proxy rests"
         );
-        if let Some(fleet) = &self.fleet {
-            // With Redis down the other replicas find out by themselves.
-            let _ = fleet.proxy_rest(self.scope, index, self.cooldown).await;
-        }
+        // With Redis down (or no Redis) the other replicas find out by themselves.
+        let _ = self
+            .fleet
+            .proxy_rest(self.scope, index, self.cooldown)
+            .await;
     }
 }
 
@@ -326,6 +330,8 @@ pub struct RouteLease<'a> {
     rested: Mutex<Vec<usize>>,
     exhausted: Mutex<Option<Duration>>,
     sent: AtomicU32,
+    /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
+    rests: bool,
 }
 
 impl std::fmt::Debug for RouteLease<'_> {
@@ -484,8 +490,9 @@ impl RouteLease<'_> {
     }
 
     /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
-    /// it for the cool-down (fleet-wide with Redis) and move to the next proxy not resting
-    /// that this lookup has not rested yet, presenting the next profile. This is the one way
+    /// it for the cool-down (fleet-wide with Redis; not for a lease that rests nothing) and
+    /// move to the next proxy not resting that this lookup has not left yet, presenting the
+    /// next profile. This is the one way
     /// for a source to say "rest this proxy and try another" (a region lock, say); the
     /// sources' HTTP block signals and proxy failures already come here through the fetch
     /// ladder.
@@ -504,7 +511,9 @@ impl RouteLease<'_> {
             self.next_profile(reason);
             return Switch::Moved;
         }
-        self.routes.rest(index, reason).await;
+        if self.rests {
+            self.routes.rest(index, reason).await;
+        }
         let rested = {
             let mut rested = self
                 .rested
@@ -604,21 +613,27 @@ mod tests {
     async fn leases_take_proxies_in_turn_and_skip_the_resting() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-turns", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-turns",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
         let labels: Vec<String> = {
             let mut v = Vec::new();
             for _ in 0..6 {
-                v.push(routes.lease().await.unwrap().label().to_owned());
+                v.push(routes.lease(true).await.unwrap().label().to_owned());
             }
             v
         };
         assert_eq!(labels, ["0", "1", "2", "0", "1", "2"]);
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.label(), "0");
         assert_eq!(lease.rest_and_switch("test").await, Switch::Moved);
         assert_eq!(lease.label(), "1");
         for _ in 0..4 {
-            assert_ne!(routes.lease().await.unwrap().label(), "0", "0 rests");
+            assert_ne!(routes.lease(true).await.unwrap().label(), "0", "0 rests");
         }
         assert_eq!(lease.rest_and_switch("test").await, Switch::Moved);
         let Switch::AllResting(wait) = lease.rest_and_switch("test").await else {
@@ -626,14 +641,50 @@ mod tests {
         };
         assert!(wait <= settings.upstream.proxy_cooldown() && wait > Duration::ZERO);
         assert_eq!(lease.exhausted(), Some(wait));
-        assert!(routes.lease().await.is_err());
+        assert!(routes.lease(true).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_lease_that_rests_nothing_moves_on_for_itself_only() {
+        let mut settings = Settings::default();
+        settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
+        let routes = Egress::new(
+            "test-no-rest",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let probe = routes.lease(false).await.unwrap();
+        assert_eq!(probe.label(), "0");
+        assert_eq!(probe.rest_and_switch("http_429").await, Switch::Moved);
+        assert_eq!(probe.label(), "1");
+        assert!(
+            matches!(
+                probe.rest_and_switch("http_429").await,
+                Switch::AllResting(_)
+            ),
+            "the probe has left both proxies"
+        );
+        let mut labels = Vec::new();
+        for _ in 0..2 {
+            labels.push(routes.lease(true).await.unwrap().label().to_owned());
+        }
+        labels.sort();
+        assert_eq!(labels, ["0", "1"], "yet no proxy rests for the lookups");
     }
 
     #[test]
     fn no_debug_output_shows_a_proxy_password() {
         let mut settings = Settings::default();
         settings.upstream.proxies = vec!["http://agent:hunter2@127.0.0.1:3128".into()];
-        let routes = Egress::new("test-debug", &settings, &settings.short_video, None).unwrap();
+        let routes = Egress::new(
+            "test-debug",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
         let url = Url::parse(&settings.upstream.proxies[0]).unwrap();
         let client = Upstream::via(&settings, Some(&url)).unwrap();
         for text in [format!("{routes:?}"), format!("{client:?}")] {
@@ -645,7 +696,13 @@ mod tests {
     fn session_values_are_kept_per_route_and_profile_and_only_when_asked_for() {
         let mut settings = Settings::default();
         settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-session", &settings, &settings.photo_share, None).unwrap();
+        let routes = Egress::new(
+            "test-session",
+            &settings,
+            &settings.photo_share,
+            &Fleet::local(),
+        )
+        .unwrap();
         let handed = |value: &str| {
             let mut h = HeaderMap::new();
             h.insert("x-set-claim", HeaderValue::from_str(value).unwrap());
@@ -688,8 +745,14 @@ mod tests {
     #[tokio::test]
     async fn the_plain_client_has_no_profile_and_a_direct_block_ends_the_lookup() {
         let settings = Settings::default();
-        let routes = Egress::new("test-plain", &settings, &settings.short_video, None).unwrap();
-        let lease = routes.lease().await.unwrap();
+        let routes = Egress::new(
+            "test-plain",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.profile(), None);
         assert!(!lease.moves_on_block());
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
@@ -708,8 +771,14 @@ mod tests {
     async fn on_the_direct_route_a_block_moves_to_each_other_profile_once() {
         use BrowserProfile::*;
         let settings = browser_settings(&BrowserProfile::ALL);
-        let routes = Egress::new("test-profiles", &settings, &settings.short_video, None).unwrap();
-        let lease = routes.lease().await.unwrap();
+        let routes = Egress::new(
+            "test-profiles",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.profile(), Some(Chrome));
         for next in [ChromePrevious, Firefox, Safari] {
             assert!(lease.moves_on_block());
@@ -724,7 +793,7 @@ mod tests {
         // The turn goes on past the profile the lookup ended on.
         let mut turns = Vec::new();
         for _ in 0..4 {
-            turns.push(routes.lease().await.unwrap().profile().unwrap());
+            turns.push(routes.lease(true).await.unwrap().profile().unwrap());
         }
         assert_eq!(turns, [Chrome, ChromePrevious, Firefox, Safari]);
     }
@@ -733,8 +802,14 @@ mod tests {
     #[tokio::test]
     async fn a_region_lock_on_the_direct_route_tries_no_other_profile() {
         let settings = browser_settings(&BrowserProfile::ALL);
-        let routes = Egress::new("test-region", &settings, &settings.short_video, None).unwrap();
-        let lease = routes.lease().await.unwrap();
+        let routes = Egress::new(
+            "test-region",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.rest_and_switch("region_locked").await, Switch::Direct);
         assert_eq!(lease.profile(), Some(BrowserProfile::Chrome));
     }
@@ -745,8 +820,14 @@ mod tests {
         use BrowserProfile::*;
         let mut settings = browser_settings(&[Chrome, Firefox]);
         settings.upstream.proxies = (1..=3).map(|p| format!("http://127.0.0.1:{p}")).collect();
-        let routes = Egress::new("test-both", &settings, &settings.short_video, None).unwrap();
-        let lease = routes.lease().await.unwrap();
+        let routes = Egress::new(
+            "test-both",
+            &settings,
+            &settings.short_video,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!((lease.label(), lease.profile()), ("0", Some(Chrome)));
         assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
         assert_eq!((lease.label(), lease.profile()), ("1", Some(Firefox)));
@@ -762,11 +843,17 @@ mod tests {
     #[tokio::test]
     async fn the_direct_route_never_rests() {
         let settings = Settings::default();
-        let routes = Egress::new("test-direct", &settings, &settings.photo_share, None).unwrap();
-        let lease = routes.lease().await.unwrap();
+        let routes = Egress::new(
+            "test-direct",
+            &settings,
+            &settings.photo_share,
+            &Fleet::local(),
+        )
+        .unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.label(), DIRECT);
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
-        assert!(routes.lease().await.is_ok());
+        assert!(routes.lease(true).await.is_ok());
         assert_eq!(lease.exhausted(), None);
     }
 }

@@ -11,28 +11,52 @@
 //! Redis cannot be used the replica's own budget and breaker stand in; the concurrency cap is
 //! always the replica's own.
 //!
-//! # Background refreshes
+//! Every fetch passes here in a [`Mode`], an argument from the cache down to each request:
 //!
-//! The cache refreshes entries in the background (stale-while-revalidate, hot names before
-//! they expire) through the same lookup as a caller's miss, run inside [`background`]. Every
-//! request such a lookup sends is held to a [`RefreshBudget`]: `cache.refresh_share` of the
-//! platform's `requests_per_second` (and of its `burst`, at least 1), the fleet's with Redis
-//! (its own key next to the outbound budget's) and the replica's without. It also needs a slot
-//! and a token of the whole budget *at once*: a refresh never queues, so it never stands in
-//! front of a caller's miss, and when either has no room it is refused (`Busy`) and the refresh
-//! skipped. Callers' misses therefore always have at least `1 - refresh_share` of the budget,
-//! and the rest whenever refreshes leave it unused.
+//! - a caller's lookup queues for budget (bounded) and its end is recorded by the breaker;
+//! - a **background refresh** (stale-while-revalidate, hot names before they expire) is held to
+//!   a [`RefreshBudget`]: `cache.refresh_share` of the platform's `requests_per_second` (and of
+//!   its `burst`, at least 1), the fleet's with Redis (its own key next to the outbound
+//!   budget's) and the replica's without. Each request also needs a slot and a token of the
+//!   whole budget *at once*: a refresh never queues, so it never stands in front of a caller's
+//!   miss, and when either has no room it is refused (`Busy`) and the refresh skipped. Callers'
+//!   misses therefore always have at least `1 - refresh_share` of the budget, and the rest
+//!   whenever refreshes leave it unused;
+//! - the canary's **probe** of one document spends the outbound budget like a caller, is
+//!   refused while the breaker is open, but never records into it: one document refused to a
+//!   canary account is not the callers' lookups being refused.
 
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::config::{BreakerConfig, PlatformConfig, ms};
+use crate::config::{PlatformConfig, Settings, ms};
 use crate::fleet::{Fleet, Reservation};
 use crate::telemetry;
+
+/// What a fetch is, for the gate (and the routes): how its requests pass, and whether its end
+/// is recorded by the breaker and rests proxies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A caller's lookup: a miss, or a fetch the caller forced.
+    Caller,
+    /// A background refresh: its requests are held to the refresh share and wait for nothing.
+    Refresh,
+    /// The canary's probe of one document: counted against the outbound budget, never recorded
+    /// by the breaker, never resting a proxy.
+    Probe,
+}
+
+impl Mode {
+    /// Whether a route this fetch leaves for a block or a failure rests (for every lookup,
+    /// fleet-wide): not for a probe, which only moves on for itself.
+    pub fn rests(self) -> bool {
+        self != Mode::Probe
+    }
+}
 
 /// Why the gate did not let a request through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,12 +75,9 @@ pub struct Gate {
     slots: std::sync::Arc<Semaphore>,
     max_queue: Duration,
     breaker: Breaker,
-    fleet: Option<FleetBudget>,
-}
-
-/// The fleet's side of the gate: the shared state and the budget to reserve from it.
-#[derive(Debug)]
-struct FleetBudget {
+    /// The budget's share for background refreshes.
+    refresh: RefreshBudget,
+    /// The fleet's budget and breaker (the replica's own stand in when it has none).
     fleet: Fleet,
     per_second: f64,
     burst: u32,
@@ -70,55 +91,69 @@ pub struct Pass {
 }
 
 impl Gate {
-    /// Builds the gate of one platform from its settings and the breaker settings; with a
-    /// `fleet`, budget and breaker are shared with the other replicas.
+    /// Builds the gate of platform `platform` (its section `p`) from the settings' breaker and
+    /// refresh share; budget and breaker are the `fleet`'s.
     pub fn new(
         platform: &'static str,
         p: &PlatformConfig,
-        b: &BreakerConfig,
-        fleet: Option<Fleet>,
+        settings: &Settings,
+        fleet: &Fleet,
     ) -> Self {
+        let b = &settings.breaker;
         let per_second = NonZeroU32::new(p.requests_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(p.burst).unwrap_or(NonZeroU32::MIN);
+        let cooldown = Duration::from_secs(b.cooldown_seconds);
         Self {
             platform,
             budget: RateLimiter::direct(Quota::per_second(per_second).allow_burst(burst)),
             slots: std::sync::Arc::new(Semaphore::new(p.max_concurrency)),
             max_queue: ms(p.max_queue_ms),
-            breaker: Breaker::new(b.failure_threshold, Duration::from_secs(b.cooldown_seconds)),
-            fleet: fleet.map(|fleet| FleetBudget {
-                fleet,
-                per_second: f64::from(p.requests_per_second),
-                burst: p.burst,
-                cooldown: Duration::from_secs(b.cooldown_seconds),
-            }),
+            breaker: Breaker::new(b.failure_threshold, cooldown),
+            refresh: RefreshBudget::new(platform, p, settings.cache.refresh_share, fleet),
+            fleet: fleet.clone(),
+            per_second: f64::from(p.requests_per_second),
+            burst: p.burst,
+            cooldown,
         }
     }
 
-    /// Asks the breaker whether a lookup may go upstream at all; the ticket goes back to
-    /// [`Gate::record`] with the lookup's end.
-    pub async fn admit(&self) -> Result<Ticket, Refusal> {
-        if let Some(shared) = &self.fleet
-            && self.breaker.threshold > 0
-            && let Some(Some(rest)) = shared.fleet.breaker_open_for(self.platform).await
+    /// The platform's metric label.
+    pub fn platform(&self) -> &'static str {
+        self.platform
+    }
+
+    /// Whether a background refresh may ever pass (the refresh share is above 0).
+    pub fn refreshes(&self) -> bool {
+        self.refresh.is_open()
+    }
+
+    /// Asks the breaker whether a fetch in `mode` may go upstream at all; the ticket goes back
+    /// to [`Gate::record`] with the fetch's end. A probe only reads the breaker: its ticket
+    /// records nothing, and it never takes the one half-open trial from a caller.
+    pub async fn admit(&self, mode: Mode) -> Result<Ticket, Refusal> {
+        if self.breaker.threshold > 0
+            && let Some(Some(rest)) = self.fleet.breaker_open_for(self.platform).await
         {
             // Another replica opened the breaker: this one rests the platform too.
             return Err(Refusal::BreakerOpen(rest));
         }
-        let result = self.breaker.admit().map_err(Refusal::BreakerOpen);
+        let result = match mode {
+            Mode::Probe => self.breaker.peek(),
+            Mode::Caller | Mode::Refresh => self.breaker.admit(),
+        };
         telemetry::breaker_state(self.platform, self.breaker.state_code());
-        result
+        result.map_err(Refusal::BreakerOpen)
     }
 
     /// Waits (bounded) for a concurrency slot, then for budget, for one request.
     ///
     /// The slot comes first: a budget token is taken only by a request that will be sent, so
     /// requests shed while queueing for a slot spend none of the platform's budget (a token
-    /// is only ever taken at the moment the wait for it succeeds). Inside [`background`] the
-    /// request waits for nothing and is held to the refresh share (`Gate::pass_now`).
-    pub async fn pass(&self) -> Result<Pass, Refusal> {
-        if let Ok(share) = REFRESH.try_with(Arc::clone) {
-            return self.pass_now(&share).await;
+    /// is only ever taken at the moment the wait for it succeeds). A refresh's request waits
+    /// for nothing and is held to the refresh share (`Gate::pass_now`).
+    pub async fn pass(&self, mode: Mode) -> Result<Pass, Refusal> {
+        if mode == Mode::Refresh {
+            return self.pass_now().await;
         }
         let deadline = tokio::time::Instant::now() + self.max_queue;
         let busy = Refusal::Busy(self.max_queue.max(Duration::from_secs(1)));
@@ -128,22 +163,20 @@ impl Gate {
             return Err(busy);
         };
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        if let Some(shared) = &self.fleet {
-            let reserved = shared
-                .fleet
-                .outbound_reserve(self.platform, shared.per_second, shared.burst, left)
-                .await;
-            match reserved {
-                Some(Reservation::Wait(wait)) => {
-                    tokio::time::sleep(wait).await;
-                    return Ok(Pass { _slot: slot });
-                }
-                Some(Reservation::TooLong(wait)) => {
-                    return Err(Refusal::Busy(wait.max(Duration::from_secs(1))));
-                }
-                // Redis cannot be used: the replica's own budget stands in.
-                None => {}
+        let reserved = self
+            .fleet
+            .outbound_reserve(self.platform, self.per_second, self.burst, left)
+            .await;
+        match reserved {
+            Some(Reservation::Wait(wait)) => {
+                tokio::time::sleep(wait).await;
+                return Ok(Pass { _slot: slot });
             }
+            Some(Reservation::TooLong(wait)) => {
+                return Err(Refusal::Busy(wait.max(Duration::from_secs(1))));
+            }
+            // No Redis, or it cannot be used: the replica's own budget stands in.
+            None => {}
         }
         match tokio::time::timeout_at(deadline, self.budget.until_ready()).await {
             Ok(()) => Ok(Pass { _slot: slot }),
@@ -153,30 +186,23 @@ impl Gate {
 
     /// A background refresh's request: a slot, a unit of the refresh share and a token of the
     /// whole budget, each free now, or [`Refusal::Busy`] (the refresh is skipped).
-    async fn pass_now(&self, share: &RefreshBudget) -> Result<Pass, Refusal> {
+    async fn pass_now(&self) -> Result<Pass, Refusal> {
         let busy = Refusal::Busy(Duration::from_secs(1));
         let Ok(slot) = self.slots.clone().try_acquire_owned() else {
             return Err(busy);
         };
-        if !share.take().await {
+        if !self.refresh.take().await {
             return Err(busy);
         }
-        if let Some(shared) = &self.fleet {
-            let reserved = shared
-                .fleet
-                .outbound_reserve(
-                    self.platform,
-                    shared.per_second,
-                    shared.burst,
-                    Duration::ZERO,
-                )
-                .await;
-            match reserved {
-                // Reserved with no wait: the budget had room at once.
-                Some(Reservation::Wait(_)) => return Ok(Pass { _slot: slot }),
-                Some(Reservation::TooLong(_)) => return Err(busy),
-                None => {}
-            }
+        let reserved = self
+            .fleet
+            .outbound_reserve(self.platform, self.per_second, self.burst, Duration::ZERO)
+            .await;
+        match reserved {
+            // Reserved with no wait: the budget had room at once.
+            Some(Reservation::Wait(_)) => return Ok(Pass { _slot: slot }),
+            Some(Reservation::TooLong(_)) => return Err(busy),
+            None => {}
         }
         match self.budget.check() {
             Ok(()) => Ok(Pass { _slot: slot }),
@@ -184,32 +210,15 @@ impl Gate {
         }
     }
 
-    /// Tells the breaker how a lookup that it admitted (with `ticket`) ended.
-    pub async fn record(&self, ticket: Ticket, verdict: Verdict) {
-        let opened = self.breaker.record(ticket, verdict);
+    /// Tells the breaker how a fetch that it admitted (with `ticket`) ended.
+    pub async fn record(&self, ticket: Ticket, signal: Signal) {
+        let opened = self.breaker.record(ticket, signal);
         telemetry::breaker_state(self.platform, self.breaker.state_code());
-        if opened && let Some(shared) = &self.fleet {
+        if opened {
             // Rest the platform fleet-wide; with Redis down the other replicas find out alone.
-            let _ = shared
-                .fleet
-                .breaker_open(self.platform, shared.cooldown)
-                .await;
+            let _ = self.fleet.breaker_open(self.platform, self.cooldown).await;
         }
     }
-}
-
-tokio::task_local! {
-    /// The refresh share of the background lookup running in this task, if it is one.
-    static REFRESH: Arc<RefreshBudget>;
-}
-
-/// Runs `work` (a lookup) as a background refresh held to `share`: every request it sends
-/// through a [`Gate`] takes a unit of the share and waits for nothing.
-pub fn background<F: Future>(
-    share: Arc<RefreshBudget>,
-    work: F,
-) -> impl Future<Output = F::Output> {
-    REFRESH.scope(share, work)
 }
 
 /// One platform's share of the outbound budget for background refreshes: `share` ×
@@ -221,17 +230,12 @@ pub struct RefreshBudget {
     /// The share's rate and burst, or `None` for a share of 0.
     rate: Option<(f64, u32)>,
     local: Option<DefaultDirectRateLimiter>,
-    fleet: Option<Fleet>,
+    fleet: Fleet,
 }
 
 impl RefreshBudget {
     /// The refresh share of platform `platform` (its section `p`) for `share` (0 to 1).
-    pub fn new(
-        platform: &'static str,
-        p: &PlatformConfig,
-        share: f64,
-        fleet: Option<Fleet>,
-    ) -> Self {
+    pub fn new(platform: &'static str, p: &PlatformConfig, share: f64, fleet: &Fleet) -> Self {
         let per_second = f64::from(p.requests_per_second) * share;
         let rate = (per_second > 0.0).then(|| {
             let burst = (f64::from(p.burst) * share).floor().max(1.0) as u32;
@@ -247,7 +251,7 @@ impl RefreshBudget {
             platform,
             rate,
             local,
-            fleet,
+            fleet: fleet.clone(),
         }
     }
 
@@ -261,10 +265,10 @@ impl RefreshBudget {
         let Some((per_second, burst)) = self.rate else {
             return false;
         };
-        if let Some(fleet) = &self.fleet
-            && let Some(reserved) = fleet
-                .refresh_reserve(self.platform, per_second, burst)
-                .await
+        if let Some(reserved) = self
+            .fleet
+            .refresh_reserve(self.platform, per_second, burst)
+            .await
         {
             return matches!(reserved, Reservation::Wait(_));
         }
@@ -294,7 +298,9 @@ struct Phase {
 /// result decides whether it closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
-    generation: u64,
+    /// The phase that let the lookup through; `None` for a fetch that only read the breaker
+    /// (a probe): its end is not recorded.
+    generation: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +328,7 @@ impl Phase {
 
 /// How a lookup that the breaker let through ended, as far as the breaker cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Signal {
     /// The platform refused us.
     Blocked,
     /// The platform answered (a profile, a not-found, even a broken page).
@@ -374,8 +380,20 @@ impl Breaker {
             State::HalfOpen { .. } => return Err(self.cooldown),
         }
         Ok(Ticket {
-            generation: phase.generation,
+            generation: Some(phase.generation),
         })
+    }
+
+    /// `Ok(ticket)` unless the breaker is open (`Err(wait)`), without moving it: the ticket
+    /// records nothing, and a half-open breaker's one trial is left to a lookup.
+    pub fn peek(&self) -> Result<Ticket, Duration> {
+        if let State::Open { until } = self.lock().state {
+            let now = Instant::now();
+            if now < until {
+                return Err(until - now);
+            }
+        }
+        Ok(Ticket { generation: None })
     }
 
     /// Records a lookup's end: a block counts towards opening, an answer closes, and an
@@ -385,34 +403,34 @@ impl Breaker {
     /// (closed before the breaker opened, or a probe given up), and it must not move this one.
     ///
     /// Returns whether this record opened the breaker (for a block, not a lost probe).
-    pub fn record(&self, ticket: Ticket, verdict: Verdict) -> bool {
+    pub fn record(&self, ticket: Ticket, signal: Signal) -> bool {
         if self.threshold == 0 {
             return false;
         }
         let mut phase = self.lock();
-        if ticket.generation != phase.generation {
+        if ticket.generation != Some(phase.generation) {
             return false;
         }
-        let next = match (phase.state, verdict) {
-            (State::HalfOpen { .. }, Verdict::Inconclusive) => State::Open {
+        let next = match (phase.state, signal) {
+            (State::HalfOpen { .. }, Signal::Inconclusive) => State::Open {
                 until: Instant::now(),
             },
-            (current, Verdict::Inconclusive) => current,
-            (_, Verdict::Answered) => State::Closed {
+            (current, Signal::Inconclusive) => current,
+            (_, Signal::Answered) => State::Closed {
                 blocked_in_a_row: 0,
             },
-            (State::Closed { blocked_in_a_row }, Verdict::Blocked)
+            (State::Closed { blocked_in_a_row }, Signal::Blocked)
                 if blocked_in_a_row + 1 < self.threshold =>
             {
                 State::Closed {
                     blocked_in_a_row: blocked_in_a_row + 1,
                 }
             }
-            (_, Verdict::Blocked) => State::Open {
+            (_, Signal::Blocked) => State::Open {
                 until: Instant::now() + self.cooldown,
             },
         };
-        let opened = verdict == Verdict::Blocked && matches!(next, State::Open { .. });
+        let opened = signal == Signal::Blocked && matches!(next, State::Open { .. });
         if next != phase.state {
             match (phase.state, next) {
                 // Counting blocks while closed is not a new phase.
@@ -442,22 +460,22 @@ mod tests {
         let breaker = Breaker::new(3, Duration::from_millis(50));
         for _ in 0..2 {
             let ticket = breaker.admit().unwrap();
-            breaker.record(ticket, Verdict::Blocked);
+            breaker.record(ticket, Signal::Blocked);
         }
         let ticket = breaker.admit().unwrap();
-        breaker.record(ticket, Verdict::Blocked);
+        breaker.record(ticket, Signal::Blocked);
         assert!(breaker.admit().is_err(), "open after three blocks");
         std::thread::sleep(Duration::from_millis(60));
         let probe = breaker.admit().expect("the probe");
         assert!(breaker.admit().is_err(), "only one probe at a time");
-        breaker.record(probe, Verdict::Answered);
+        breaker.record(probe, Signal::Answered);
         assert!(breaker.admit().is_ok(), "a good probe closes it");
     }
 
     #[test]
     fn a_success_resets_the_count() {
         let breaker = Breaker::new(2, Duration::from_secs(60));
-        for verdict in [Verdict::Blocked, Verdict::Answered, Verdict::Blocked] {
+        for verdict in [Signal::Blocked, Signal::Answered, Signal::Blocked] {
             let ticket = breaker.admit().unwrap();
             breaker.record(ticket, verdict);
         }
@@ -467,18 +485,18 @@ mod tests {
     #[test]
     fn a_probe_that_never_reports_is_given_up_after_a_cooldown() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
-        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
+        breaker.record(breaker.admit().unwrap(), Signal::Blocked);
         std::thread::sleep(Duration::from_millis(30));
         let lost = breaker.admit().expect("the probe, which is then lost");
         assert!(breaker.admit().is_err());
         std::thread::sleep(Duration::from_millis(30));
         let probe = breaker.admit().expect("another probe after a cool-down");
-        breaker.record(lost, Verdict::Answered);
+        breaker.record(lost, Signal::Answered);
         assert!(
             breaker.admit().is_err(),
             "the given-up probe's late answer does not close it"
         );
-        breaker.record(probe, Verdict::Inconclusive);
+        breaker.record(probe, Signal::Inconclusive);
         assert!(
             breaker.admit().is_ok(),
             "an inconclusive probe hands over at once"
@@ -488,10 +506,10 @@ mod tests {
     #[test]
     fn a_failed_probe_reopens() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
-        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
+        breaker.record(breaker.admit().unwrap(), Signal::Blocked);
         std::thread::sleep(Duration::from_millis(30));
         let probe = breaker.admit().unwrap();
-        breaker.record(probe, Verdict::Blocked);
+        breaker.record(probe, Signal::Blocked);
         assert!(breaker.admit().is_err());
     }
 
@@ -501,10 +519,10 @@ mod tests {
         let answers_late = breaker.admit().unwrap();
         let times_out_late = breaker.admit().unwrap();
         let blocked = breaker.admit().unwrap();
-        breaker.record(blocked, Verdict::Blocked);
+        breaker.record(blocked, Signal::Blocked);
         assert!(breaker.admit().is_err(), "open");
-        breaker.record(answers_late, Verdict::Answered);
-        breaker.record(times_out_late, Verdict::Answered);
+        breaker.record(answers_late, Signal::Answered);
+        breaker.record(times_out_late, Signal::Answered);
         assert!(
             breaker.admit().is_err(),
             "late answers from before the opening must not close it"
@@ -515,13 +533,38 @@ mod tests {
     fn only_the_probe_closes_a_half_open_breaker() {
         let breaker = Breaker::new(1, Duration::from_millis(20));
         let from_before = breaker.admit().unwrap();
-        breaker.record(breaker.admit().unwrap(), Verdict::Blocked);
+        breaker.record(breaker.admit().unwrap(), Signal::Blocked);
         std::thread::sleep(Duration::from_millis(30));
         let probe = breaker.admit().expect("the probe");
-        breaker.record(from_before, Verdict::Answered);
+        breaker.record(from_before, Signal::Answered);
         assert!(breaker.admit().is_err(), "still half-open, probe out");
-        breaker.record(probe, Verdict::Blocked);
+        breaker.record(probe, Signal::Blocked);
         assert!(breaker.admit().is_err(), "the probe's block reopens it");
+    }
+
+    #[test]
+    fn a_peek_records_nothing_and_leaves_the_half_open_trial_to_a_lookup() {
+        let breaker = Breaker::new(1, Duration::from_millis(20));
+        let peeked = breaker.peek().expect("closed");
+        assert!(
+            !breaker.record(peeked, Signal::Blocked),
+            "a probe's end counts for nothing"
+        );
+        assert!(
+            breaker.admit().is_ok(),
+            "still closed after a probe's block"
+        );
+        breaker.record(breaker.admit().unwrap(), Signal::Blocked);
+        assert!(
+            breaker.peek().is_err(),
+            "a probe is refused while it is open"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(breaker.peek().is_ok(), "past the rest a probe may go");
+        assert!(
+            breaker.admit().is_ok(),
+            "the half-open trial is still a lookup's"
+        );
     }
 
     #[tokio::test]
@@ -531,15 +574,18 @@ mod tests {
         settings.photo_share.burst = 2;
         settings.photo_share.max_concurrency = 1;
         settings.photo_share.max_queue_ms = 100;
-        let gate = Gate::new("test", &settings.photo_share, &settings.breaker, None);
-        let held = gate.pass().await.expect("the one slot, the first token");
+        let gate = Gate::new("test", &settings.photo_share, &settings, &Fleet::local());
+        let held = gate
+            .pass(Mode::Caller)
+            .await
+            .expect("the one slot, the first token");
         assert_eq!(
-            gate.pass().await.unwrap_err(),
+            gate.pass(Mode::Caller).await.unwrap_err(),
             Refusal::Busy(Duration::from_secs(1)),
             "no slot within max_queue"
         );
         drop(held);
-        gate.pass()
+        gate.pass(Mode::Caller)
             .await
             .expect("the second token was not spent on the request that never went out");
     }

@@ -78,8 +78,14 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
     const DEPTH: usize = 400;
     let (addr, lines) = cookie_flood(DEPTH).await;
     let settings = Settings::default();
-    let routes = Egress::new("test-jar-flood", &settings, &settings.short_video, None).unwrap();
-    let lease = routes.lease().await.unwrap();
+    let routes = Egress::new(
+        "test-jar-flood",
+        &settings,
+        &settings.short_video,
+        &profile_lookup::fleet::Fleet::local(),
+    )
+    .unwrap();
+    let lease = routes.lease(true).await.unwrap();
     let url = url::Url::parse(&format!("http://{addr}{}", "/a".repeat(DEPTH))).unwrap();
     for _ in 0..12 {
         let response = lease.get(url.clone(), Default::default()).await.unwrap();
