@@ -31,20 +31,25 @@
 //! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
 //!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
+mod lease;
+mod profiles;
+mod route;
+mod session;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use url::Url;
+use reqwest::header::HeaderName;
 
-use super::cookies::RouteCookies;
 use super::roots::ClientBuildError;
-use super::{Response, Upstream, UpstreamError, is_navigation, junk_headers};
+use super::{Upstream, UpstreamError};
 use crate::config::proxies::parse_proxy;
 use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
-use crate::telemetry;
+
+pub use lease::RouteLease;
+use route::Route;
 
 /// The metric label of the direct route.
 pub const DIRECT: &str = "direct";
@@ -52,81 +57,6 @@ pub const DIRECT: &str = "direct";
 /// The reason the fetcher gives for a region lock: a browser profile does not change the
 /// region, so on the direct route it tries no other profile.
 const REGION_LOCKED: &str = "region_locked";
-
-/// One browser presented on one route: its client and its cookies (a browser's cookies are
-/// its own, so a cookie set to one profile is never sent by another).
-struct Identity {
-    upstream: Upstream,
-    cookies: RouteCookies,
-    /// The values the platform handed this browser in response headers (see
-    /// [`RouteLease::handed`]): a browser's session, like its cookies.
-    session: SessionValues,
-}
-
-/// One way out: its identities (one per profile, in [`Egress::profiles`] order), its rest and
-/// its metrics.
-struct Route {
-    label: String,
-    identities: Vec<Identity>,
-    rest_until: Mutex<Option<Instant>>,
-    requests: metrics::Counter,
-    blocks: metrics::Counter,
-    resting: metrics::Gauge,
-}
-
-impl Route {
-    /// The route through `proxy` (direct when `None`), with one client per profile.
-    fn new(
-        scope: &'static str,
-        label: String,
-        settings: &Settings,
-        proxy: Option<&Url>,
-        profiles: &[Option<BrowserProfile>],
-    ) -> Result<Self, ClientBuildError> {
-        let mut identities = Vec::with_capacity(profiles.len());
-        for &profile in profiles {
-            identities.push(Identity {
-                upstream: Upstream::build(settings, proxy, profile)?,
-                cookies: RouteCookies::default(),
-                session: SessionValues::default(),
-            });
-        }
-        // Handles taken before the recorder exists would count nowhere.
-        let _ = telemetry::metrics_handle();
-        let (requests, blocks, resting) = telemetry::proxy_handles(scope, &label);
-        resting.set(0.0);
-        Ok(Self {
-            label,
-            identities,
-            rest_until: Mutex::new(None),
-            requests,
-            blocks,
-            resting,
-        })
-    }
-
-    fn rest_until(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        self.rest_until
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// How long this route still rests, by the replica's own record.
-    fn resting_for(&self, now: Instant) -> Option<Duration> {
-        let until = (*self.rest_until())?;
-        (until > now).then(|| until - now)
-    }
-
-    /// Rests the route until `now + rest`, unless it already rests longer.
-    fn rest(&self, now: Instant, rest: Duration) {
-        let mut until = self.rest_until();
-        let new = now + rest;
-        if until.is_none_or(|u| u < new) {
-            *until = Some(new);
-        }
-        self.resting.set(1.0);
-    }
-}
 
 /// The routes to one platform; one per source, built once.
 pub struct Egress {
@@ -317,273 +247,9 @@ impl Egress {
     }
 }
 
-/// One lookup's hold on a route and a profile: every request of the lookup goes through it,
-/// and it moves to another proxy only when the current one is rested, to another profile only
-/// after a block.
-pub struct RouteLease<'a> {
-    routes: &'a Egress,
-    current: AtomicUsize,
-    /// The profile presented, an index into [`Egress::profiles`].
-    profile: AtomicUsize,
-    /// How many profiles this lookup has presented (the direct route's bound).
-    presented: AtomicUsize,
-    rested: Mutex<Vec<usize>>,
-    exhausted: Mutex<Option<Duration>>,
-    sent: AtomicU32,
-    /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
-    rests: bool,
-}
-
-impl std::fmt::Debug for RouteLease<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RouteLease")
-            .field("route", &self.label())
-            .field("profile", &self.profile())
-            .finish_non_exhaustive()
-    }
-}
-
-impl RouteLease<'_> {
-    fn route(&self) -> &Route {
-        &self.routes.routes[self.current.load(Ordering::Relaxed)]
-    }
-
-    /// The current route's identity for the current profile.
-    fn identity(&self) -> &Identity {
-        &self.route().identities[self.profile.load(Ordering::Relaxed)]
-    }
-
-    /// The browser the lease presents; `None` for the plain client.
-    pub fn profile(&self) -> Option<BrowserProfile> {
-        self.routes.profiles[self.profile.load(Ordering::Relaxed)]
-    }
-
-    /// Whether a block on this lease moves it somewhere else at once (another proxy, or on
-    /// the direct route a profile the lookup has not presented yet) instead of being waited
-    /// out where it is: the retry policy waits blocks out only when this is false.
-    pub fn moves_on_block(&self) -> bool {
-        self.routes.proxied || self.presented.load(Ordering::Relaxed) < self.routes.profiles.len()
-    }
-
-    /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
-    pub fn label(&self) -> &str {
-        &self.route().label
-    }
-
-    /// Whether the lease goes through a proxy (else straight out).
-    pub fn is_proxied(&self) -> bool {
-        self.routes.proxied
-    }
-
-    /// How many requests went out on this lease.
-    pub fn sent(&self) -> u32 {
-        self.sent.load(Ordering::Relaxed)
-    }
-
-    /// `Some(wait)` once the lease ran out of proxies: every one rests, the first is back
-    /// after `wait`. Nothing more is sent on it.
-    pub fn exhausted(&self) -> Option<Duration> {
-        *self
-            .exhausted
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Sends `GET url` through the current route as the current profile, with that identity's
-    /// cookies (and, for a page request with `<section>.junk_headers` on, a fresh draw of junk
-    /// headers), and keeps the cookies the response sets in that identity's jar.
-    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
-        let route = self.route();
-        let identity = self.identity();
-        identity.cookies.add_to(&url, &mut headers);
-        if self.routes.junk_headers && is_navigation(&headers) {
-            junk_headers::add_to(&mut headers);
-        }
-        self.sent.fetch_add(1, Ordering::Relaxed);
-        route.requests.increment(1);
-        let result = identity.upstream.get(url, headers).await;
-        if let Ok(response) = &result {
-            identity.cookies.keep_from(&response.url, &response.headers);
-            let names = lock(&self.routes.session_names);
-            identity.session.keep_from(&names, &response.headers);
-        }
-        result
-    }
-
-    /// The last value the platform handed the current route and profile in response header
-    /// `name` (a session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one.
-    /// Kept per route and profile like their cookies, so a value never goes out through another
-    /// proxy or from another browser. Asking for a
-    /// name is what starts keeping it, on every route of the platform: a site asks for the
-    /// values it repeats when it builds a request, and nothing else is kept. `name` is a
-    /// lowercase header name.
-    pub fn handed(&self, name: &'static str) -> Option<HeaderValue> {
-        let name = HeaderName::from_static(name);
-        {
-            let mut names = lock(&self.routes.session_names);
-            if !names.contains(&name) {
-                names.push(name.clone());
-            }
-        }
-        self.identity().session.value(&name)
-    }
-
-    /// The value of cookie `name` the current route and profile would send to `url`, if it
-    /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
-    /// `X-CSRFToken`).
-    pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
-        self.identity().cookies.value(url, name)
-    }
-
-    /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
-    /// challenge solver computes) in the current route and profile's jar, for `url`'s host.
-    pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {
-        let identity = self.identity();
-        for (name, value) in cookies {
-            identity.cookies.remember(url, name, value);
-        }
-    }
-
-    /// Presents the next profile from now on (a no-op with one), and starts the next lookup's
-    /// turn past it.
-    fn next_profile(&self, reason: &'static str) {
-        let n = self.routes.profiles.len();
-        if n < 2 {
-            return;
-        }
-        let from = self.profile.load(Ordering::Relaxed);
-        let to = (from + 1) % n;
-        self.profile.store(to, Ordering::Relaxed);
-        self.presented.fetch_add(1, Ordering::Relaxed);
-        self.routes
-            .next_profile
-            .store((to + 1) % n, Ordering::Relaxed);
-        tracing::info!(
-            platform = self.routes.scope,
-            proxy = %self.label(),
-            reason,
-            profile = ?self.routes.profiles[from],
-            next = ?self.routes.profiles[to],
-            "the lookup moves to the next browser profile"
-        );
-    }
-
-    /// Whether a block would move the lease elsewhere now: through a proxy, to another proxy
-    /// this lookup has not rested, other than the current one, that is not resting as far as
-    /// this replica knows; on the direct route, to a browser profile the lookup has not
-    /// presented yet. A lookup that has another source to ask keeps its last route for it
-    /// instead of resting it (a rest only another replica knows of can still leave it with
-    /// none).
-    pub fn can_move(&self) -> bool {
-        if !self.routes.proxied {
-            return self.moves_on_block();
-        }
-        let current = self.current.load(Ordering::Relaxed);
-        let rested = self
-            .rested
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = Instant::now();
-        self.routes.routes.iter().enumerate().any(|(i, route)| {
-            i != current && !rested.contains(&i) && route.resting_for(now).is_none()
-        })
-    }
-
-    /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
-    /// it for the cool-down (fleet-wide with Redis; not for a lease that rests nothing) and
-    /// move to the next proxy not resting that this lookup has not left yet, presenting the
-    /// next profile. This is the one way
-    /// for a source to say "rest this proxy and try another" (a region lock, say); the
-    /// sources' HTTP block signals and proxy failures already come here through the fetch
-    /// ladder.
-    ///
-    /// On the direct route nothing rests; the block is counted. The lease moves to the next
-    /// profile while the lookup has not presented them all ([`Switch::Moved`]), else (and
-    /// for a region lock) there is nowhere to go ([`Switch::Direct`]).
-    pub async fn rest_and_switch(&self, reason: &'static str) -> Switch {
-        let index = self.current.load(Ordering::Relaxed);
-        let route = &self.routes.routes[index];
-        route.blocks.increment(1);
-        if !self.routes.proxied {
-            if reason == REGION_LOCKED || !self.moves_on_block() {
-                return Switch::Direct;
-            }
-            self.next_profile(reason);
-            return Switch::Moved;
-        }
-        if self.rests {
-            self.routes.rest(index, reason).await;
-        }
-        let rested = {
-            let mut rested = self
-                .rested
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !rested.contains(&index) {
-                rested.push(index);
-            }
-            rested.clone()
-        };
-        match self.routes.pick(&rested).await {
-            Ok(next) => {
-                self.current.store(next, Ordering::Relaxed);
-                self.next_profile(reason);
-                Switch::Moved
-            }
-            Err(wait) => {
-                *self
-                    .exhausted
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(wait);
-                Switch::AllResting(wait)
-            }
-        }
-    }
-}
-
 /// Locks `m`, whatever a panicking holder left in it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The longest session value kept: real claims and tokens are tens of bytes.
-const MAX_SESSION_VALUE_LEN: usize = 512;
-
-/// The values one route was handed in response headers (see [`RouteLease::handed`]): the last
-/// plausible one per name, for the few names the platform asked for.
-#[derive(Debug, Default)]
-struct SessionValues(Mutex<Vec<(HeaderName, HeaderValue)>>);
-
-impl SessionValues {
-    /// Keeps, for each of `names`, the value `headers` hand out when it is plausible: not
-    /// empty, at most [`MAX_SESSION_VALUE_LEN`] bytes of visible ASCII. Anything else leaves
-    /// the value kept before.
-    fn keep_from(&self, names: &[HeaderName], headers: &HeaderMap) {
-        for name in names {
-            let Some(value) = headers.get(name) else {
-                continue;
-            };
-            let plausible = !value.is_empty()
-                && value.len() <= MAX_SESSION_VALUE_LEN
-                && value.as_bytes().iter().all(u8::is_ascii_graphic);
-            if !plausible {
-                continue;
-            }
-            let mut kept = lock(&self.0);
-            match kept.iter_mut().find(|(n, _)| n == name) {
-                Some((_, old)) => *old = value.clone(),
-                None => kept.push((name.clone(), value.clone())),
-            }
-        }
-    }
-
-    /// The value kept for `name`.
-    fn value(&self, name: &HeaderName) -> Option<HeaderValue> {
-        lock(&self.0)
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    }
 }
 
 /// Whether an error on a proxy route is the proxy's failure, so that the proxy rests: no
@@ -607,7 +273,10 @@ pub fn is_proxy_failure(err: &UpstreamError) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::session::MAX_SESSION_VALUE_LEN;
     use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+    use url::Url;
 
     #[tokio::test]
     async fn leases_take_proxies_in_turn_and_skip_the_resting() {
