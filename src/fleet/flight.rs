@@ -60,9 +60,10 @@ pub(super) fn lease_for(timeout: Duration) -> Duration {
 }
 
 /// Proof of holding a name's flight lock: only its holder can renew or release it, and an
-/// answer stored with it is fenced (see the module docs).
+/// answer stored with it is fenced (see the module docs). The text is the random token stored
+/// at the lock; one that is not (any other text) holds nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlightToken(pub(crate) String);
+pub struct FlightToken(pub String);
 
 /// The answer to [`Fleet::flight_lock`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -88,13 +88,9 @@ pub mod entry;
 pub mod flight;
 pub mod gcra;
 pub mod health;
-mod keys;
+pub mod keys;
 pub mod outbound;
 mod refresh;
-#[cfg(test)]
-mod test_redis;
-#[cfg(test)]
-mod tests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -195,10 +191,17 @@ impl Fleet {
         self.redis.as_ref().is_some_and(|r| r.health.is_up())
     }
 
-    /// The key names, for a handle on Redis; `None` for a local one, so that a call answers
-    /// "unavailable" before it builds a key.
-    fn keys(&self) -> Option<&Keys> {
+    /// The names of the keys this handle reads and writes, for a handle on Redis (`None` for
+    /// a local one, so that a call answers "unavailable" before it builds a key): for tools
+    /// and tests that look at Redis directly.
+    pub fn keys(&self) -> Option<&Keys> {
         self.redis.as_deref().map(|r| &r.keys)
+    }
+
+    /// This handle with flight locks that live `lease` unless renewed (see [`Fleet::lease`]):
+    /// a shorter lease makes a dead holder's takeover quick enough to test.
+    pub fn with_lease(self, lease: Duration) -> Self {
+        Self { lease, ..self }
     }
 
     /// Runs one Redis call under the deadline and the health rules: `None` when Redis is

@@ -1,4 +1,5 @@
-//! The fleet layer against a real `redis-server`: two handles on one Redis are two replicas.
+//! The fleet layer's calls against a real `redis-server`, through its public API: two
+//! handles on one Redis are two replicas.
 
 use std::time::Duration;
 
@@ -7,9 +8,12 @@ use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::entry::now_unix_ms;
-use super::test_redis::{self, TestRedis, free_port};
-use super::*;
+use profile_lookup::config::RedisConfig;
+use profile_lookup::fleet::entry::now_unix_ms;
+use profile_lookup::fleet::keys::Keys;
+use profile_lookup::fleet::*;
+
+use crate::support::test_redis::{self, TestRedis, free_port};
 
 const SV: &str = "short-video";
 
@@ -396,7 +400,7 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
     assert!(waited < Duration::from_millis(400), "{waited:?}");
     // The put released the lock, and a flight that asks now gets the answer instead of the
     // lock (read and lock are one call: no window to fetch the name a second time).
-    let lock_key = keys::Keys::new("t:").name(SV, "carol").lock;
+    let lock_key = Keys::new("t:").name(SV, "carol").lock;
     let mut raw = redis.raw().await;
     assert!(!raw.exists::<_, bool>(&lock_key).await.unwrap());
     assert_eq!(b.flight_lock(SV, "carol").await, Lock::Ready(entry.clone()));
@@ -421,9 +425,8 @@ async fn found_body_of(f: &Fleet, name: &str) -> SharedEntry {
 }
 
 /// A handle whose flight locks live `lease` unless renewed.
-fn with_lease(mut f: Fleet, lease: Duration) -> Fleet {
-    f.lease = lease;
-    f
+fn with_lease(f: Fleet, lease: Duration) -> Fleet {
+    f.with_lease(lease)
 }
 
 #[tokio::test]
