@@ -6,13 +6,11 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::{Fleet, expiry_ms, micros};
+use super::{Fleet, expiry_ms};
 
 /// The most proxies one [`Fleet::proxy_resting`] call asks about.
 pub const MAX_PROXIES: usize = 1024;
 
-static OUTBOUND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/outbound.lua")));
 static REST: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/rest.lua")));
 static RESTING: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/resting.lua")));
@@ -43,7 +41,7 @@ impl Fleet {
     }
 
     /// Reserves the next slot of the budget at `key` (`rps` a second, `burst` at once) if it
-    /// comes within `max_wait`: the one script every outbound budget of the fleet runs.
+    /// comes within `max_wait`: every outbound budget of the fleet (the one GCRA script).
     pub(super) async fn reserve_slot(
         &self,
         op: &'static str,
@@ -57,20 +55,9 @@ impl Fleet {
         } else {
             1_000_000
         };
-        let max_wait_us = micros(max_wait);
-        let (reserved, wait_us): (u8, i64) = self
-            .run(op, |mut conn| async move {
-                OUTBOUND
-                    .key(key)
-                    .arg(interval_us)
-                    .arg(burst.max(1))
-                    .arg(max_wait_us)
-                    .invoke_async(&mut conn)
-                    .await
-            })
-            .await?;
+        let (taken, _, wait_us, _) = self.gcra(op, key, interval_us, burst, 1, max_wait).await?;
         let wait = Duration::from_micros(u64::try_from(wait_us).unwrap_or(0));
-        Some(if reserved == 1 {
+        Some(if taken >= 1 {
             Reservation::Wait(wait)
         } else {
             Reservation::TooLong(wait)
