@@ -402,20 +402,9 @@ impl ProfileCache {
         if !fetch.refreshes() || !entry.claim_refresh(age) {
             return;
         }
-        let mut flights = self.stores.lock_flights();
-        if flights.contains_key(name) {
-            return;
-        }
         let need = Need::After(entry.stored_at + REFRESH_MARGIN);
-        let flight = Flight::refresh(need, trigger);
-        flight::start(
-            &self.stores,
-            &mut flights,
-            name,
-            fetch.clone(),
-            flight,
-            self.flight_deadline,
-        );
+        // A flight of the name in the air is joined by nobody: its answer replaces the entry.
+        let _ = self.join_or_start(name, fetch, Flight::refresh(need, trigger));
     }
 
     /// The flight of `name`: the one in the air, or a new one (then `true`).
