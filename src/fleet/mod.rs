@@ -82,6 +82,8 @@
 //! gone"). As entries expire, room comes back on its own.
 
 pub mod answers;
+pub mod breaker;
+pub mod budget;
 pub mod canary;
 mod conn;
 pub mod entry;

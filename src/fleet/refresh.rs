@@ -8,17 +8,19 @@ use std::time::Duration;
 use super::{Fleet, Reservation, expiry_ms};
 
 impl Fleet {
-    /// Takes the next slot of `platform`'s refresh share (`rps` a second, `burst` at once) if it
-    /// is free now: `Reservation::Wait` when taken, `Reservation::TooLong` when not (nothing is
-    /// taken then). `None`: Redis unavailable, the replica's own share stands in.
+    /// Reserves the next slot of `platform`'s refresh share (`rps` a second, `burst` at once)
+    /// if it comes within `max_wait` (a refresh takes one only when it is free now: zero), as
+    /// [`Fleet::outbound_reserve`] does for the whole budget. `None`: Redis unavailable, the
+    /// replica's own share stands in.
     pub async fn refresh_reserve(
         &self,
         platform: &str,
         rps: f64,
         burst: u32,
+        max_wait: Duration,
     ) -> Option<Reservation> {
         let key = self.keys()?.refresh_share(platform);
-        self.reserve_slot("refresh_share", key, rps, burst, Duration::ZERO)
+        self.reserve_slot("refresh_share", key, rps, burst, max_wait)
             .await
     }
 }
