@@ -9,6 +9,8 @@
 //! by the flight deadline. A lock whose holder died lapses within one lease (2 s by default,
 //! `crate::fleet::flight`) and a waiting flight takes it over. Whenever Redis cannot be used,
 //! the flight fetches on its own: the fleet then costs more upstream requests, never an error.
+//! A replica without Redis (a local handle) goes through the same steps, each answered
+//! "unavailable" at once: the one way is the same with and without a fleet.
 //!
 //! A found profile's entry lives in Redis for its TTL and its stale-while-revalidate window, so
 //! a replica that has never seen the name still answers it at once in that window. A flight
@@ -51,6 +53,11 @@ impl FleetTier {
             negative_ttl,
             stale_ttl,
         }
+    }
+
+    /// Whether answers are kept for the fleet (the handle is on Redis).
+    pub(super) fn is_shared(&self) -> bool {
+        self.fleet.is_shared()
     }
 
     /// One flight of `name` on the fleet's level; see the module docs.

@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use std::sync::Arc;
 
-use super::{CACHE_REFRESHES, Came, Flight, Landed, Landing, Stored, Stores, fetch_within};
+use super::{CACHE_REFRESHES, Came, Flight, Landed, Landing, Stored, Stores};
 use crate::platform::Failure;
 use crate::platform::fetcher::Fetch;
 use crate::username::Username;
@@ -55,18 +55,10 @@ async fn fly(
             came: Came::Stored,
             refresh: false,
         },
-        _ => match stores.shared.clone() {
-            Some(shared) => shared.fly(&stores, &name, fetch, deadline, &flight).await,
-            None => {
-                let started = std::time::Instant::now();
-                let fetching = fetch_within(deadline, fetch, name.clone(), flight.mode());
-                Landed {
-                    outcome: stores.store(&name, fetching.await, started).await,
-                    came: Came::Fetched,
-                    refresh: false,
-                }
-            }
-        },
+        _ => {
+            let shared = stores.shared.clone();
+            shared.fly(&stores, &name, fetch, deadline, &flight).await
+        }
     };
     let landed = Landed {
         refresh: flight.refresh.is_some(),

@@ -254,10 +254,7 @@ impl ProfileCache {
         // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
         // refuse it (max-age: a fetch it forces is paid for).
         let ask_fleet = wants.only_if_cached || (need != Need::Any && !forced);
-        if ask_fleet
-            && let Some(shared) = &self.stores.shared
-            && let Some(entry) = shared.peek(name).await
-        {
+        if ask_fleet && let Some(entry) = self.stores.shared.peek(name).await {
             let age = entry.stored_at.elapsed();
             match self.stores.judge(name, &entry, age, 0, &wants) {
                 Decision::Serve(trigger) => {

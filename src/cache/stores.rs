@@ -26,7 +26,7 @@ pub(super) struct Stores {
     pub(super) stale: Option<Cache<Username, Arc<Entry>>>,
     pub(super) flights: Arc<Mutex<HashMap<Username, Landing>>>,
     /// The fleet's level, when `[redis]` is set.
-    pub(super) shared: Option<Arc<FleetTier>>,
+    pub(super) shared: Arc<FleetTier>,
     /// Which answers outlive their insert here (found, not found, stale copies): an entry
     /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
     lasting: Lasting,
@@ -147,7 +147,7 @@ impl Stores {
             stale,
             lasting,
             flights: Arc::default(),
-            shared: fleet.is_shared().then(|| {
+            shared: {
                 // Redis's stale record lives as long as any replica's stale copy can.
                 let stale_ttl = if max_stale.is_zero() {
                     Duration::ZERO
@@ -160,7 +160,7 @@ impl Stores {
                     negative_ttl,
                     stale_ttl,
                 ))
-            }),
+            },
             rules,
             fetch_times: Arc::new(FetchTimes::new()),
         }
@@ -193,7 +193,7 @@ impl Stores {
             Stored::Found { .. } => self.lasting.found,
             Stored::NotFound => self.lasting.not_found,
         };
-        here || (self.shared.is_some() && !lifetime.is_zero())
+        here || (self.shared.is_shared() && !lifetime.is_zero())
     }
 
     /// Stores what a fetch (started at `started`) found, and counts the time it took;
@@ -237,10 +237,7 @@ impl Stores {
     pub(super) async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
         let stale = self.stale.as_ref()?;
         let mine = stale.get(name).await;
-        let Some(shared) = &self.shared else {
-            return mine;
-        };
-        let Some(record) = shared.stale_record(name).await else {
+        let Some(record) = self.shared.stale_record(name).await else {
             return mine;
         };
         let newest = match (record, mine) {
