@@ -93,6 +93,7 @@ pub mod health;
 pub mod keys;
 pub mod outbound;
 mod refresh;
+pub mod rests;
 
 use std::sync::Arc;
 use std::time::Duration;

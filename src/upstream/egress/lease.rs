@@ -143,8 +143,8 @@ impl RouteLease<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
-        self.routes.routes.iter().enumerate().any(|(i, route)| {
-            i != current && !rested.contains(&i) && route.resting_for(now).is_none()
+        (0..self.routes.routes.len()).any(|i| {
+            i != current && !rested.contains(&i) && self.routes.rests.resting_for(i, now).is_none()
         })
     }
 

@@ -47,6 +47,7 @@ use super::{Upstream, UpstreamError};
 use crate::config::proxies::parse_proxy;
 use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
+use crate::fleet::rests::Rests;
 
 pub use lease::RouteLease;
 use route::Route;
@@ -72,8 +73,8 @@ pub struct Egress {
     /// Whether page requests get random extra headers (`<section>.junk_headers`).
     junk_headers: bool,
     cooldown: Duration,
-    /// Where rests are shared with the other replicas (the replica's own stand in).
-    fleet: Fleet,
+    /// The proxies' rests (the fleet's with Redis).
+    rests: Rests,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
     session_names: Mutex<Vec<HeaderName>>,
 }
@@ -149,7 +150,7 @@ impl Egress {
             next_profile: AtomicUsize::new(0),
             junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
-            fleet: fleet.clone(),
+            rests: Rests::new(fleet, scope, list.len()),
             session_names: Mutex::default(),
         })
     }
@@ -189,19 +190,8 @@ impl Egress {
             return Ok(0);
         }
         let n = self.routes.len();
-        let now = Instant::now();
-        if self.fleet.is_shared() {
-            let indexes: Vec<usize> = (0..n).collect();
-            if let Some(shared) = self.fleet.proxy_resting(self.scope, &indexes).await {
-                // A rest another replica began is this replica's too (and outlives Redis).
-                for (route, left) in self.routes.iter().zip(shared) {
-                    if let Some(left) = left {
-                        route.rest(now, left);
-                    }
-                }
-            }
-        }
-        let left: Vec<Option<Duration>> = self.routes.iter().map(|r| r.resting_for(now)).collect();
+        // A rest another replica began is this replica's too (and outlives Redis).
+        let left = self.rests.resting(Instant::now()).await;
         for (route, left) in self.routes.iter().zip(&left) {
             route.resting.set(if left.is_some() { 1.0 } else { 0.0 });
         }
@@ -231,7 +221,8 @@ impl Egress {
     /// Rests route `index` (a proxy) for the cool-down, here and in the fleet.
     async fn rest(&self, index: usize, reason: &'static str) {
         let route = &self.routes[index];
-        route.rest(Instant::now(), self.cooldown);
+        self.rests.rest(index, self.cooldown).await;
+        route.resting.set(1.0);
         tracing::info!(
             platform = self.scope,
             proxy = %route.label,
@@ -239,11 +230,6 @@ impl Egress {
             cooldown_s = self.cooldown.as_secs(),
             "proxy rests"
         );
-        // With Redis down (or no Redis) the other replicas find out by themselves.
-        let _ = self
-            .fleet
-            .proxy_rest(self.scope, index, self.cooldown)
-            .await;
     }
 }
 

@@ -1,9 +1,6 @@
 //! One way out to a platform and the browsers presented on it: a client and a cookie jar per
 //! browser profile, the route's rest and its metrics.
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
 use url::Url;
 
 use super::session::SessionValues;
@@ -23,12 +20,11 @@ pub(super) struct Identity {
     pub(super) session: SessionValues,
 }
 
-/// One way out: its identities (one per profile, in [`Egress::profiles`] order), its rest and
-/// its metrics.
+/// One way out: its identities (one per profile, in [`Egress::profiles`] order) and its
+/// metrics (its rest is the egress's `Rests`).
 pub(super) struct Route {
     pub(super) label: String,
     pub(super) identities: Vec<Identity>,
-    pub(super) rest_until: Mutex<Option<Instant>>,
     pub(super) requests: metrics::Counter,
     pub(super) blocks: metrics::Counter,
     pub(super) resting: metrics::Gauge,
@@ -58,32 +54,9 @@ impl Route {
         Ok(Self {
             label,
             identities,
-            rest_until: Mutex::new(None),
             requests,
             blocks,
             resting,
         })
-    }
-
-    fn rest_until(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        self.rest_until
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// How long this route still rests, by the replica's own record.
-    pub(super) fn resting_for(&self, now: Instant) -> Option<Duration> {
-        let until = (*self.rest_until())?;
-        (until > now).then(|| until - now)
-    }
-
-    /// Rests the route until `now + rest`, unless it already rests longer.
-    pub(super) fn rest(&self, now: Instant, rest: Duration) {
-        let mut until = self.rest_until();
-        let new = now + rest;
-        if until.is_none_or(|u| u < new) {
-            *until = Some(new);
-        }
-        self.resting.set(1.0);
     }
 }
