@@ -1,5 +1,5 @@
 //! Background refreshes for the fleet as a whole: the share of each platform's outbound budget
-//! they draw from (`crate::upstream::gate::RefreshBudget`), a second budget next to the
+//! they draw from (a [`super::budget::Budget`]), a second budget next to the
 //! outbound one, so that the share holds for the fleet; and the limit of one refresh per name
 //! per second, whichever replica starts it and whatever its memory holds.
 

@@ -141,7 +141,7 @@ pub struct Api {
     pub region_locks: bool,
 }
 
-/// What one answer from the platform means, in the platform's own terms; the ladder decides
+/// What one answer from the platform means, in the platform's own terms; the fetcher decides
 /// what to do with it (answer, retry, follow, try the next document).
 #[derive(Debug)]
 pub enum Reading<H> {
@@ -214,7 +214,7 @@ impl Miss {
 }
 
 impl<H> Reading<H> {
-    /// A block the platform named no wait for (the ladder then tells the caller its own).
+    /// A block the platform named no wait for (the fetcher then tells the caller its own).
     pub fn blocked(reason: &'static str) -> Self {
         Reading::Blocked {
             reason,

@@ -154,7 +154,7 @@ impl RouteLease<'_> {
     /// next profile. This is the one way
     /// for a source to say "rest this proxy and try another" (a region lock, say); the
     /// sources' HTTP block signals and proxy failures already come here through the fetch
-    /// ladder.
+    /// fetcher.
     ///
     /// On the direct route nothing rests; the block is counted. The lease moves to the next
     /// profile while the lookup has not presented them all ([`Switch::Moved`]), else (and
