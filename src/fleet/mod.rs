@@ -92,6 +92,7 @@ pub mod gcra;
 pub mod health;
 pub mod keys;
 pub mod outbound;
+pub mod quota;
 mod refresh;
 pub mod rests;
 
