@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::entry::now_unix_ms;
 use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
-use crate::platform::fetcher::Fetch;
-use crate::platform::{Failure, FailureReport};
+use crate::platform::Failure;
+use crate::platform::fetcher::{Fetch, Fetched};
 use crate::username::Username;
 
 use super::{Came, Entry, Flight, Landed, REFRESH_RETRY, Stored, Stores, fetch_within};
@@ -113,7 +113,7 @@ impl FleetTier {
                 let _ = self.fleet.flight_release(platform, key, token).await;
             }
             return Landed {
-                outcome: Err(FailureReport::unsent(Failure::Overloaded {
+                outcome: Err(Fetched::unsent(Failure::Overloaded {
                     retry_after: REFRESH_RETRY,
                 })),
                 came: Came::Stored,
@@ -183,7 +183,7 @@ impl FleetTier {
         &self,
         platform: &str,
         key: &str,
-        outcome: &Result<Arc<Entry>, FailureReport>,
+        outcome: &Result<Arc<Entry>, Fetched>,
         token: Option<&FlightToken>,
     ) {
         if let Ok(entry) = outcome {
@@ -218,7 +218,7 @@ impl FleetTier {
 /// The failure of a flight that waited for another replica's fetch until its deadline.
 fn waited_too_long() -> Landed {
     Landed {
-        outcome: Err(FailureReport::unsent(Failure::Unavailable(
+        outcome: Err(Fetched::unsent(Failure::Unavailable(
             "another replica's fetch of this name did not end in time".into(),
         ))),
         came: Came::Stored,

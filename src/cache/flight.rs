@@ -71,7 +71,9 @@ async fn fly(
                 Stored::Found { .. } => "refreshed",
                 Stored::NotFound => "gone",
             },
-            Err(report) if matches!(report.failure, Failure::Overloaded { .. }) => "skipped",
+            Err(fetched) if matches!(fetched.failure(), Some(Failure::Overloaded { .. })) => {
+                "skipped"
+            }
             Err(_) => "failed",
         };
         metrics::counter!(CACHE_REFRESHES, "platform" => name.platform().as_str(),

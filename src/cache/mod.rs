@@ -65,8 +65,8 @@ use tokio::sync::watch;
 
 use crate::config::Settings;
 use crate::fleet::Fleet;
+use crate::platform::Failure;
 use crate::platform::fetcher::{Fetch, Fetched, Mode, Plan};
-use crate::platform::{Failure, FailureReport};
 use crate::telemetry;
 use crate::username::Username;
 
@@ -90,7 +90,7 @@ type Landing = watch::Receiver<Option<Landed>>;
 #[derive(Clone)]
 struct Landed {
     /// The stored entry, or the failure (never stored).
-    outcome: Result<Arc<Entry>, FailureReport>,
+    outcome: Result<Arc<Entry>, Fetched>,
     /// Where its answer came from.
     came: Came,
     /// True for a background refresh's flight: a caller that joined it is not bound by its
@@ -304,7 +304,7 @@ impl ProfileCache {
                 // The flight's task ended without a result (it panicked): a failure like any other.
                 telemetry::cache(platform, "miss");
                 return Served::Failed {
-                    report: FailureReport::unsent(Failure::Unavailable(
+                    report: Fetched::unsent(Failure::Unavailable(
                         "the fetch ended without a result".into(),
                     )),
                     forward,
@@ -350,7 +350,7 @@ impl ProfileCache {
                 self.serve_held(name, entry, age, trigger, &wants, fetch)
             }
             Err(failure) => {
-                let stale = if failure.failure.may_serve_stale() {
+                let stale = if failure.failure().is_some_and(Failure::may_serve_stale) {
                     // Never older than the caller's max-age allows.
                     self.stores
                         .stand_in(name)

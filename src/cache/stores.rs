@@ -11,8 +11,8 @@ use moka::future::Cache;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
+use crate::platform::Lookup;
 use crate::platform::fetcher::Fetched;
-use crate::platform::{FailureReport, Lookup};
 use crate::username::Username;
 
 use super::fleet_tier::FleetTier;
@@ -203,20 +203,14 @@ impl Stores {
         name: &Username,
         report: Fetched,
         started: Instant,
-    ) -> Result<Arc<Entry>, FailureReport> {
+    ) -> Result<Arc<Entry>, Fetched> {
         let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
                 body: profile.json().clone(),
                 private: profile.is_private(),
             },
             Lookup::NotFound => Stored::NotFound,
-            Lookup::Failed(failure) => {
-                return Err(FailureReport {
-                    failure,
-                    upstream_requests: report.upstream_requests,
-                    source: report.source,
-                });
-            }
+            Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
         let entry = Arc::new(Entry::new(

@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
 use crate::lookup::Answer;
+use crate::platform::fetcher::Fetched;
 
 /// A lookup's answer as HTTP, with the caller's quota state when the lookup took a unit more
 /// (for the `RateLimit` headers); its access-log fields are handed to the access log.
@@ -92,11 +93,11 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
         } => {
             let log = LookupLog {
                 cache: "stale",
-                upstream: failure.failure.label(),
+                upstream: failure.lookup.label(),
                 upstream_requests: failure.upstream_requests,
                 source: entry.source.unwrap_or("-"),
             };
-            let status = ApiError::from(failure.failure).status();
+            let status = api_error(&failure).status();
             let cache_status = cache_status(
                 &[
                     Part::Text(forward_param(Forward::Stale)),
@@ -111,11 +112,11 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
         Served::Failed { report, forward } => {
             let log = LookupLog {
                 cache: "miss",
-                upstream: report.failure.label(),
+                upstream: report.lookup.label(),
                 upstream_requests: report.upstream_requests,
                 source: report.source.unwrap_or("-"),
             };
-            let mut response = ApiError::from(report.failure).into_response();
+            let mut response = api_error(&report).into_response();
             let status = response.status();
             let headers = response.headers_mut();
             if let Some(source) = report.source {
@@ -139,6 +140,15 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
             NOT_FETCHED,
         ),
     }
+}
+
+/// The API error of a fetch that failed (one without a failure is the platform unavailable:
+/// the cache hands only failures here).
+fn api_error(fetched: &Fetched) -> ApiError {
+    fetched
+        .failure()
+        .cloned()
+        .map_or(ApiError::UpstreamUnavailable, ApiError::from)
 }
 
 /// The access-log fields of a lookup that asked the platform nothing and served nothing.

@@ -115,28 +115,6 @@ impl Failure {
     }
 }
 
-/// A lookup that ended without an answer to store, as the cache hands it to the edge.
-#[derive(Clone, Debug)]
-pub struct FailureReport {
-    /// Why it failed.
-    pub failure: Failure,
-    /// How many HTTP requests were sent to the platform for it.
-    pub upstream_requests: u32,
-    /// The source whose answer (or failure) ended it, if any was asked.
-    pub source: Option<&'static str>,
-}
-
-impl FailureReport {
-    /// A failure no upstream request was sent for (the flight ended without a result).
-    pub fn unsent(failure: Failure) -> Self {
-        Self {
-            failure,
-            upstream_requests: 0,
-            source: None,
-        }
-    }
-}
-
 /// What a single page or JSON document says about the requested user, before any
 /// retry or fallback decision: the extractors' return type.
 #[derive(Clone, Debug, PartialEq)]

@@ -80,6 +80,14 @@ pub struct Fetched {
 }
 
 impl Fetched {
+    /// Why the fetch has no answer, when it has none.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.lookup {
+            Lookup::Failed(failure) => Some(failure),
+            _ => None,
+        }
+    }
+
     /// A fetch that sent nothing and ended as `failure`.
     pub fn unsent(failure: Failure) -> Self {
         Self {
