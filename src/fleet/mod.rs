@@ -31,7 +31,7 @@
 //! # What one request costs
 //!
 //! A lookup costs its share of one [`Fleet::quota_lease`]: a replica leases a few units of a
-//! busy key's quota at once and spends them locally (`crate::quota`), so a key sending
+//! busy key's quota at once and spends them locally ([`quota`]), so a key sending
 //! thousands of lookups a second costs a replica one quota call per lease (about every 10 ms),
 //! and a key sending one at a time one call per lookup. A miss in the replica's memory costs
 //! one [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its
@@ -43,7 +43,19 @@
 //! the lock vanishes without one (the holder gave up, or died and its lease ran out: the waiter
 //! may take the lock), or its deadline.
 //! Polling, not pub/sub, because it needs no second connection and works unchanged on a
-//! cluster; a waiter costs a few calls per fetch at most.
+//! cluster; a waiter costs a few calls per fetch at most. A background refresh that goes on
+//! to fetch first claims the name's refresh limit ([`Fleet::refresh_claim`], one call).
+//!
+//! # The seam
+//!
+//! A shared primitive whose fallback is the replica's own state is one type here holding both
+//! implementations, the Redis one falling back to the local one inside: [`quota::Quotas`] (the
+//! per-key quota and its leases), [`budget::Budget`] (a platform's outbound budget and its
+//! refresh share), [`breaker::Breaker`], [`rests::Rests`] (proxy rests). The others are calls
+//! whose "unavailable" their one caller handles: the entries, stale records, flight locks and
+//! refresh limits (the cache's fleet level), the canary's lease and board. Adding a primitive
+//! is a file here: its key in `keys.rs`, its call (one command or one script), and, when it has
+//! a local fallback, a type that holds both.
 //!
 //! # When Redis is down
 //!
