@@ -128,8 +128,8 @@ impl Board {
     }
 
     /// Records `round`, which ended at `now` (Unix milliseconds), and applies the new standing
-    /// and metrics to `sources`.
-    pub fn record(&self, round: &Round, now_ms: u64, sources: &Fetchers) {
+    /// and metrics to `fetchers`.
+    pub fn record(&self, round: &Round, now_ms: u64, fetchers: &Fetchers) {
         let now = now_ms / 1000;
         let mut state = self.lock();
         for result in round.by_source() {
@@ -162,13 +162,13 @@ impl Board {
             ended_at_ms: now_ms,
             took_ms: u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),
         });
-        apply(&state, sources);
+        apply(&state, fetchers);
     }
 
     /// Takes the fleet's board when its last round is newer than this one's (another replica
     /// ran it: a higher number, or the same number ended later), keeping only the sources
     /// this replica knows; returns whether it did.
-    pub fn adopt(&self, shared: Snapshot, sources: &Fetchers) -> bool {
+    pub fn adopt(&self, shared: Snapshot, fetchers: &Fetchers) -> bool {
         let mut state = self.lock();
         let newer = match (shared.round, state.round) {
             (Some(theirs), Some(ours)) => {
@@ -193,7 +193,7 @@ impl Board {
             }
         }
         state.round = shared.round;
-        apply(&state, sources);
+        apply(&state, fetchers);
         true
     }
 
@@ -208,8 +208,8 @@ impl Board {
     }
 }
 
-/// The state's standing and metrics, applied to `sources` and the recorder.
-fn apply(state: &Snapshot, sources: &Fetchers) {
+/// The state's standing and metrics, applied to `fetchers` and the recorder.
+fn apply(state: &Snapshot, fetchers: &Fetchers) {
     for entry in &state.sources {
         let Some(platform) = Platform::from_label(&entry.platform) else {
             continue;
@@ -217,7 +217,11 @@ fn apply(state: &Snapshot, sources: &Fetchers) {
         let Some(source) = platform.source(&entry.source) else {
             continue;
         };
-        if sources.of(platform).standing().set(source, entry.demoted()) {
+        if fetchers
+            .of(platform)
+            .standing()
+            .set(source, entry.demoted())
+        {
             if entry.demoted() {
                 tracing::warn!(
                     platform = platform.as_str(),

@@ -60,7 +60,7 @@ impl Canary {
 
     /// Runs rounds every interval for as long as it is polled (returns at once when the
     /// canary is off): this replica's, or with Redis one per interval for the `fleet`.
-    pub async fn run(&self, settings: &Settings, sources: &Fetchers, fleet: &Fleet) {
-        schedule::run(&self.board, &self.holder, settings, sources, fleet).await;
+    pub async fn run(&self, settings: &Settings, fetchers: &Fetchers, fleet: &Fleet) {
+        schedule::run(&self.board, &self.holder, settings, fetchers, fleet).await;
     }
 }

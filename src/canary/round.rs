@@ -136,11 +136,11 @@ pub struct Step<'a> {
 /// Something told of each probe as it starts.
 pub type OnStep<'a> = &'a (dyn Fn(Step<'_>) + Send + Sync);
 
-/// Runs one round over `accounts` on `sources` (each platform's plan, `settings`'
+/// Runs one round over `accounts` through `fetchers` (each platform's plan, `settings`'
 /// `<section>.sources`), within `limits`, telling `on_step` of each probe as it starts.
 pub async fn run(
     settings: &Settings,
-    sources: &Fetchers,
+    fetchers: &Fetchers,
     accounts: &[(Platform, Vec<Username>)],
     limits: Limits,
     on_step: OnStep<'_>,
@@ -161,7 +161,7 @@ pub async fn run(
     let total = work.iter().map(|(_, pairs)| pairs.len()).sum();
     let counter = AtomicUsize::new(0);
     let jobs = work.into_iter().map(|(platform, pairs)| {
-        let fetcher = sources.of(platform);
+        let fetcher = fetchers.of(platform);
         let counter = &counter;
         async move {
             let mut rows = Vec::with_capacity(pairs.len());

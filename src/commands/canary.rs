@@ -55,8 +55,8 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
             Ok(fleet) => fleet,
             Err(err) => return settings_problem(&err.to_string()),
         };
-        let sources = match Fetchers::new(&settings, &fleet) {
-            Ok(sources) => sources,
+        let fetchers = match Fetchers::new(&settings, &fleet) {
+            Ok(fetchers) => fetchers,
             Err(err) => return settings_problem(&err.to_string()),
         };
         let progress = Progress(std::io::stderr().is_terminal());
@@ -65,7 +65,7 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
             round_ends: tokio::time::Instant::now() + ROUND_LIMIT,
         };
         let on_step = |step: Step<'_>| progress.show(step);
-        let round = round::run(&settings, &sources, &accounts, limits, &on_step).await;
+        let round = round::run(&settings, &fetchers, &accounts, limits, &on_step).await;
         progress.clear();
         let code = exit_code(&round);
         let text = if json {
