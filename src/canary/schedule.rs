@@ -14,6 +14,7 @@ use super::round::{self, Limits};
 use super::verdict::Judged;
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
+use crate::fleet::canary::Turn;
 use crate::platform::fetcher::Fetchers;
 use crate::telemetry::canary as metrics;
 
@@ -64,8 +65,8 @@ async fn tick(
     fleet: &Fleet,
     interval: Duration,
 ) {
-    match fleet.canary_lease(holder, interval).await {
-        Some(true) => {
+    match fleet.canary_turn(holder, interval).await {
+        Turn::Fleet => {
             // The last round may have been another replica's: go on from its board.
             adopt_shared(board, fetchers, fleet).await;
             run_round(board, settings, fetchers, interval).await;
@@ -78,11 +79,10 @@ async fn tick(
                 tracing::warn!("the canary's verdicts could not be shared through Redis");
             }
         }
-        Some(false) => {
+        Turn::Other => {
             adopt_shared(board, fetchers, fleet).await;
         }
-        // No Redis, or it cannot be used: this replica runs its own rounds (until it can).
-        None => run_round(board, settings, fetchers, interval).await,
+        Turn::Alone => run_round(board, settings, fetchers, interval).await,
     }
 }
 

@@ -53,7 +53,8 @@
 //! per-key quota and its leases), [`budget::Budget`] (a platform's outbound budget and its
 //! refresh share), [`breaker::Breaker`], [`rests::Rests`] (proxy rests). The others are calls
 //! whose "unavailable" their one caller handles: the entries, stale records, flight locks and
-//! refresh limits (the cache's fleet level), the canary's lease and board. Adding a primitive
+//! refresh limits (the cache's fleet level), the canary's board; the canary's lease says
+//! whose turn a round is ([`canary::Turn`]), this replica's alone without Redis. Adding a primitive
 //! is a file here: its key in `keys.rs`, its call (one command or one script), and, when it has
 //! a local fallback, a type that holds both.
 //!
