@@ -174,7 +174,7 @@ impl<S: Site> Fetcher<S> {
         let docs = match plan {
             Plan::Whole => self.standing.order(&self.plan),
             Plan::One(label) => match self.plan.iter().find(|d| d.label() == label) {
-                Some(doc) => std::borrow::Cow::Owned(vec![*doc]),
+                Some(doc) => std::borrow::Cow::Borrowed(std::slice::from_ref(doc)),
                 None => {
                     let why = format!("the plan does not ask the {label} source");
                     return Fetched::unsent(Failure::Unavailable(why));
@@ -182,7 +182,7 @@ impl<S: Site> Fetcher<S> {
             },
         };
         let _listening = (mode != Mode::Probe).then(|| self.last_words.listen(name));
-        let mut fetched = match self.gate.admit(mode).await {
+        let fetched = match self.gate.admit(mode).await {
             Err(refusal) => Fetched::unsent(send::refused(refusal)),
             Ok(ticket) => match self.egress.lease(mode.rests()).await {
                 // Nothing was sent, so the breaker learns nothing.
@@ -204,13 +204,13 @@ impl<S: Site> Fetcher<S> {
             },
         };
         if mode != Mode::Probe {
-            self.report(&mut fetched);
+            self.report(&fetched);
         }
         fetched
     }
 
     /// Logs a failed lookup and counts its outcome.
-    fn report(&self, fetched: &mut Fetched) {
+    fn report(&self, fetched: &Fetched) {
         let platform = S::PLATFORM.as_str();
         let (lookup, from) = (&fetched.lookup, fetched.source.unwrap_or("-"));
         match lookup {
