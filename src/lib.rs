@@ -12,7 +12,7 @@
 //!   [`http::path_name::Name`] and only translate HTTP in and out. One generic lookup handler
 //!   is routed once per platform ([`http::router`]); [`http::openapi`] describes each
 //!   platform's route and holds the document's root.
-//! - [`lookup`]: the one way of a lookup, [`lookup::Lookups::get`]: the cache in front of the
+//! - [`lookup`]: the one way of a lookup, [`lookup::Lookups::look_up`]: the cache in front of the
 //!   name's platform fetcher, and the quota's unit for a fetch the caller forces; its
 //!   [`lookup::Answer`] goes back to the edge.
 //! - [`username`]: the [`username::Username`] newtype and its rule, checked against the

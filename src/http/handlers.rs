@@ -17,7 +17,7 @@ use crate::platform::Site;
 use crate::state::AppState;
 
 /// `GET /{platform}/profile/{username}`: one lookup on site `S`, once [`Admitted`]: the name
-/// checked (400 otherwise), then [`crate::lookup::Lookups::get`], as fresh as the caller's
+/// checked (400 otherwise), then [`crate::lookup::Lookups::look_up`], as fresh as the caller's
 /// `Cache-Control` asks ([`Directives`]), within the request deadline; its answer as HTTP. The
 /// OpenAPI document describes it per platform ([`super::openapi::lookup_path`]).
 pub async fn lookup<S: Site>(
@@ -31,7 +31,7 @@ pub async fn lookup<S: Site>(
         Err(invalid) => return admitted.stamp(&state, invalid.into_response(), None),
     };
     let lookups = state.lookups();
-    let looked_up = pin!(lookups.get(&name, &wants, admitted.key()));
+    let looked_up = pin!(lookups.look_up(&name, &wants, admitted.key()));
     let (response, quota) = match admitted.within(looked_up).await {
         Some(answer) => lookup_answer::respond(answer),
         // The deadline passed: the lookup goes on without this caller.

@@ -1,7 +1,7 @@
 //! The one way a lookup goes: a checked name and the caller's freshness wishes in, an
 //! [`Answer`] out.
 //!
-//! [`Lookups::get`] asks the cache ([`crate::cache`]) with the name's platform fetcher
+//! [`Lookups::look_up`] asks the cache ([`crate::cache`]) with the name's platform fetcher
 //! ([`crate::platform::fetcher`]): a stored answer is served at once; otherwise the cache's
 //! one flight per name runs the fetcher, whose mode
 //! ([`crate::platform::fetcher::Mode`]) travels down with it to the
@@ -69,7 +69,7 @@ impl Lookups {
 
     /// Looks `name` up for the caller with key `key`, as fresh as it `wants`: from the cache,
     /// or through the one flight that fetches it (see [`crate::cache`]).
-    pub async fn get(&self, name: &Username, wants: &Wants, key: KeyId) -> Answer {
+    pub async fn look_up(&self, name: &Username, wants: &Wants, key: KeyId) -> Answer {
         let fetch = self.fetchers.of(name.platform());
         let forced = match self.cache.lookup(name, wants, fetch).await {
             Reached::Served(served) => {
