@@ -88,18 +88,13 @@ impl Budget {
 
     /// The fleet's reservation; `None` without Redis.
     async fn reserve(&self, max_wait: Duration) -> Option<Reservation> {
-        let (platform, per_second, burst) = (self.platform, self.per_second, self.burst);
-        match self.purse {
-            Purse::Outbound => {
-                self.fleet
-                    .outbound_reserve(platform, per_second, burst, max_wait)
-                    .await
-            }
-            Purse::RefreshShare => {
-                self.fleet
-                    .refresh_reserve(platform, per_second, burst, max_wait)
-                    .await
-            }
-        }
+        let keys = self.fleet.keys()?;
+        let (op, key) = match self.purse {
+            Purse::Outbound => ("outbound", keys.outbound(self.platform)),
+            Purse::RefreshShare => ("refresh_share", keys.refresh_share(self.platform)),
+        };
+        self.fleet
+            .reserve_slot(op, key, self.per_second, self.burst, max_wait)
+            .await
     }
 }

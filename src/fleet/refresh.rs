@@ -1,29 +1,10 @@
-//! Background refreshes for the fleet as a whole: the share of each platform's outbound budget
-//! they draw from (a [`super::budget::Budget`]), a second budget next to the
-//! outbound one, so that the share holds for the fleet; and the limit of one refresh per name
-//! per second, whichever replica starts it and whatever its memory holds.
+//! Background refreshes for the fleet as a whole: the limit of one refresh per name per second,
+//! whichever replica starts it and whatever its memory holds. (The share of each platform's
+//! outbound budget they draw from is a [`super::budget::Budget`].)
 
 use std::time::Duration;
 
-use super::{Fleet, Reservation, expiry_ms};
-
-impl Fleet {
-    /// Reserves the next slot of `platform`'s refresh share (`rps` a second, `burst` at once)
-    /// if it comes within `max_wait` (a refresh takes one only when it is free now: zero), as
-    /// [`Fleet::outbound_reserve`] does for the whole budget. `None`: Redis unavailable, the
-    /// replica's own share stands in.
-    pub async fn refresh_reserve(
-        &self,
-        platform: &str,
-        rps: f64,
-        burst: u32,
-        max_wait: Duration,
-    ) -> Option<Reservation> {
-        let key = self.keys()?.refresh_share(platform);
-        self.reserve_slot("refresh_share", key, rps, burst, max_wait)
-            .await
-    }
-}
+use super::{Fleet, expiry_ms};
 
 impl Fleet {
     /// Claims the right to start a background refresh of `name` on `platform` for the next
