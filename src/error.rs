@@ -82,7 +82,9 @@ impl From<Failure> for ApiError {
     /// `profile-lookup extract`.
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Blocked { retry_after, .. } => ApiError::UpstreamBlocked { retry_after },
+            Failure::Blocked { retry_after, .. } | Failure::Withheld { retry_after, .. } => {
+                ApiError::UpstreamBlocked { retry_after }
+            }
             Failure::RegionLocked { retry_after } => ApiError::RegionLocked { retry_after },
             Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
             Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,

@@ -13,25 +13,30 @@
 //! - [`http`]: the edge. Request ids, access log and metrics, load shedding, then for lookups
 //!   [`http::guard`]: [`auth`] (bearer key → [`auth::KeyId`]) and [`quota`] (GCRA per key),
 //!   then the handlers in [`http::handlers`], which take a checked name from
-//!   [`http::path_name::Name`]. One generic lookup handler is routed once per platform
-//!   ([`http::router`]); [`http::openapi`] describes each platform's route and holds the
-//!   document's root.
+//!   [`http::path_name::Name`] and only translate HTTP in and out. One generic lookup handler
+//!   is routed once per platform ([`http::router`]); [`http::openapi`] describes each
+//!   platform's route and holds the document's root.
+//! - [`lookup`]: the one way of a lookup, [`lookup::Lookups::look_up`]: the cache in front of the
+//!   name's platform fetcher, and the quota's unit for a fetch the caller forces; its
+//!   [`lookup::Answer`] goes back to the edge.
 //! - [`username`]: the [`username::Username`] newtype and its rule, checked against the
 //!   platform's lengths; a bad name is a 400 before any I/O.
 //! - [`cache`]: one upstream flight per name, TTLs, negative entries, stale serving; in a
 //!   fleet, the replica's memory in front of the fleet's entries and one flight per name for
 //!   the whole fleet.
 //! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
-//!   the quota, the cache, flight locks, the outbound budget, the breaker and proxy rests.
-//!   Every call falls back to the replica's own state when Redis cannot be used; with no
-//!   `redis.url` there is no fleet handle at all.
+//!   the quota, the cache, flight locks, refresh limits, the outbound budget, the breaker and
+//!   proxy rests. One [`fleet::Fleet`] handle is the seam: local with no `redis.url`, and every
+//!   call falls back to the replica's own state when Redis cannot be used.
 //! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the
 //!   erased [`platform::Profile`] (each platform's exact body lives in its folder), and the
 //!   platform contract: each platform is a folder implementing [`platform::Site`] (its
 //!   documents, their requests, what an answer means, its extractor, how the API documents
-//!   it); [`platform::ladder::Source`] runs any site (gate, egress, retries, redirects, hurdles,
-//!   drift capture). [`platform::with_site`] joins a [`registry::Platform`] to its site, and
-//!   [`platform::Sources`] holds every platform's source. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
+//!   it);
+//!   [`platform::fetcher::Fetcher`] runs any site for a plan and a mode (gate, egress,
+//!   retries, redirects, hurdles, drift capture), and [`platform::fetcher::Fetchers`] holds
+//!   every platform's, built through [`platform::with_site`], as a [`platform::fetcher::Fetch`].
+//!   [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
 //!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
 //!   one member of a large JSON object without parsing the others; both (and every other
 //!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
@@ -51,13 +56,14 @@
 //!   [`header_text`]: the numeric header values every answer carries, built without
 //!   `format!`.
 //! - [`canary`]: long-lived accounts looked up through each source every interval (one
-//!   replica per interval with Redis): a verdict per source, its metrics, `GET /status`, and
+//!   replica per interval with Redis; each a fetch of a one-document plan, never recorded by
+//!   the callers' breaker): a verdict per source, its metrics, `GET /status`, and
 //!   the standing that moves a source found `changed` to the end of every lookup's plan.
 //!
 //! The module graph has no cycle at any depth, among the top-level modules or among the files
 //! of any folder (`tests/it/module_graph.rs` resolves every `crate::`, `super::` and `self::`
 //! path of every file). Data moves one way: nothing below the handlers
-//! knows about HTTP responses to the caller, and nothing above the platform sources knows
+//! knows about HTTP responses to the caller, and nothing above the platform fetchers knows
 //! about page formats.
 
 #![warn(missing_docs)]
@@ -74,6 +80,7 @@ pub mod header_text;
 pub mod html;
 pub mod http;
 pub mod json_skim;
+pub mod lookup;
 pub mod platform;
 pub mod quota;
 pub mod registry;
@@ -105,8 +112,8 @@ pub async fn run(
     let rounds = {
         let state = state.clone();
         tokio::spawn(async move {
-            let (settings, sources) = (state.settings(), state.sources());
-            state.canary().run(settings, sources, state.fleet()).await;
+            let (settings, fetchers) = (state.settings(), state.lookups().fetchers());
+            state.canary().run(settings, fetchers, state.fleet()).await;
         })
     };
     // The rounds end with the server, however `run` ends (even dropped unfinished).

@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use crate::error::ApiError;
-use crate::platform::ladder;
+use crate::platform::fetcher;
 use crate::platform::site::Reading;
 use crate::platform::{Lookup, Platform, Profile};
 use crate::username::{Subject, Username};
@@ -57,7 +57,7 @@ fn answer(
     let document = document.strip_prefix(BYTE_ORDER_MARK).unwrap_or(document);
     let verdict = crate::platform::extract(platform, document, subject);
     // A saved document has no Retry-After to tell: the problem body carries none anyway.
-    match ladder::answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {
+    match fetcher::answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {
         Lookup::Found(profile) => Ok(profile),
         Lookup::NotFound => Err(ApiError::ProfileNotFound),
         Lookup::Failed(failure) => Err(ApiError::from(failure)),

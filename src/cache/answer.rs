@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::platform::FailureReport;
+use crate::platform::fetcher::Fetched;
 
 /// How soon an entry may start another background refresh here after starting one.
 pub const REFRESH_RETRY: Duration = Duration::from_secs(1);
@@ -136,20 +136,18 @@ pub enum Served {
     Stale {
         /// The old answer.
         entry: Arc<Entry>,
-        /// What the failed fetch reported.
-        failure: FailureReport,
+        /// What the failed fetch came to.
+        failure: Fetched,
         /// Seconds of freshness left (negative).
         ttl: i64,
     },
     /// The fetch failed and nothing could stand in for it.
     Failed {
-        /// What the failed fetch reported.
-        report: FailureReport,
+        /// What the failed fetch came to.
+        report: Fetched,
         /// Why the lookup went to the platform.
         forward: Forward,
     },
     /// `only-if-cached`, and nothing stored suits the caller.
     NotCached,
-    /// The caller forced a fetch and could not pay for it (no quota unit left).
-    Unpaid,
 }

@@ -9,6 +9,8 @@
 //! by the flight deadline. A lock whose holder died lapses within one lease (2 s by default,
 //! `crate::fleet::flight`) and a waiting flight takes it over. Whenever Redis cannot be used,
 //! the flight fetches on its own: the fleet then costs more upstream requests, never an error.
+//! A replica without Redis (a local handle) goes through the same steps, each answered
+//! "unavailable" at once: the one way is the same with and without a fleet.
 //!
 //! A found profile's entry lives in Redis for its TTL and its stale-while-revalidate window, so
 //! a replica that has never seen the name still answers it at once in that window. A flight
@@ -22,10 +24,11 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::entry::now_unix_ms;
 use crate::fleet::{Fleet, FlightToken, Lock, SharedEntry, Wait};
-use crate::platform::{Failure, FailureReport, Report};
+use crate::platform::Failure;
+use crate::platform::fetcher::{Fetch, Fetched};
 use crate::username::Username;
 
-use super::{Entry, Flight, Landed, Stored, Stores, fetch_within};
+use super::{Came, Entry, Flight, Landed, REFRESH_RETRY, Stored, Stores, fetch_within};
 
 /// The fleet's level and the lifetimes entries get there.
 pub(super) struct FleetTier {
@@ -52,21 +55,22 @@ impl FleetTier {
         }
     }
 
+    /// Whether answers are kept for the fleet (the handle is on Redis).
+    pub(super) fn is_shared(&self) -> bool {
+        self.fleet.is_shared()
+    }
+
     /// One flight of `name` on the fleet's level; see the module docs.
     /// A flight that `need`s a newer answer than Redis holds (a refresh, a caller's `max-age`)
     /// leaves Redis's entry alone and goes on to the lock, and waits for an answer that new.
-    pub(super) async fn fly<C, F>(
+    pub(super) async fn fly(
         &self,
         stores: &Stores,
         name: &Username,
-        fetch: C,
+        fetch: Arc<dyn Fetch>,
         deadline: Duration,
         flight: &Flight,
-    ) -> Landed
-    where
-        C: FnOnce(Username) -> F,
-        F: Future<Output = Report> + Send + 'static,
-    {
+    ) -> Landed {
         let (platform, key) = (name.platform().as_str(), name.as_str());
         let give_up = tokio::time::Instant::now() + deadline;
         let not_before = flight.need.unix_ms();
@@ -78,7 +82,7 @@ impl FleetTier {
                 .flight_lock_after(platform, key, not_before)
                 .await
             {
-                Lock::Ready(found) => return self.kept(stores, name, found).await,
+                Lock::Ready(found) => return self.kept(stores, name, found, Came::Stored).await,
                 Lock::Acquired(token) => break Some(token),
                 Lock::Unavailable => break None,
                 Lock::HeldByOther => match self
@@ -89,7 +93,7 @@ impl FleetTier {
                     Wait::Entry(found) => {
                         // The wait is part of another replica's fetch: a fetch time, too.
                         stores.fetch_times.note(name.platform(), waiting.elapsed());
-                        return self.kept(stores, name, found).await;
+                        return self.kept(stores, name, found, Came::Waited).await;
                     }
                     // The holder gave up or died: look again, and maybe fetch.
                     Wait::LockGone if tokio::time::Instant::now() < give_up => {}
@@ -98,8 +102,26 @@ impl FleetTier {
                 },
             }
         };
+        // One background refresh fetch per name per second for the fleet, whatever the
+        // replicas' memory holds (without Redis, the entry's own claim was the limit). A
+        // refresh that finds it taken fetches nothing; it has still looked for (and waited on)
+        // a newer answer above.
+        if flight.refresh.is_some()
+            && self.fleet.refresh_claim(platform, key, REFRESH_RETRY).await == Some(false)
+        {
+            if let Some(token) = &token {
+                let _ = self.fleet.flight_release(platform, key, token).await;
+            }
+            return Landed {
+                outcome: Err(Fetched::unsent(Failure::Overloaded {
+                    retry_after: REFRESH_RETRY,
+                })),
+                came: Came::Stored,
+                refresh: true,
+            };
+        }
         let started = Instant::now();
-        let fetching = fetch_within(deadline, fetch(name.clone()), flight.share());
+        let fetching = fetch_within(deadline, fetch, name.clone(), flight.mode());
         let report = match &token {
             // The lease is renewed for as long as the fetch runs, and no longer.
             Some(token) => self.fleet.hold(platform, key, token, fetching).await,
@@ -109,7 +131,7 @@ impl FleetTier {
         self.publish(platform, key, &outcome, token.as_ref()).await;
         Landed {
             outcome,
-            fetched: true,
+            came: Came::Fetched,
             refresh: false,
         }
     }
@@ -135,13 +157,20 @@ impl FleetTier {
         Some(to_entry(name, shared))
     }
 
-    /// Serves an answer another replica fetched, keeping it in this replica's memory.
-    async fn kept(&self, stores: &Stores, name: &Username, found: SharedEntry) -> Landed {
+    /// Serves an answer another replica fetched (stored before, or while this flight `came`
+    /// to wait for it), keeping it in this replica's memory.
+    async fn kept(
+        &self,
+        stores: &Stores,
+        name: &Username,
+        found: SharedEntry,
+        came: Came,
+    ) -> Landed {
         let entry = to_entry(name, found);
         stores.keep(name, entry.clone()).await;
         Landed {
             outcome: Ok(entry),
-            fetched: false,
+            came,
             refresh: false,
         }
     }
@@ -154,7 +183,7 @@ impl FleetTier {
         &self,
         platform: &str,
         key: &str,
-        outcome: &Result<Arc<Entry>, FailureReport>,
+        outcome: &Result<Arc<Entry>, Fetched>,
         token: Option<&FlightToken>,
     ) {
         if let Ok(entry) = outcome {
@@ -189,10 +218,10 @@ impl FleetTier {
 /// The failure of a flight that waited for another replica's fetch until its deadline.
 fn waited_too_long() -> Landed {
     Landed {
-        outcome: Err(FailureReport::unsent(Failure::Unavailable(
+        outcome: Err(Fetched::unsent(Failure::Unavailable(
             "another replica's fetch of this name did not end in time".into(),
         ))),
-        fetched: false,
+        came: Came::Stored,
         refresh: false,
     }
 }

@@ -7,24 +7,23 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use super::{CACHE_REFRESHES, Flight, Landed, Landing, Stored, Stores, fetch_within};
-use crate::platform::{Failure, Report};
+use std::sync::Arc;
+
+use super::{CACHE_REFRESHES, Came, Flight, Landed, Landing, Stored, Stores};
+use crate::platform::Failure;
+use crate::platform::fetcher::Fetch;
 use crate::username::Username;
 
 /// Starts the flight of `name` (none is in the air: the caller holds the map `flights` and has
 /// looked) and puts it in the map; returns where its callers wait.
-pub(super) fn start<C, F>(
+pub(super) fn start(
     stores: &Stores,
     flights: &mut HashMap<Username, Landing>,
     name: &Username,
-    fetch: C,
+    fetch: Arc<dyn Fetch>,
     flight: Flight,
     deadline: Duration,
-) -> Landing
-where
-    C: FnOnce(Username) -> F + Send + 'static,
-    F: Future<Output = Report> + Send + 'static,
-{
+) -> Landing {
     let (tx, landing) = watch::channel(None);
     flights.insert(name.clone(), landing.clone());
     let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight);
@@ -35,17 +34,14 @@ where
 
 /// One flight: fetches `name` unless a flight that just landed stored an answer it takes,
 /// stores the result, then leaves the map and tells everyone waiting.
-async fn fly<C, F>(
+async fn fly(
     stores: Stores,
     name: Username,
-    fetch: C,
+    fetch: Arc<dyn Fetch>,
     tx: watch::Sender<Option<Landed>>,
     deadline: Duration,
     flight: Flight,
-) where
-    C: FnOnce(Username) -> F + Send + 'static,
-    F: Future<Output = Report> + Send + 'static,
-{
+) {
     // Leaves the map however the task ends, a panic included, so a name never sticks.
     let leave = Leave {
         stores: stores.clone(),
@@ -56,34 +52,28 @@ async fn fly<C, F>(
     let landed = match stores.fresh.get(&name).await {
         Some(entry) if flight.need.accepts(&entry) && stores.rules.servable(&entry) => Landed {
             outcome: Ok(entry),
-            fetched: false,
+            came: Came::Stored,
             refresh: false,
         },
-        _ => match stores.shared.clone() {
-            Some(shared) => shared.fly(&stores, &name, fetch, deadline, &flight).await,
-            None => {
-                let started = std::time::Instant::now();
-                let report = fetch_within(deadline, fetch(name.clone()), flight.share()).await;
-                Landed {
-                    outcome: stores.store(&name, report, started).await,
-                    fetched: true,
-                    refresh: false,
-                }
-            }
-        },
+        _ => {
+            let shared = stores.shared.clone();
+            shared.fly(&stores, &name, fetch, deadline, &flight).await
+        }
     };
     let landed = Landed {
         refresh: flight.refresh.is_some(),
         ..landed
     };
-    if let Some((trigger, _)) = &flight.refresh {
+    if let Some(trigger) = &flight.refresh {
         let outcome = match &landed.outcome {
-            Ok(_) if !landed.fetched => "fleet",
+            Ok(_) if landed.came != Came::Fetched => "fleet",
             Ok(entry) => match entry.value {
                 Stored::Found { .. } => "refreshed",
                 Stored::NotFound => "gone",
             },
-            Err(report) if matches!(report.failure, Failure::Overloaded { .. }) => "skipped",
+            Err(fetched) if matches!(fetched.failure(), Some(Failure::Overloaded { .. })) => {
+                "skipped"
+            }
             Err(_) => "failed",
         };
         metrics::counter!(CACHE_REFRESHES, "platform" => name.platform().as_str(),

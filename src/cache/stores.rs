@@ -11,11 +11,12 @@ use moka::future::Cache;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
-use crate::platform::{FailureReport, Lookup, Report};
+use crate::platform::Lookup;
+use crate::platform::fetcher::Fetched;
 use crate::username::Username;
 
 use super::fleet_tier::FleetTier;
-use super::rules::{FetchTimes, Rules, Verdict};
+use super::rules::{Decision, FetchTimes, Rules};
 use super::{Entry, Landing, Stored, Wants};
 
 /// What a flight's task needs after its caller is gone: the stores and the flights in the air.
@@ -25,7 +26,7 @@ pub(super) struct Stores {
     pub(super) stale: Option<Cache<Username, Arc<Entry>>>,
     pub(super) flights: Arc<Mutex<HashMap<Username, Landing>>>,
     /// The fleet's level, when `[redis]` is set.
-    pub(super) shared: Option<Arc<FleetTier>>,
+    pub(super) shared: Arc<FleetTier>,
     /// Which answers outlive their insert here (found, not found, stale copies): an entry
     /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
     lasting: Lasting,
@@ -91,8 +92,8 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 }
 
 impl Stores {
-    /// Builds both stores from `[cache]`; with a `fleet`, in front of the fleet's.
-    pub(super) fn new(cache: &CacheConfig, fleet: Option<Fleet>) -> Self {
+    /// Builds both stores from `[cache]`, in front of the `fleet`'s (when it is on Redis).
+    pub(super) fn new(cache: &CacheConfig, fleet: &Fleet) -> Self {
         let secs = |s: u64| {
             if cache.enabled {
                 Duration::from_secs(s)
@@ -146,15 +147,20 @@ impl Stores {
             stale,
             lasting,
             flights: Arc::default(),
-            shared: fleet.map(|fleet| {
+            shared: {
                 // Redis's stale record lives as long as any replica's stale copy can.
                 let stale_ttl = if max_stale.is_zero() {
                     Duration::ZERO
                 } else {
                     ttl.saturating_add(max_stale)
                 };
-                Arc::new(FleetTier::new(fleet, ttl + window, negative_ttl, stale_ttl))
-            }),
+                Arc::new(FleetTier::new(
+                    fleet.clone(),
+                    ttl + window,
+                    negative_ttl,
+                    stale_ttl,
+                ))
+            },
             rules,
             fetch_times: Arc::new(FetchTimes::new()),
         }
@@ -166,7 +172,7 @@ impl Stores {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The verdict on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
+    /// The decision on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
     /// fetch time.
     pub(super) fn judge(
         &self,
@@ -175,7 +181,7 @@ impl Stores {
         age: Duration,
         hits: u64,
         wants: &Wants,
-    ) -> Verdict {
+    ) -> Decision {
         let fetch_time = self.fetch_times.recent(name.platform());
         self.rules.judge(entry, age, hits, wants, fetch_time)
     }
@@ -187,7 +193,7 @@ impl Stores {
             Stored::Found { .. } => self.lasting.found,
             Stored::NotFound => self.lasting.not_found,
         };
-        here || (self.shared.is_some() && !lifetime.is_zero())
+        here || (self.shared.is_shared() && !lifetime.is_zero())
     }
 
     /// Stores what a fetch (started at `started`) found, and counts the time it took;
@@ -195,22 +201,16 @@ impl Stores {
     pub(super) async fn store(
         &self,
         name: &Username,
-        report: Report,
+        report: Fetched,
         started: Instant,
-    ) -> Result<Arc<Entry>, FailureReport> {
+    ) -> Result<Arc<Entry>, Fetched> {
         let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
                 body: profile.json().clone(),
                 private: profile.is_private(),
             },
             Lookup::NotFound => Stored::NotFound,
-            Lookup::Failed(failure) => {
-                return Err(FailureReport {
-                    failure,
-                    upstream_requests: report.upstream_requests,
-                    source: report.source,
-                });
-            }
+            Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
         let entry = Arc::new(Entry::new(
@@ -231,10 +231,7 @@ impl Stores {
     pub(super) async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
         let stale = self.stale.as_ref()?;
         let mine = stale.get(name).await;
-        let Some(shared) = &self.shared else {
-            return mine;
-        };
-        let Some(record) = shared.stale_record(name).await else {
+        let Some(record) = self.shared.stale_record(name).await else {
             return mine;
         };
         let newest = match (record, mine) {

@@ -14,7 +14,8 @@ use super::round::{self, Limits};
 use super::verdict::Judged;
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
-use crate::platform::Sources;
+use crate::fleet::canary::Turn;
+use crate::platform::fetcher::Fetchers;
 use crate::telemetry::canary as metrics;
 
 /// How long the board lives in Redis, in intervals: a fleet whose rounds stopped is seen as
@@ -39,8 +40,8 @@ pub async fn run(
     board: &Board,
     holder: &str,
     settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
+    fetchers: &Fetchers,
+    fleet: &Fleet,
 ) {
     let config = &settings.canary;
     if !config.is_on() {
@@ -50,7 +51,7 @@ pub async fn run(
     metrics::started(config.interval_seconds, now_ms() / 1000);
     tokio::time::sleep(first_wait(interval, config.jitter)).await;
     loop {
-        tick(board, holder, settings, sources, fleet, interval).await;
+        tick(board, holder, settings, fetchers, fleet, interval).await;
         tokio::time::sleep(next_wait(interval, config.jitter)).await;
     }
 }
@@ -60,18 +61,15 @@ async fn tick(
     board: &Board,
     holder: &str,
     settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
+    fetchers: &Fetchers,
+    fleet: &Fleet,
     interval: Duration,
 ) {
-    let Some(fleet) = fleet else {
-        return run_round(board, settings, sources, interval).await;
-    };
-    match fleet.canary_lease(holder, interval).await {
-        Some(true) => {
+    match fleet.canary_turn(holder, interval).await {
+        Turn::Fleet => {
             // The last round may have been another replica's: go on from its board.
-            adopt_shared(board, sources, fleet).await;
-            run_round(board, settings, sources, interval).await;
+            adopt_shared(board, fetchers, fleet).await;
+            run_round(board, settings, fetchers, interval).await;
             let shared_for = interval.saturating_mul(SHARED_FOR_INTERVALS);
             if fleet
                 .canary_publish(board.encode(), shared_for)
@@ -81,32 +79,36 @@ async fn tick(
                 tracing::warn!("the canary's verdicts could not be shared through Redis");
             }
         }
-        Some(false) => {
-            adopt_shared(board, sources, fleet).await;
+        Turn::Other => {
+            adopt_shared(board, fetchers, fleet).await;
         }
-        // Redis cannot be used: this replica runs its own rounds until it can.
-        None => run_round(board, settings, sources, interval).await,
+        Turn::Alone => run_round(board, settings, fetchers, interval).await,
     }
 }
 
 /// Adopts the fleet's board when it is newer than this replica's.
-async fn adopt_shared(board: &Board, sources: &Sources, fleet: &Fleet) {
+async fn adopt_shared(board: &Board, fetchers: &Fetchers, fleet: &Fleet) {
     if let Some(Some(bytes)) = fleet.canary_verdicts().await
         && let Some(shared) = Board::decode(&bytes)
     {
-        board.adopt(shared, sources);
+        board.adopt(shared, fetchers);
     }
 }
 
 /// Runs one round of every configured account, ending within `interval` (the lease), and
 /// records it.
-pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, interval: Duration) {
+pub async fn run_round(
+    board: &Board,
+    settings: &Settings,
+    fetchers: &Fetchers,
+    interval: Duration,
+) {
     let limits = Limits {
         per_probe: ms(settings.server.request_timeout_ms),
         round_ends: Instant::now() + interval,
     };
     let accounts = round::accounts(settings, None);
-    let round = round::run(settings, sources, &accounts, limits, &|_| {}).await;
+    let round = round::run(settings, fetchers, &accounts, limits, &|_| {}).await;
     metrics::round_run();
     for row in &round.rows {
         match &row.judged {
@@ -135,7 +137,7 @@ pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, in
             );
         }
     }
-    board.record(&round, now_ms(), sources);
+    board.record(&round, now_ms(), fetchers);
     tracing::info!(
         probes = round.rows.len(),
         took_ms = u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),

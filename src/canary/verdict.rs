@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::platform::probe::Finding;
+use super::finding::Finding;
 use crate::username::Username;
 
 /// A source's state as one canary round found it.

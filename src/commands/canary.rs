@@ -1,6 +1,7 @@
 //! `canary [--config FILE] [--platform P] [--json]`: one canary round now, with the sources
 //! the service would build from the same settings (the same proxies, browser profiles, gate
-//! and, with `[redis]`, the fleet's outbound budget and breaker), and the same probe code.
+//! and, with `[redis]`, the fleet's outbound budget; the fleet's breaker is read, never
+//! written, and no proxy is rested: a probe is not a lookup), and the same probe code.
 //!
 //! It prints one row per probe (platform, source, account, verdict, HTTP status, bytes, ms,
 //! reason) and exits 0 when every source is `ok`, 1 when any is `changed`, 2 otherwise (only
@@ -20,7 +21,8 @@ use crate::canary::Verdict;
 use crate::canary::round::{self, Limits, Round, Step};
 use crate::config::{Settings, UpstreamClient, ms};
 use crate::fleet::Fleet;
-use crate::platform::{Platform, Sources};
+use crate::platform::Platform;
+use crate::platform::fetcher::Fetchers;
 
 /// The exit code when the settings cannot be used (2 is a verdict here).
 const SETTINGS_PROBLEM: u8 = 3;
@@ -53,8 +55,8 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
             Ok(fleet) => fleet,
             Err(err) => return settings_problem(&err.to_string()),
         };
-        let sources = match Sources::new(&settings, fleet.as_ref()) {
-            Ok(sources) => sources,
+        let fetchers = match Fetchers::new(&settings, &fleet) {
+            Ok(fetchers) => fetchers,
             Err(err) => return settings_problem(&err.to_string()),
         };
         let progress = Progress(std::io::stderr().is_terminal());
@@ -63,7 +65,7 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
             round_ends: tokio::time::Instant::now() + ROUND_LIMIT,
         };
         let on_step = |step: Step<'_>| progress.show(step);
-        let round = round::run(&settings, &sources, &accounts, limits, &on_step).await;
+        let round = round::run(&settings, &fetchers, &accounts, limits, &on_step).await;
         progress.clear();
         let code = exit_code(&round);
         let text = if json {

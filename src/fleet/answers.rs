@@ -42,7 +42,7 @@ impl Fleet {
     /// The fresh entry of `name` on `platform`. Outer `None`: Redis unavailable; inner `None`:
     /// a miss (including a value that is not ours, which is removed).
     pub async fn cache_get(&self, platform: &str, name: &str) -> Option<Option<SharedEntry>> {
-        let key = self.keys().name(platform, name).entry;
+        let key = self.keys()?.name(platform, name).entry;
         self.read("cache_get", "fresh", key).await
     }
 
@@ -51,7 +51,7 @@ impl Fleet {
     /// is a tombstone, which tells every replica that its own older copy must not be served.
     /// Same answers as [`Fleet::cache_get`].
     pub async fn stale_get(&self, platform: &str, name: &str) -> Option<Option<SharedEntry>> {
-        let key = self.keys().name(platform, name).stale;
+        let key = self.keys()?.name(platform, name).stale;
         self.read("stale_get", "stale", key).await
     }
 
@@ -81,7 +81,7 @@ impl Fleet {
         {
             return None;
         }
-        let keys = self.keys().name(platform, name);
+        let keys = self.keys()?.name(platform, name);
         let value = entry.encode();
         let ms = |d: Duration| if d.is_zero() { 0 } else { expiry_ms(d) };
         let (ttl_ms, stale_ms) = (ms(ttl), ms(stale_ttl));
@@ -112,7 +112,9 @@ impl Fleet {
         Some(match put {
             1 => Put::Stored,
             2 => {
-                self.inner.health.full("cache_put");
+                if let Some(redis) = &self.redis {
+                    redis.health.full("cache_put");
+                }
                 Put::Full
             }
             _ => Put::Superseded,

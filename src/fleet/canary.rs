@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use redis::Script;
 
+use super::keys::Keys;
 use super::{Fleet, expiry_ms};
 
 /// The largest verdicts value written or read back (a larger one is not ours: read as none).
@@ -21,15 +22,34 @@ static SET: LazyLock<Script> =
 static GET: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/canary_get.lua")));
 
+/// Who runs this interval's canary round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// This replica, for the fleet: it took the round's lease, adopts the fleet's last board
+    /// first and publishes its own after.
+    Fleet,
+    /// Another replica holds the lease: this one adopts the board it publishes.
+    Other,
+    /// This replica on its own: no Redis, or it cannot be used (then each replica runs its
+    /// own rounds, as without a fleet).
+    Alone,
+}
+
 impl Fleet {
-    /// Takes the canary's round lease for `ttl`, unless a replica holds it: `Some(true)` this
-    /// replica runs the round, `Some(false)` another one runs it, `None` Redis cannot be used
-    /// (then each replica runs its own rounds). `holder` names the replica, for whoever reads
-    /// the key.
-    pub async fn canary_lease(&self, holder: &str, ttl: Duration) -> Option<bool> {
-        let key = self.keys().canary_lease();
-        self.canary_set("canary_lease", key, holder.as_bytes().to_vec(), ttl, true)
-            .await
+    /// Takes the canary's round lease for `ttl`, unless a replica holds it, and says whose
+    /// turn the round is. `holder` names the replica, for whoever reads the key.
+    pub async fn canary_turn(&self, holder: &str, ttl: Duration) -> Turn {
+        let Some(key) = self.keys().map(Keys::canary_lease) else {
+            return Turn::Alone;
+        };
+        let taken = self
+            .canary_set("canary_lease", key, holder.as_bytes().to_vec(), ttl, true)
+            .await;
+        match taken {
+            Some(true) => Turn::Fleet,
+            Some(false) => Turn::Other,
+            None => Turn::Alone,
+        }
     }
 
     /// Publishes the canary's last verdicts for `ttl` (refused when larger than
@@ -38,7 +58,7 @@ impl Fleet {
         if verdicts.len() > MAX_VERDICTS_BYTES {
             return None;
         }
-        let key = self.keys().canary_verdicts();
+        let key = self.keys()?.canary_verdicts();
         self.canary_set("canary_publish", key, verdicts, ttl, false)
             .await
             .map(|_| ())
@@ -47,7 +67,7 @@ impl Fleet {
     /// The verdicts last published: `Some(None)` none (expired, or not ours), `None` Redis
     /// unavailable.
     pub async fn canary_verdicts(&self) -> Option<Option<Vec<u8>>> {
-        let key = self.keys().canary_verdicts();
+        let key = self.keys()?.canary_verdicts();
         self.run("canary_verdicts", |mut conn| async move {
             GET.key(key)
                 .arg(MAX_VERDICTS_BYTES)

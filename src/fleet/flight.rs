@@ -60,9 +60,10 @@ pub(super) fn lease_for(timeout: Duration) -> Duration {
 }
 
 /// Proof of holding a name's flight lock: only its holder can renew or release it, and an
-/// answer stored with it is fenced (see the module docs).
+/// answer stored with it is fenced (see the module docs). The text is the random token stored
+/// at the lock; one that is not (any other text) holds nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlightToken(pub(crate) String);
+pub struct FlightToken(pub String);
 
 /// The answer to [`Fleet::flight_lock`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +124,9 @@ impl Fleet {
         name: &str,
         not_before_unix_ms: u64,
     ) -> Lock {
-        let keys = self.keys().name(platform, name);
+        let Some(keys) = self.keys().map(|k| k.name(platform, name)) else {
+            return Lock::Unavailable;
+        };
         // Unique, not secret (it only tells holders apart): a fast generator, not a system
         // call for randomness on every memory miss.
         let token = format!("{:032x}", fastrand::u128(..));
@@ -196,7 +199,7 @@ impl Fleet {
     /// Extends `name`'s lock by one lease if `token` still holds it. `Some(false)`: it does not
     /// any more; `None`: Redis could not be reached (tried even while backed off).
     async fn flight_renew(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
-        let key = self.keys().name(platform, name).lock;
+        let key = self.keys()?.name(platform, name).lock;
         let (token, lease) = (token.0.clone(), expiry_ms(self.lease));
         let renewed: i64 = self
             .run_ungated("flight_renew", |mut conn| async move {
@@ -244,7 +247,7 @@ impl Fleet {
     }
 
     async fn try_release(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
-        let key = self.keys().name(platform, name).lock;
+        let key = self.keys()?.name(platform, name).lock;
         let token = token.0.clone();
         let released: i64 = self
             .run_ungated("flight_release", |mut conn| async move {
@@ -269,7 +272,9 @@ impl Fleet {
         deadline: Instant,
         not_before_unix_ms: u64,
     ) -> Wait {
-        let keys = self.keys().name(platform, name);
+        let Some(keys) = self.keys().map(|k| k.name(platform, name)) else {
+            return Wait::Unavailable;
+        };
         loop {
             let (entry_key, lock_key) = (keys.entry.clone(), keys.lock.clone());
             let peek: Option<(Option<Vec<u8>>, i64)> = self

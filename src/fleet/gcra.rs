@@ -1,4 +1,6 @@
-//! One quota per API key for the whole fleet: GCRA in one Lua script on Redis's clock.
+//! One quota per API key for the whole fleet, and the one GCRA script every budget the fleet
+//! shares runs on Redis's clock (`scripts/gcra.lua`: a key's quota here, a platform's
+//! outbound budget and refresh share in `outbound`).
 //!
 //! A call takes one unit ([`Fleet::quota_check`]) or leases several at once
 //! ([`Fleet::quota_lease`]): a replica that spends them locally (see `crate::quota`) asks Redis
@@ -11,7 +13,10 @@ use redis::Script;
 
 use super::Fleet;
 
-static QUOTA: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/quota.lua")));
+static GCRA: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/gcra.lua")));
+
+/// What [`Fleet::gcra`] answers: `(taken, remaining, wait_us, reset_us)`.
+pub(super) type Gcra = (i64, i64, i64, i64);
 
 /// The fleet's answer for one request of one key, enough for `RateLimit` and `Retry-After`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,17 +58,9 @@ impl Fleet {
     ) -> Option<QuotaDecision> {
         let interval_us = (60_000_000 / u64::from(per_minute.max(1))).max(1);
         let burst = burst.max(1);
-        let key = self.keys().quota(key_id);
-        let reply: (i64, i64, i64, i64) = self
-            .run("quota", |mut conn| async move {
-                QUOTA
-                    .key(key)
-                    .arg(interval_us)
-                    .arg(burst)
-                    .arg(want.max(1))
-                    .invoke_async(&mut conn)
-                    .await
-            })
+        let key = self.keys()?.quota(key_id);
+        let reply = self
+            .gcra("quota", key, interval_us, burst, want, Duration::ZERO)
             .await?;
         let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
         let taken = u32::try_from(reply.0.max(0)).unwrap_or(0).min(want.max(1));
@@ -74,5 +71,31 @@ impl Fleet {
             retry_after: us(reply.2),
             reset: us(reply.3),
         })
+    }
+}
+
+impl Fleet {
+    /// Takes up to `want` units of the budget at `key` (one per `interval_us`, `burst` at
+    /// once) that fit within `max_wait`: the one GCRA of the fleet's budgets, in one call.
+    pub(super) async fn gcra(
+        &self,
+        op: &'static str,
+        key: String,
+        interval_us: u64,
+        burst: u32,
+        want: u32,
+        max_wait: Duration,
+    ) -> Option<Gcra> {
+        let max_wait_us = super::micros(max_wait);
+        self.run(op, |mut conn| async move {
+            GCRA.key(key)
+                .arg(interval_us)
+                .arg(burst.max(1))
+                .arg(want.max(1))
+                .arg(max_wait_us)
+                .invoke_async(&mut conn)
+                .await
+        })
+        .await
     }
 }

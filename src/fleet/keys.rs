@@ -1,8 +1,8 @@
 //! Key names, with hash tags so that what one script touches sits on one cluster slot.
 //!
-//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock: one
-//!   tag, so a script can read the entry and the lock, or write the entry and drop the stale
-//!   copy, in one call even on a cluster.
+//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock, `…:f`
+//!   its refresh limit: one tag, so a script can read the entry and the lock, or write the
+//!   entry and drop the stale copy, in one call even on a cluster.
 //! - `P{q:KEYID}` the GCRA state of one API key (its own slot).
 //! - `P{o:PLATFORM}` the outbound budget, `…:r` its share for background refreshes, and
 //!   `P{b:PLATFORM}` the breaker of one platform.
@@ -31,27 +31,32 @@ pub fn key_id(digest: &[u8; 32]) -> String {
     hex(&h.finalize()[..16])
 }
 
-/// Builds every key name from one prefix.
+/// Builds every key name from one prefix (`redis.key_prefix`): the one place a key is named.
 #[derive(Clone, Debug)]
-pub(crate) struct Keys {
+pub struct Keys {
     prefix: String,
 }
 
-/// The three keys of one name.
+/// The three keys of one name: what a flight reads, locks and writes in one call.
 #[derive(Clone, Debug)]
-pub(crate) struct NameKeys {
+pub struct NameKeys {
+    /// The fresh entry.
     pub entry: String,
+    /// The stale record (a stale copy or a tombstone).
     pub stale: String,
+    /// The flight lock.
     pub lock: String,
 }
 
 impl Keys {
+    /// Key names under `prefix`.
     pub fn new(prefix: &str) -> Self {
         Self {
             prefix: prefix.to_owned(),
         }
     }
 
+    /// The keys of `name` on `platform`.
     pub fn name(&self, platform: &str, name: &str) -> NameKeys {
         let tag = format!(
             "{}{{n:{}:{}}}",
@@ -66,10 +71,22 @@ impl Keys {
         }
     }
 
+    /// The refresh limit of one name: in the name's slot, next to its entry.
+    pub fn refresh_limit(&self, platform: &str, name: &str) -> String {
+        format!(
+            "{}{{n:{}:{}}}:f",
+            self.prefix,
+            component(platform),
+            component(name)
+        )
+    }
+
+    /// The GCRA state of the API key whose id is `key_id` ([`key_id`]).
     pub fn quota(&self, key_id: &str) -> String {
         format!("{}{{q:{}}}", self.prefix, component(key_id))
     }
 
+    /// The outbound budget of `platform`.
     pub fn outbound(&self, platform: &str) -> String {
         format!("{}{{o:{}}}", self.prefix, component(platform))
     }
@@ -79,18 +96,22 @@ impl Keys {
         format!("{}:r", self.outbound(platform))
     }
 
+    /// The breaker of `platform`.
     pub fn breaker(&self, platform: &str) -> String {
         format!("{}{{b:{}}}", self.prefix, component(platform))
     }
 
+    /// The rest of proxy `index` of `scope`.
     pub fn proxy(&self, scope: &str, index: usize) -> String {
         format!("{}{{r:{}}}:{index}", self.prefix, component(scope))
     }
 
+    /// The canary's round lease.
     pub fn canary_lease(&self) -> String {
         format!("{}{{c}}:lease", self.prefix)
     }
 
+    /// The canary's last verdicts.
     pub fn canary_verdicts(&self) -> String {
         format!("{}{{c}}:verdicts", self.prefix)
     }

@@ -1,9 +1,11 @@
 //! The fleet layer: the state that replicas behind one load balancer share, kept in Redis.
 //!
-//! With `redis.url` empty there is no [`Fleet`] and nothing here runs. With it set, each
-//! replica holds one [`Fleet`] handle (cheap to clone) whose calls each answer `None` (or an
-//! `Unavailable` variant) when Redis cannot be used, so the caller falls back to its own
-//! in-memory state: Redis is never a single point of failure.
+//! Every replica holds one [`Fleet`] handle (cheap to clone), the one seam between the
+//! replica's own state and the fleet's: with `redis.url` empty it is local ([`Fleet::local`])
+//! and every call answers `None` (or an `Unavailable` variant) at once, without building a key
+//! or touching a connection; with it set, each call answers the same way whenever Redis cannot
+//! be used. Either way the caller goes on with its own in-memory state: Redis is never a single
+//! point of failure, and no caller branches on whether there is a fleet.
 //!
 //! # What Redis holds (all under `redis.key_prefix`, written `P` here)
 //!
@@ -13,6 +15,7 @@
 //! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL (a found profile's: plus `cache.revalidate_seconds`, its stale-while-revalidate window) |
 //! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
+//! | `P{n:PLATFORM:NAME}:f` | `1` while a background refresh of the name may not start (one per name per second for the fleet) | one second |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
 //! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
@@ -28,7 +31,7 @@
 //! # What one request costs
 //!
 //! A lookup costs its share of one [`Fleet::quota_lease`]: a replica leases a few units of a
-//! busy key's quota at once and spends them locally (`crate::quota`), so a key sending
+//! busy key's quota at once and spends them locally ([`quota`]), so a key sending
 //! thousands of lookups a second costs a replica one quota call per lease (about every 10 ms),
 //! and a key sending one at a time one call per lookup. A miss in the replica's memory costs
 //! one [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its
@@ -40,7 +43,20 @@
 //! the lock vanishes without one (the holder gave up, or died and its lease ran out: the waiter
 //! may take the lock), or its deadline.
 //! Polling, not pub/sub, because it needs no second connection and works unchanged on a
-//! cluster; a waiter costs a few calls per fetch at most.
+//! cluster; a waiter costs a few calls per fetch at most. A background refresh that goes on
+//! to fetch first claims the name's refresh limit ([`Fleet::refresh_claim`], one call).
+//!
+//! # The seam
+//!
+//! A shared primitive whose fallback is the replica's own state is one type here holding both
+//! implementations, the Redis one falling back to the local one inside: [`quota::Quotas`] (the
+//! per-key quota and its leases), [`budget::Budget`] (a platform's outbound budget and its
+//! refresh share), [`breaker::Breaker`], [`rests::Rests`] (proxy rests). The others are calls
+//! whose "unavailable" their one caller handles: the entries, stale records, flight locks and
+//! refresh limits (the cache's fleet level), the canary's board; the canary's lease says
+//! whose turn a round is ([`canary::Turn`]), this replica's alone without Redis. Adding a primitive
+//! is a file here: its key in `keys.rs`, its call (one command or one script), and, when it has
+//! a local fallback, a type that holds both.
 //!
 //! # When Redis is down
 //!
@@ -79,19 +95,19 @@
 //! gone"). As entries expire, room comes back on its own.
 
 pub mod answers;
+pub mod breaker;
+pub mod budget;
 pub mod canary;
 mod conn;
 pub mod entry;
 pub mod flight;
 pub mod gcra;
 pub mod health;
-mod keys;
+pub mod keys;
 pub mod outbound;
+pub mod quota;
 mod refresh;
-#[cfg(test)]
-mod test_redis;
-#[cfg(test)]
-mod tests;
+pub mod rests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -127,17 +143,19 @@ pub enum FleetError {
     NoRuntime,
 }
 
-/// The handle to the fleet's shared state; clones share one connection and one health state.
+/// The handle to the fleet's shared state: local (no Redis) or on Redis; clones share one
+/// connection and one health state.
 #[derive(Clone, Debug)]
 pub struct Fleet {
-    inner: Arc<Inner>,
+    /// The fleet's Redis; `None`: this replica is on its own.
+    redis: Option<Arc<Redis>>,
     /// How long a flight lock lives unless renewed ([`Fleet::lease`]); a field of the handle,
-    /// not of `Inner`, so that tests can shorten it.
+    /// not of `Redis`, so that tests can shorten it.
     lease: Duration,
 }
 
 #[derive(Debug)]
-struct Inner {
+struct Redis {
     conn: Conn,
     keys: Keys,
     timeout: Duration,
@@ -145,42 +163,62 @@ struct Inner {
 }
 
 impl Fleet {
-    /// The handle for `[redis]`, or `None` when `url` is empty. Never waits for Redis and never
+    /// The handle for `[redis]`: local when `url` is empty. Never waits for Redis and never
     /// fails because Redis is down: the connection is made by the first call and remade by
-    /// itself. Must be called inside a Tokio runtime.
-    pub fn new(config: &RedisConfig) -> Result<Option<Self>, FleetError> {
+    /// itself. Must be called inside a Tokio runtime when `url` is set.
+    pub fn new(config: &RedisConfig) -> Result<Self, FleetError> {
         let Some(target) = config.target().map_err(FleetError::Config)? else {
-            return Ok(None);
+            return Ok(Self::local());
         };
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(FleetError::NoRuntime);
         }
         let conn = Conn::lazy(&target, config.timeout())?;
-        let fleet = Self {
-            inner: Arc::new(Inner {
-                conn,
-                keys: Keys::new(&config.key_prefix),
-                timeout: config.timeout(),
-                health: Health::new(),
-            }),
+        let redis = Arc::new(Redis {
+            conn,
+            keys: Keys::new(&config.key_prefix),
+            timeout: config.timeout(),
+            health: Health::new(),
+        });
+        tokio::spawn(watch(Arc::downgrade(&redis)));
+        Ok(Self {
+            redis: Some(redis),
             lease: flight::lease_for(config.timeout()),
-        };
-        tokio::spawn(watch(Arc::downgrade(&fleet.inner)));
-        Ok(Some(fleet))
+        })
     }
 
-    /// Whether the last Redis call succeeded (the replica is on the fleet's shared state).
+    /// A replica on its own: every call answers "unavailable" at once, and the caller uses
+    /// its own state.
+    pub fn local() -> Self {
+        Self {
+            redis: None,
+            lease: flight::MIN_LEASE,
+        }
+    }
+
+    /// Whether the handle is on Redis (`redis.url` set), up or not: whether answers, quotas
+    /// and locks can be the fleet's at all.
+    pub fn is_shared(&self) -> bool {
+        self.redis.is_some()
+    }
+
+    /// Whether the last Redis call succeeded (the replica is on the fleet's shared state);
+    /// false for a local handle.
     pub fn is_up(&self) -> bool {
-        self.inner.health.is_up()
+        self.redis.as_ref().is_some_and(|r| r.health.is_up())
     }
 
-    /// The per-call deadline (`redis.timeout_ms`).
-    pub fn timeout(&self) -> Duration {
-        self.inner.timeout
+    /// The names of the keys this handle reads and writes, for a handle on Redis (`None` for
+    /// a local one, so that a call answers "unavailable" before it builds a key): for tools
+    /// and tests that look at Redis directly.
+    pub fn keys(&self) -> Option<&Keys> {
+        self.redis.as_deref().map(|r| &r.keys)
     }
 
-    fn keys(&self) -> &Keys {
-        &self.inner.keys
+    /// This handle with flight locks that live `lease` unless renewed (see [`Fleet::lease`]):
+    /// a shorter lease makes a dead holder's takeover quick enough to test.
+    pub fn with_lease(self, lease: Duration) -> Self {
+        Self { lease, ..self }
     }
 
     /// Runs one Redis call under the deadline and the health rules: `None` when Redis is
@@ -190,7 +228,7 @@ impl Fleet {
         F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
-        if !self.inner.health.admit() {
+        if !self.redis.as_ref()?.health.admit() {
             return None;
         }
         self.run_ungated(op, call).await
@@ -205,8 +243,9 @@ impl Fleet {
         F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
-        let health = &self.inner.health;
-        match tokio::time::timeout(self.inner.timeout, call(self.inner.conn.clone())).await {
+        let redis = self.redis.as_ref()?;
+        let health = &redis.health;
+        match tokio::time::timeout(redis.timeout, call(redis.conn.clone())).await {
             Ok(Ok(value)) => {
                 health.succeeded();
                 Some(value)
@@ -233,13 +272,16 @@ impl Fleet {
 /// `profile_lookup_redis_up` tells the truth on a replica without traffic (an idle replica
 /// would otherwise report its last call's result forever), and the replica is back on Redis
 /// within seconds of its return whether or not requests come. Ends with the last handle.
-async fn watch(inner: std::sync::Weak<Inner>) {
+async fn watch(redis: std::sync::Weak<Redis>) {
     loop {
-        let Some(inner) = inner.upgrade() else {
+        let Some(redis) = redis.upgrade() else {
             return;
         };
-        let lease = flight::lease_for(inner.timeout);
-        let fleet = Fleet { inner, lease };
+        let lease = flight::lease_for(redis.timeout);
+        let fleet = Fleet {
+            redis: Some(redis),
+            lease,
+        };
         let _: Option<String> = fleet
             .run("ping", |mut conn| async move {
                 redis::cmd("PING").query_async(&mut conn).await

@@ -6,13 +6,11 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::{Fleet, expiry_ms, micros};
+use super::{Fleet, expiry_ms};
 
 /// The most proxies one [`Fleet::proxy_resting`] call asks about.
 pub const MAX_PROXIES: usize = 1024;
 
-static OUTBOUND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/outbound.lua")));
 static REST: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/rest.lua")));
 static RESTING: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/resting.lua")));
@@ -37,13 +35,13 @@ impl Fleet {
         burst: u32,
         max_wait: Duration,
     ) -> Option<Reservation> {
-        let key = self.keys().outbound(platform);
+        let key = self.keys()?.outbound(platform);
         self.reserve_slot("outbound", key, rps, burst, max_wait)
             .await
     }
 
     /// Reserves the next slot of the budget at `key` (`rps` a second, `burst` at once) if it
-    /// comes within `max_wait`: the one script every outbound budget of the fleet runs.
+    /// comes within `max_wait`: every outbound budget of the fleet (the one GCRA script).
     pub(super) async fn reserve_slot(
         &self,
         op: &'static str,
@@ -57,20 +55,9 @@ impl Fleet {
         } else {
             1_000_000
         };
-        let max_wait_us = micros(max_wait);
-        let (reserved, wait_us): (u8, i64) = self
-            .run(op, |mut conn| async move {
-                OUTBOUND
-                    .key(key)
-                    .arg(interval_us)
-                    .arg(burst.max(1))
-                    .arg(max_wait_us)
-                    .invoke_async(&mut conn)
-                    .await
-            })
-            .await?;
+        let (taken, _, wait_us, _) = self.gcra(op, key, interval_us, burst, 1, max_wait).await?;
         let wait = Duration::from_micros(u64::try_from(wait_us).unwrap_or(0));
-        Some(if reserved == 1 {
+        Some(if taken >= 1 {
             Reservation::Wait(wait)
         } else {
             Reservation::TooLong(wait)
@@ -79,13 +66,13 @@ impl Fleet {
 
     /// Opens `platform`'s breaker for every replica for `rest` (a longer open rest is kept).
     pub async fn breaker_open(&self, platform: &str, rest: Duration) -> Option<()> {
-        let key = self.keys().breaker(platform);
+        let key = self.keys()?.breaker(platform);
         self.mark_resting("breaker", key, rest).await
     }
 
     /// How long `platform`'s breaker stays open: `Some(None)` closed, `None` Redis unavailable.
     pub async fn breaker_open_for(&self, platform: &str) -> Option<Option<Duration>> {
-        let key = self.keys().breaker(platform);
+        let key = self.keys()?.breaker(platform);
         let left: i64 = self
             .run("breaker", |mut conn| async move {
                 redis::cmd("PTTL").arg(key).query_async(&mut conn).await
@@ -97,7 +84,7 @@ impl Fleet {
     /// Rests proxy `index` of `scope` (e.g. a platform) for every replica for `rest`. A proxy
     /// is named by its position only, never by its URL or credentials.
     pub async fn proxy_rest(&self, scope: &str, index: usize, rest: Duration) -> Option<()> {
-        let key = self.keys().proxy(scope, index);
+        let key = self.keys()?.proxy(scope, index);
         self.mark_resting("proxy_rest", key, rest).await
     }
 
@@ -114,10 +101,8 @@ impl Fleet {
         if indexes.len() > MAX_PROXIES {
             return None;
         }
-        let keys: Vec<String> = indexes
-            .iter()
-            .map(|&i| self.keys().proxy(scope, i))
-            .collect();
+        let names = self.keys()?;
+        let keys: Vec<String> = indexes.iter().map(|&i| names.proxy(scope, i)).collect();
         let left: Vec<i64> = self
             .run("proxy_resting", |mut conn| async move {
                 let mut call = RESTING.prepare_invoke();

@@ -1,23 +1,34 @@
-//! The fleet's share of each platform's outbound budget for background refreshes
-//! (`crate::upstream::gate::RefreshBudget`): a second budget, next to the outbound one, that
-//! every replica's refreshes draw from, so that the share holds for the fleet as a whole.
+//! Background refreshes for the fleet as a whole: the limit of one refresh per name per second,
+//! whichever replica starts it and whatever its memory holds. (The share of each platform's
+//! outbound budget they draw from is a [`super::budget::Budget`].)
 
 use std::time::Duration;
 
-use super::{Fleet, Reservation};
+use super::{Fleet, expiry_ms};
 
 impl Fleet {
-    /// Takes the next slot of `platform`'s refresh share (`rps` a second, `burst` at once) if it
-    /// is free now: `Reservation::Wait` when taken, `Reservation::TooLong` when not (nothing is
-    /// taken then). `None`: Redis unavailable, the replica's own share stands in.
-    pub async fn refresh_reserve(
-        &self,
-        platform: &str,
-        rps: f64,
-        burst: u32,
-    ) -> Option<Reservation> {
-        let key = self.keys().refresh_share(platform);
-        self.reserve_slot("refresh_share", key, rps, burst, Duration::ZERO)
-            .await
+    /// Claims the right to start a background refresh of `name` on `platform` for the next
+    /// `every` (`SET NX PX`): `Some(true)` this replica refreshes it, `Some(false)` a refresh
+    /// of it started in the fleet less than `every` ago, `None` no Redis (the replica's own
+    /// limit, on its stored entry, is then the only one).
+    ///
+    /// The limit lives here and not on an entry: a replica without memory (`cache.max_bytes =
+    /// 0`) rebuilds the entry from Redis on every lookup, and would otherwise start a refresh
+    /// on each.
+    pub async fn refresh_claim(&self, platform: &str, name: &str, every: Duration) -> Option<bool> {
+        let key = self.keys()?.refresh_limit(platform, name);
+        let set: Option<String> = self
+            .run("refresh_claim", |mut conn| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg(1)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(expiry_ms(every))
+                    .query_async(&mut conn)
+                    .await
+            })
+            .await?;
+        Some(set.is_some())
     }
 }

@@ -1,18 +1,18 @@
 //! The platform layer: what a lookup can come to, the exact bodies the API returns, and the one
-//! fetch ladder every platform runs on.
+//! fetcher every platform runs on.
 //!
 //! Everything below this module knows page formats; nothing above it does. A platform is a
 //! folder that implements [`Site`] (its documents, their requests, how to read an
-//! answer, its extractor); [`ladder::Source`] runs any `Site` through the outbound gate, the
-//! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]. The
-//! HTTP edge maps that outcome to a status code, once. [`standing`] holds which sources the
-//! canary moved to the end of the plan, and [`probe`] what one source asked alone says (the
-//! canary's view of a document).
+//! answer, its extractor); [`fetcher::Fetcher`] runs any `Site` through the outbound gate, the
+//! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]
+//! ([`fetcher::Fetched`]: with what it cost). Everything above sees a platform's fetcher as a
+//! [`fetcher::Fetch`], one per platform in [`fetcher::Fetchers`]. The HTTP edge maps the
+//! outcome to a status code, once. [`standing`] holds which sources the canary moved to the end
+//! of the plan.
 
+pub mod fetcher;
 pub(crate) mod fields;
-pub mod ladder;
 pub mod last_word;
-pub mod probe;
 pub mod profile;
 pub mod site;
 pub mod standing;
@@ -43,12 +43,8 @@ macro_rules! platform_folders {
 
 crate::registry::for_each_platform!(platform_folders);
 
-use std::any::Any;
 use std::time::Duration;
 
-use crate::config::Settings;
-use crate::fleet::Fleet;
-use crate::upstream::roots::ClientBuildError;
 use crate::username::Subject;
 
 pub use crate::registry::Platform;
@@ -80,6 +76,16 @@ pub enum Failure {
     /// The platform withholds the profile from the network region we asked from.
     RegionLocked {
         /// How long the caller should wait before asking again.
+        retry_after: Duration,
+    },
+    /// No document said anything about the user and none refused us (a source that answers
+    /// "private or missing" alike): answered like a block (429 `upstream_blocked`, labelled
+    /// `blocked`), since the platform keeps the answer from us, but the route is not to blame:
+    /// no proxy rests for it and the breaker does not count it.
+    Withheld {
+        /// Why, for logs.
+        reason: &'static str,
+        /// How long the caller should wait.
         retry_after: Duration,
     },
     /// We chose not to send the request: the outbound budget for the platform is spent.
@@ -114,7 +120,7 @@ impl Failure {
     /// A short, stable label of the failure for metrics and the access log.
     pub fn label(&self) -> &'static str {
         match self {
-            Failure::Blocked { .. } => "blocked",
+            Failure::Blocked { .. } | Failure::Withheld { .. } => "blocked",
             Failure::Overloaded { .. } => "overloaded",
             Failure::RegionLocked { .. } => "region_locked",
             Failure::ExtractionFailed(_) => "extraction_failed",
@@ -126,40 +132,6 @@ impl Failure {
     /// a verdict about the user.
     pub fn may_serve_stale(&self) -> bool {
         !matches!(self, Failure::RegionLocked { .. })
-    }
-}
-
-/// What one platform source reports for one lookup: the outcome and what it cost upstream.
-#[derive(Clone, Debug)]
-pub struct Report {
-    /// The outcome.
-    pub lookup: Lookup,
-    /// How many HTTP requests were sent to the platform for it.
-    pub upstream_requests: u32,
-    /// The source (document) whose answer decided the outcome, as its registry line names
-    /// it; `None` when no document was asked (the gate refused, every proxy rests).
-    pub source: Option<&'static str>,
-}
-
-/// A lookup that ended without an answer to store, as the cache hands it to the edge.
-#[derive(Clone, Debug)]
-pub struct FailureReport {
-    /// Why it failed.
-    pub failure: Failure,
-    /// How many HTTP requests were sent to the platform for it.
-    pub upstream_requests: u32,
-    /// The source whose answer (or failure) ended it, if any was asked.
-    pub source: Option<&'static str>,
-}
-
-impl FailureReport {
-    /// A failure no upstream request was sent for (the flight ended without a result).
-    pub fn unsent(failure: Failure) -> Self {
-        Self {
-            failure,
-            upstream_requests: 0,
-            source: None,
-        }
     }
 }
 
@@ -200,51 +172,6 @@ pub trait SiteJob {
 
     /// Runs the job with platform `S`'s site type.
     fn run<S: Site>(self) -> Self::Output;
-}
-
-/// Every platform's source, one per [`Platform::ALL`], built once.
-pub struct Sources {
-    /// `ladder::Source<S>` of each platform, at the platform's [`Platform::index`].
-    by_platform: Vec<Box<dyn Any + Send + Sync>>,
-}
-
-impl Sources {
-    /// Builds each platform's source from the settings: its routes out (proxies or direct),
-    /// gate, retries and capture; with a `fleet`, budget, breaker and rests are the fleet's.
-    pub fn new(settings: &Settings, fleet: Option<&Fleet>) -> Result<Self, ClientBuildError> {
-        struct Build<'a>(&'a Settings, Option<&'a Fleet>);
-        impl SiteJob for Build<'_> {
-            type Output = Result<Box<dyn Any + Send + Sync>, ClientBuildError>;
-            fn run<S: Site>(self) -> Self::Output {
-                Ok(Box::new(ladder::Source::<S>::new(self.0, self.1)?))
-            }
-        }
-        let by_platform = Platform::ALL
-            .iter()
-            .map(|&p| with_site(p, Build(settings, fleet)))
-            .collect::<Result<_, _>>()?;
-        Ok(Self { by_platform })
-    }
-
-    /// The source of site `S`: a route that knows its platform asks for it by type, so
-    /// nothing matches on the platform again.
-    pub fn of<S: Site>(&self) -> &ladder::Source<S> {
-        self.by_platform[S::PLATFORM.index()]
-            .downcast_ref()
-            .expect("Sources::new builds every platform's source at its index")
-    }
-
-    /// The standing of `platform`'s sources (which ones its lookups ask last).
-    pub fn standing(&self, platform: Platform) -> &standing::Standing {
-        struct Of<'a>(&'a Sources);
-        impl<'a> SiteJob for Of<'a> {
-            type Output = &'a standing::Standing;
-            fn run<S: Site>(self) -> Self::Output {
-                self.0.of::<S>().standing()
-            }
-        }
-        with_site(platform, Of(self))
-    }
 }
 
 /// What a document of `platform` says about `requested`, through the same extractor a lookup

@@ -1,5 +1,5 @@
-//! The platform contract: what one platform supplies, so that the shared fetch ladder
-//! ([`ladder`](super::ladder)) can look a name up there.
+//! The platform contract: what one platform supplies, so that the shared fetcher
+//! ([`fetcher`](super::fetcher)) can look a name up there.
 //!
 //! A platform says which documents to ask for and in what order, how to request each, and
 //! what an answer means ([`Reading`]); it never sends, retries, rests a proxy or captures a
@@ -140,7 +140,7 @@ pub struct Api {
     pub region_locks: bool,
 }
 
-/// What one answer from the platform means, in the platform's own terms; the ladder decides
+/// What one answer from the platform means, in the platform's own terms; the fetcher decides
 /// what to do with it (answer, retry, follow, try the next document).
 #[derive(Debug)]
 pub enum Reading<H> {
@@ -213,7 +213,7 @@ impl Miss {
 }
 
 impl<H> Reading<H> {
-    /// A block the platform named no wait for (the ladder then tells the caller its own).
+    /// A block the platform named no wait for (the fetcher then tells the caller its own).
     pub fn blocked(reason: &'static str) -> Self {
         Reading::Blocked {
             reason,

@@ -604,3 +604,60 @@ fn files(dir: &std::path::Path) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+#[tokio::test]
+async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_200() {
+    // The page refuses everyone (the captcha page), the embed serves as the stand-in does: a
+    // caller's lookup hands over to the embed. Six canary accounts probe the page every round;
+    // a probe of one document is not a lookup, so the callers' breaker never hears of them.
+    let embed = sv::router();
+    let short = spawn_upstream(Router::new().fallback(move |request: Request| {
+        let embed = embed.clone();
+        async move {
+            if request.uri().path().starts_with("/embed/") {
+                embed.oneshot(request).await.unwrap()
+            } else {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "text/html")],
+                    sv::captcha_page(10000),
+                )
+                    .into_response()
+            }
+        }
+    }))
+    .await;
+    let photo = spawn_stand_in(Platform::PhotoShare).await;
+    let mut s = support::settings(short.addr);
+    s.platform_mut(Platform::PhotoShare).base_url =
+        format!("http://{}", photo.upstream.addr).parse().unwrap();
+    s.breaker.failure_threshold = 5;
+    s.breaker.cooldown_seconds = 30;
+    s.cache.enabled = false;
+    s.canary.interval_seconds = 1;
+    s.canary.jitter = 0.0;
+    let accounts = [
+        sv::PUBLIC_USER.unique_id,
+        sv::SMALL_USER.unique_id,
+        "canary.three",
+        "canary.four",
+        "canary.five",
+        "canary.six",
+    ];
+    s.canary
+        .accounts
+        .insert("short_video".into(), names(&accounts));
+    let app = spawn_app(s).await;
+    let judged = |s: &Value| {
+        verdict_of(s, "short-video", "page") == "blocked"
+            && !verdict_of(s, "short-video", "embed").is_null()
+    };
+    let now = status_until(&app, Duration::from_secs(15), judged).await;
+    assert!(judged(&now), "{now}");
+    assert_eq!(verdict_of(&now, "short-video", "embed"), "ok", "{now}");
+    for _ in 0..3 {
+        let caller = sv::SMALL_USER.unique_id;
+        let response = app.get(&format!("/short-video/profile/{caller}")).await;
+        assert_eq!(response.status(), 200, "{:?}", response.headers());
+        assert_eq!(response.headers()["x-source"], "embed");
+    }
+}

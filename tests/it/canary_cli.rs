@@ -13,7 +13,7 @@ use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
 
 use crate::canary::{StandIn, spawn_stand_in};
-use crate::support::{spawn_upstream, temp_file};
+use crate::support::{closed_port, spawn_upstream, temp_file, test_redis};
 
 const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 
@@ -261,5 +261,56 @@ async fn settings_it_cannot_use_exit_3_and_say_why() {
         text(&out.stderr).contains("canary.jitter is 0.9"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_run_by_hand_against_a_fleet_writes_neither_its_breaker_nor_its_rests() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let refusing = spawn_upstream(
+        Router::new()
+            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response() }),
+    )
+    .await;
+    let addr = refusing.addr;
+    // A breaker that one blocked lookup opens, and proxies that refuse every connection (a
+    // lookup rests each): the probes meet both, directly and through the proxies.
+    let closed = [closed_port().await, closed_port().await].map(|p| format!("\"http://{p}\""));
+    for proxies in [String::new(), closed.join(", ")] {
+        let toml = format!(
+            "[short_video]\nbase_url = \"http://{addr}\"\n\
+             [photo_share]\nbase_url = \"http://{addr}\"\n\
+             [retry]\nbase_delay_ms = 10\nmax_delay_ms = 50\nmax_total_ms = 500\n\
+             [upstream]\ntimeout_ms = 2000\nproxies = [{proxies}]\n\
+             [breaker]\nfailure_threshold = 1\n\
+             [redis]\nurl = \"{}\"\nkey_prefix = \"cli:\"\n\
+             [canary]\n{BOTH}\n",
+            redis.url()
+        );
+        let file = temp_file("canary-cli-", ".toml", toml.as_bytes());
+        let out = canary(with_config(&file, &[]), Vec::new()).await;
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("blocked"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    let mut conn = redis.raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("cli:*")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        keys.iter()
+            .all(|k| !k.contains("{b:") && !k.contains("{r:")),
+        "the canary wrote the fleet's breaker or a proxy's rest: {keys:?}"
+    );
+    assert!(
+        keys.iter().any(|k| k.contains("{o:")),
+        "its requests were counted against the fleet's outbound budget: {keys:?}"
     );
 }

@@ -273,8 +273,7 @@ pub(crate) async fn load(apps: Arc<Vec<TestApp>>, stop: Arc<AtomicBool>) -> Vec<
 
 pub(crate) async fn all_back_on_redis(apps: &[TestApp]) -> bool {
     eventually(Duration::from_secs(5), || {
-        apps.iter()
-            .all(|a| a.state.fleet().is_some_and(|f| f.is_up()))
+        apps.iter().all(|a| a.state.fleet().is_up())
     })
     .await
 }
@@ -438,4 +437,35 @@ async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
         2,
         "fetched again: nothing was kept in memory"
     );
+}
+
+#[tokio::test]
+async fn a_caller_that_waited_on_another_replicas_fetch_is_told_it_collapsed() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let upstream = slow_short_video(Duration::from_millis(400)).await;
+    let apps = Arc::new(replicas(&redis.url(), &settings(upstream.addr)).await);
+    let name = sample_names()[0].clone();
+    let first = {
+        let (apps, path) = (apps.clone(), profile(&name));
+        tokio::spawn(async move { apps[0].get(&path).await })
+    };
+    // B asks while A's fetch is in the air: it waits for A's answer.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let waited = apps[1].get(&profile(&name)).await;
+    let first = first.await.unwrap();
+    assert_eq!(upstream.hits(), 1);
+    let own = first.headers()["cache-status"].to_str().unwrap();
+    assert!(
+        own.starts_with("profile-lookup; fwd=uri-miss; fwd-status=200; stored; ttl="),
+        "{own}"
+    );
+    assert_eq!(waited.status(), 200);
+    let status = waited.headers()["cache-status"].to_str().unwrap();
+    assert!(
+        status.starts_with("profile-lookup; fwd=uri-miss; fwd-status=200; stored; collapsed;"),
+        "{status}"
+    );
+    assert_eq!(waited.headers()["x-cache"], "hit");
 }

@@ -81,7 +81,6 @@ fn fleet_at(url: &str) -> Fleet {
         timeout_ms: 500,
     })
     .expect("valid config")
-    .expect("url set")
 }
 
 #[tokio::test]

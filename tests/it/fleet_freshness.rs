@@ -7,8 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::atomic::Ordering;
+
 use crate::fleet::replicas;
-use crate::freshness::{fresh_settings, get_with, header, path, settles_at, switchable};
+use crate::freshness::{FAILING, fresh_settings, get_with, header, path, settles_at, switchable};
 use crate::support::test_redis;
 
 #[tokio::test]
@@ -122,4 +124,37 @@ async fn a_fetch_forced_past_the_fleets_answer_is_charged_on_any_replica() {
         header(&forced, "ratelimit")
     );
     assert_eq!(upstream.hits(), 2);
+}
+
+#[tokio::test]
+async fn without_memory_a_name_is_refreshed_at_most_once_a_second_for_the_fleet() {
+    let Some(redis) = test_redis::start() else {
+        return;
+    };
+    let (upstream, mode) = switchable(Duration::ZERO).await;
+    let mut base = fresh_settings(upstream.addr, 1, 30);
+    base.cache.max_bytes = 0;
+    let apps = replicas(&redis.url(), &base).await;
+    assert_eq!(apps[0].get(&path()).await.status(), 200);
+    // From now on every refresh fails, so the fleet's entry stays in its window and every
+    // lookup finds it due for a refresh.
+    mode.store(FAILING, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let before = upstream.hits();
+    let started = std::time::Instant::now();
+    let mut lookups = 0;
+    while started.elapsed() < Duration::from_secs(2) {
+        let response = apps[lookups % 3].get(&path()).await;
+        assert_eq!(response.status(), 200, "the stale entry is served");
+        lookups += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seconds = started.elapsed().as_secs() as usize + 1;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A refresh that meets a 5xx tries once more: at most two requests each.
+    let sent = upstream.hits() - before;
+    assert!(
+        sent <= 2 * seconds,
+        "{sent} requests for {lookups} lookups in {seconds} s: more than one refresh a second"
+    );
 }

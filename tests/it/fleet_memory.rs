@@ -53,7 +53,6 @@ fn fleet_at(url: &str) -> Fleet {
         timeout_ms: 500,
     })
     .expect("valid config")
-    .expect("url set")
 }
 
 fn big_profile(kb: usize) -> SharedEntry {

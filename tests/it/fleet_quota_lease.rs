@@ -32,9 +32,8 @@ fn replicas(url: &str, prefix: &str, n: usize, per_minute: u32, burst: u32) -> V
                 key_prefix: prefix.to_owned(),
                 ..RedisConfig::default()
             })
-            .expect("a fleet handle")
-            .expect("redis.url is set");
-            KeyLimiter::new(&limits, &keys, Some(fleet))
+            .expect("a fleet handle");
+            KeyLimiter::new(&limits, &keys, &fleet)
         })
         .collect()
 }

@@ -15,6 +15,7 @@ mod drift_capture;
 mod edge;
 mod fleet;
 mod fleet_budget;
+mod fleet_calls;
 mod fleet_cluster;
 mod fleet_freshness;
 mod fleet_gone;

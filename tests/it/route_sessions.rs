@@ -82,10 +82,10 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
         "test-jar-flood",
         &settings,
         settings.platform(Platform::ShortVideo),
-        None,
+        &profile_lookup::fleet::Fleet::local(),
     )
     .unwrap();
-    let lease = routes.lease().await.unwrap();
+    let lease = routes.lease(true).await.unwrap();
     let url = url::Url::parse(&format!("http://{addr}{}", "/a".repeat(DEPTH))).unwrap();
     for _ in 0..12 {
         let response = lease.get(url.clone(), Default::default()).await.unwrap();

@@ -8,8 +8,6 @@ pub mod fingerprint;
 pub mod forward_proxy;
 pub mod relay;
 pub mod replica_process;
-// The same file the library's own fleet tests use, so there is one way to start a Redis.
-#[path = "../../../src/fleet/test_redis.rs"]
 pub mod test_redis;
 
 use std::net::SocketAddr;

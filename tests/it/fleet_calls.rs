@@ -1,4 +1,5 @@
-//! The fleet layer against a real `redis-server`: two handles on one Redis are two replicas.
+//! The fleet layer's calls against a real `redis-server`, through its public API: two
+//! handles on one Redis are two replicas.
 
 use std::time::Duration;
 
@@ -7,9 +8,12 @@ use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::entry::now_unix_ms;
-use super::test_redis::{self, TestRedis, free_port};
-use super::*;
+use profile_lookup::config::RedisConfig;
+use profile_lookup::fleet::entry::now_unix_ms;
+use profile_lookup::fleet::keys::Keys;
+use profile_lookup::fleet::*;
+
+use crate::support::test_redis::{self, TestRedis, free_port};
 
 const SV: &str = "short-video";
 
@@ -39,7 +43,6 @@ fn fleet_at(url: &str, timeout_ms: u64) -> Fleet {
         timeout_ms,
     })
     .expect("valid config")
-    .expect("url set")
 }
 
 /// A fleet handle on the test's own Redis.
@@ -53,7 +56,10 @@ async fn pttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
 
 #[tokio::test]
 async fn no_url_no_fleet_and_no_runtime_is_an_error() {
-    assert!(Fleet::new(&RedisConfig::default()).unwrap().is_none());
+    let local = Fleet::new(&RedisConfig::default()).unwrap();
+    assert!(!local.is_shared() && !local.is_up());
+    assert_eq!(local.flight_lock(SV, "alice").await, Lock::Unavailable);
+    assert_eq!(local.cache_get(SV, "alice").await, None);
     let cfg = RedisConfig {
         url: "redis://127.0.0.1:1/".into(),
         ..RedisConfig::default()
@@ -114,7 +120,7 @@ async fn gcra_allows_burst_then_spaces_and_two_replicas_share_it() {
     );
     // The state expires when the bucket is full again: five units from now, at most.
     let mut raw = redis.raw().await;
-    let left = pttl(&mut raw, &a.keys().quota(&id)).await;
+    let left = pttl(&mut raw, &a.keys().expect("on Redis").quota(&id)).await;
     assert!((3_000..=5_000).contains(&left), "{left}");
     // Another key has its own bucket.
     assert!(
@@ -146,7 +152,7 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
     assert_eq!(b.cache_get(SV, "alice").await, Some(Some(entry.clone())));
     assert_eq!(b.stale_get(SV, "alice").await, Some(Some(entry.clone())));
     let mut raw = redis.raw().await;
-    let keys = a.keys().name(SV, "alice");
+    let keys = a.keys().expect("on Redis").name(SV, "alice");
     let fresh = pttl(&mut raw, &keys.entry).await;
     let stale = pttl(&mut raw, &keys.stale).await;
     assert!((300..=400).contains(&fresh), "{fresh}");
@@ -189,7 +195,7 @@ async fn a_confirmed_not_found_replaces_the_stale_copy_with_a_tombstone() {
     assert_eq!(a.stale_get(SV, "bob").await, Some(Some(gone.clone())));
     assert_eq!(a.cache_get(SV, "bob").await, Some(Some(gone)));
     let mut raw = redis.raw().await;
-    let keys = a.keys().name(SV, "bob");
+    let keys = a.keys().expect("on Redis").name(SV, "bob");
     let left = pttl(&mut raw, &keys.entry).await;
     assert!(
         (4_000..=5_000).contains(&left),
@@ -238,7 +244,7 @@ async fn garbage_at_every_key_is_a_miss_then_overwritten() {
     };
     let f = fleet_on(&redis, 500);
     let mut raw = redis.raw().await;
-    let keys = f.keys().clone();
+    let keys = f.keys().expect("on Redis").clone();
     let id = key_id(&[1; 32]);
     let name = keys.name(SV, "eve");
     for as_hash in [true, false] {
@@ -394,7 +400,7 @@ async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
     assert!(waited < Duration::from_millis(400), "{waited:?}");
     // The put released the lock, and a flight that asks now gets the answer instead of the
     // lock (read and lock are one call: no window to fetch the name a second time).
-    let lock_key = keys::Keys::new("t:").name(SV, "carol").lock;
+    let lock_key = Keys::new("t:").name(SV, "carol").lock;
     let mut raw = redis.raw().await;
     assert!(!raw.exists::<_, bool>(&lock_key).await.unwrap());
     assert_eq!(b.flight_lock(SV, "carol").await, Lock::Ready(entry.clone()));
@@ -419,9 +425,8 @@ async fn found_body_of(f: &Fleet, name: &str) -> SharedEntry {
 }
 
 /// A handle whose flight locks live `lease` unless renewed.
-fn with_lease(mut f: Fleet, lease: Duration) -> Fleet {
-    f.lease = lease;
-    f
+fn with_lease(f: Fleet, lease: Duration) -> Fleet {
+    f.with_lease(lease)
 }
 
 #[tokio::test]
@@ -456,7 +461,7 @@ async fn a_waiter_told_the_lock_is_gone_can_take_it() {
         return;
     };
     let b = fleet_on(&redis, 3_000);
-    let lock = b.keys().name(SV, "ivy").lock;
+    let lock = b.keys().expect("on Redis").name(SV, "ivy").lock;
     let mut raw = redis.raw().await;
     // A lock a few milliseconds from lapsing, watched as closely as Redis answers: the first
     // "gone" comes in its last millisecond unless both scripts agree on what a live lock is.
@@ -935,7 +940,7 @@ async fn a_holder_whose_lock_lapsed_cannot_overwrite_a_newer_answer() {
     };
     // The holder stalls; its lock lapses (here: goes) and another flight takes the name.
     let mut raw = redis.raw().await;
-    let lock = late.keys().name(SV, "ivy").lock;
+    let lock = late.keys().expect("on Redis").name(SV, "ivy").lock;
     let _: () = raw.del(&lock).await.unwrap();
     let Lock::Acquired(new) = next.flight_lock(SV, "ivy").await else {
         panic!("the lapsed lock is free")
@@ -971,7 +976,10 @@ async fn a_holder_whose_lock_lapsed_cannot_overwrite_a_newer_answer() {
     );
     assert_eq!(late.stale_get(SV, "ivy").await, Some(Some(newer_answer)));
     // A holder whose lease lapsed with nobody taking over still shares its answer.
-    let _: () = raw.del(late.keys().name(SV, "ivy").entry).await.unwrap();
+    let _: () = raw
+        .del(late.keys().expect("on Redis").name(SV, "ivy").entry)
+        .await
+        .unwrap();
     let put = late
         .cache_put(SV, "ivy", &stale_answer, ttl, ttl, Some(&old))
         .await;

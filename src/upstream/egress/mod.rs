@@ -31,102 +31,33 @@
 //! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
 //!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
+mod lease;
+mod profiles;
+mod route;
+mod session;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use url::Url;
+use reqwest::header::HeaderName;
 
-use super::cookies::RouteCookies;
 use super::roots::ClientBuildError;
-use super::{Response, Upstream, UpstreamError, is_navigation, junk_headers};
+use super::{Upstream, UpstreamError};
 use crate::config::proxies::parse_proxy;
 use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
-use crate::telemetry;
+use crate::fleet::rests::Rests;
+
+pub use lease::RouteLease;
+use route::Route;
 
 /// The metric label of the direct route.
 pub const DIRECT: &str = "direct";
 
-/// The reason the fetch ladder gives for a region lock: a browser profile does not change the
+/// The reason the fetcher gives for a region lock: a browser profile does not change the
 /// region, so on the direct route it tries no other profile.
 const REGION_LOCKED: &str = "region_locked";
-
-/// One browser presented on one route: its client and its cookies (a browser's cookies are
-/// its own, so a cookie set to one profile is never sent by another).
-struct Identity {
-    upstream: Upstream,
-    cookies: RouteCookies,
-    /// The values the platform handed this browser in response headers (see
-    /// [`RouteLease::handed`]): a browser's session, like its cookies.
-    session: SessionValues,
-}
-
-/// One way out: its identities (one per profile, in [`Egress::profiles`] order), its rest and
-/// its metrics.
-struct Route {
-    label: String,
-    identities: Vec<Identity>,
-    rest_until: Mutex<Option<Instant>>,
-    requests: metrics::Counter,
-    blocks: metrics::Counter,
-    resting: metrics::Gauge,
-}
-
-impl Route {
-    /// The route through `proxy` (direct when `None`), with one client per profile.
-    fn new(
-        scope: &'static str,
-        label: String,
-        settings: &Settings,
-        proxy: Option<&Url>,
-        profiles: &[Option<BrowserProfile>],
-    ) -> Result<Self, ClientBuildError> {
-        let mut identities = Vec::with_capacity(profiles.len());
-        for &profile in profiles {
-            identities.push(Identity {
-                upstream: Upstream::build(settings, proxy, profile)?,
-                cookies: RouteCookies::default(),
-                session: SessionValues::default(),
-            });
-        }
-        // Handles taken before the recorder exists would count nowhere.
-        let _ = telemetry::metrics_handle();
-        let (requests, blocks, resting) = telemetry::proxy_handles(scope, &label);
-        resting.set(0.0);
-        Ok(Self {
-            label,
-            identities,
-            rest_until: Mutex::new(None),
-            requests,
-            blocks,
-            resting,
-        })
-    }
-
-    fn rest_until(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        self.rest_until
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// How long this route still rests, by the replica's own record.
-    fn resting_for(&self, now: Instant) -> Option<Duration> {
-        let until = (*self.rest_until())?;
-        (until > now).then(|| until - now)
-    }
-
-    /// Rests the route until `now + rest`, unless it already rests longer.
-    fn rest(&self, now: Instant, rest: Duration) {
-        let mut until = self.rest_until();
-        let new = now + rest;
-        if until.is_none_or(|u| u < new) {
-            *until = Some(new);
-        }
-        self.resting.set(1.0);
-    }
-}
 
 /// The routes to one platform; one per source, built once.
 pub struct Egress {
@@ -142,7 +73,8 @@ pub struct Egress {
     /// Whether page requests get random extra headers (`<section>.junk_headers`).
     junk_headers: bool,
     cooldown: Duration,
-    fleet: Option<Fleet>,
+    /// The proxies' rests (the fleet's with Redis).
+    rests: Rests,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
     session_names: Mutex<Vec<HeaderName>>,
 }
@@ -180,7 +112,7 @@ impl Egress {
         scope: &'static str,
         settings: &Settings,
         platform: &PlatformConfig,
-        fleet: Option<Fleet>,
+        fleet: &Fleet,
     ) -> Result<Self, ClientBuildError> {
         let list = if platform.proxies.is_empty() {
             &settings.upstream.proxies
@@ -218,7 +150,7 @@ impl Egress {
             next_profile: AtomicUsize::new(0),
             junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
-            fleet,
+            rests: Rests::new(fleet, scope, list.len()),
             session_names: Mutex::default(),
         })
     }
@@ -230,8 +162,9 @@ impl Egress {
 
     /// The route a new lookup goes through: the next proxy in turn that is not resting, with
     /// the next profile in turn; or `Err(wait)` when every proxy rests (the first is back after
-    /// `wait`).
-    pub async fn lease(&self) -> Result<RouteLease<'_>, Duration> {
+    /// `wait`). A lease that `rests` rests each route it leaves for a block or a failure; one
+    /// that does not (a probe's) only moves on, for itself.
+    pub async fn lease(&self, rests: bool) -> Result<RouteLease<'_>, Duration> {
         let first = self.pick(&[]).await?;
         let n = self.profiles.len();
         let profile = self
@@ -247,6 +180,7 @@ impl Egress {
             rested: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
+            rests,
         })
     }
 
@@ -256,19 +190,8 @@ impl Egress {
             return Ok(0);
         }
         let n = self.routes.len();
-        let now = Instant::now();
-        if let Some(fleet) = &self.fleet {
-            let indexes: Vec<usize> = (0..n).collect();
-            if let Some(shared) = fleet.proxy_resting(self.scope, &indexes).await {
-                // A rest another replica began is this replica's too (and outlives Redis).
-                for (route, left) in self.routes.iter().zip(shared) {
-                    if let Some(left) = left {
-                        route.rest(now, left);
-                    }
-                }
-            }
-        }
-        let left: Vec<Option<Duration>> = self.routes.iter().map(|r| r.resting_for(now)).collect();
+        // A rest another replica began is this replica's too (and outlives Redis).
+        let left = self.rests.resting(Instant::now()).await;
         for (route, left) in self.routes.iter().zip(&left) {
             route.resting.set(if left.is_some() { 1.0 } else { 0.0 });
         }
@@ -298,7 +221,8 @@ impl Egress {
     /// Rests route `index` (a proxy) for the cool-down, here and in the fleet.
     async fn rest(&self, index: usize, reason: &'static str) {
         let route = &self.routes[index];
-        route.rest(Instant::now(), self.cooldown);
+        self.rests.rest(index, self.cooldown).await;
+        route.resting.set(1.0);
         tracing::info!(
             platform = self.scope,
             proxy = %route.label,
@@ -306,275 +230,12 @@ impl Egress {
             cooldown_s = self.cooldown.as_secs(),
             "proxy rests"
         );
-        if let Some(fleet) = &self.fleet {
-            // With Redis down the other replicas find out by themselves.
-            let _ = fleet.proxy_rest(self.scope, index, self.cooldown).await;
-        }
-    }
-}
-
-/// One lookup's hold on a route and a profile: every request of the lookup goes through it,
-/// and it moves to another proxy only when the current one is rested, to another profile only
-/// after a block.
-pub struct RouteLease<'a> {
-    routes: &'a Egress,
-    current: AtomicUsize,
-    /// The profile presented, an index into [`Egress::profiles`].
-    profile: AtomicUsize,
-    /// How many profiles this lookup has presented (the direct route's bound).
-    presented: AtomicUsize,
-    rested: Mutex<Vec<usize>>,
-    exhausted: Mutex<Option<Duration>>,
-    sent: AtomicU32,
-}
-
-impl std::fmt::Debug for RouteLease<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RouteLease")
-            .field("route", &self.label())
-            .field("profile", &self.profile())
-            .finish_non_exhaustive()
-    }
-}
-
-impl RouteLease<'_> {
-    fn route(&self) -> &Route {
-        &self.routes.routes[self.current.load(Ordering::Relaxed)]
-    }
-
-    /// The current route's identity for the current profile.
-    fn identity(&self) -> &Identity {
-        &self.route().identities[self.profile.load(Ordering::Relaxed)]
-    }
-
-    /// The browser the lease presents; `None` for the plain client.
-    pub fn profile(&self) -> Option<BrowserProfile> {
-        self.routes.profiles[self.profile.load(Ordering::Relaxed)]
-    }
-
-    /// Whether a block on this lease moves it somewhere else at once (another proxy, or on
-    /// the direct route a profile the lookup has not presented yet) instead of being waited
-    /// out where it is: the retry policy waits blocks out only when this is false.
-    pub fn moves_on_block(&self) -> bool {
-        self.routes.proxied || self.presented.load(Ordering::Relaxed) < self.routes.profiles.len()
-    }
-
-    /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
-    pub fn label(&self) -> &str {
-        &self.route().label
-    }
-
-    /// Whether the lease goes through a proxy (else straight out).
-    pub fn is_proxied(&self) -> bool {
-        self.routes.proxied
-    }
-
-    /// How many requests went out on this lease.
-    pub fn sent(&self) -> u32 {
-        self.sent.load(Ordering::Relaxed)
-    }
-
-    /// `Some(wait)` once the lease ran out of proxies: every one rests, the first is back
-    /// after `wait`. Nothing more is sent on it.
-    pub fn exhausted(&self) -> Option<Duration> {
-        *self
-            .exhausted
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Sends `GET url` through the current route as the current profile, with that identity's
-    /// cookies (and, for a page request with `<section>.junk_headers` on, a fresh draw of junk
-    /// headers), and keeps the cookies the response sets in that identity's jar.
-    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
-        let route = self.route();
-        let identity = self.identity();
-        identity.cookies.add_to(&url, &mut headers);
-        if self.routes.junk_headers && is_navigation(&headers) {
-            junk_headers::add_to(&mut headers);
-        }
-        self.sent.fetch_add(1, Ordering::Relaxed);
-        route.requests.increment(1);
-        let result = identity.upstream.get(url, headers).await;
-        if let Ok(response) = &result {
-            identity.cookies.keep_from(&response.url, &response.headers);
-            let names = lock(&self.routes.session_names);
-            identity.session.keep_from(&names, &response.headers);
-        }
-        result
-    }
-
-    /// The last value the platform handed the current route and profile in response header
-    /// `name` (a session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one.
-    /// Kept per route and profile like their cookies, so a value never goes out through another
-    /// proxy or from another browser. Asking for a
-    /// name is what starts keeping it, on every route of the platform: a site asks for the
-    /// values it repeats when it builds a request, and nothing else is kept. `name` is a
-    /// lowercase header name.
-    pub fn handed(&self, name: &'static str) -> Option<HeaderValue> {
-        let name = HeaderName::from_static(name);
-        {
-            let mut names = lock(&self.routes.session_names);
-            if !names.contains(&name) {
-                names.push(name.clone());
-            }
-        }
-        self.identity().session.value(&name)
-    }
-
-    /// The value of cookie `name` the current route and profile would send to `url`, if it
-    /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
-    /// `X-CSRFToken`).
-    pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
-        self.identity().cookies.value(url, name)
-    }
-
-    /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
-    /// challenge solver computes) in the current route and profile's jar, for `url`'s host.
-    pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {
-        let identity = self.identity();
-        for (name, value) in cookies {
-            identity.cookies.remember(url, name, value);
-        }
-    }
-
-    /// Presents the next profile from now on (a no-op with one), and starts the next lookup's
-    /// turn past it.
-    fn next_profile(&self, reason: &'static str) {
-        let n = self.routes.profiles.len();
-        if n < 2 {
-            return;
-        }
-        let from = self.profile.load(Ordering::Relaxed);
-        let to = (from + 1) % n;
-        self.profile.store(to, Ordering::Relaxed);
-        self.presented.fetch_add(1, Ordering::Relaxed);
-        self.routes
-            .next_profile
-            .store((to + 1) % n, Ordering::Relaxed);
-        tracing::info!(
-            platform = self.routes.scope,
-            proxy = %self.label(),
-            reason,
-            profile = ?self.routes.profiles[from],
-            next = ?self.routes.profiles[to],
-            "the lookup moves to the next browser profile"
-        );
-    }
-
-    /// Whether a block would move the lease elsewhere now: through a proxy, to another proxy
-    /// this lookup has not rested, other than the current one, that is not resting as far as
-    /// this replica knows; on the direct route, to a browser profile the lookup has not
-    /// presented yet. A lookup that has another source to ask keeps its last route for it
-    /// instead of resting it (a rest only another replica knows of can still leave it with
-    /// none).
-    pub fn can_move(&self) -> bool {
-        if !self.routes.proxied {
-            return self.moves_on_block();
-        }
-        let current = self.current.load(Ordering::Relaxed);
-        let rested = self
-            .rested
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = Instant::now();
-        self.routes.routes.iter().enumerate().any(|(i, route)| {
-            i != current && !rested.contains(&i) && route.resting_for(now).is_none()
-        })
-    }
-
-    /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
-    /// it for the cool-down (fleet-wide with Redis) and move to the next proxy not resting
-    /// that this lookup has not rested yet, presenting the next profile. This is the one way
-    /// for a source to say "rest this proxy and try another" (a region lock, say); the
-    /// sources' HTTP block signals and proxy failures already come here through the fetch
-    /// ladder.
-    ///
-    /// On the direct route nothing rests; the block is counted. The lease moves to the next
-    /// profile while the lookup has not presented them all ([`Switch::Moved`]), else (and
-    /// for a region lock) there is nowhere to go ([`Switch::Direct`]).
-    pub async fn rest_and_switch(&self, reason: &'static str) -> Switch {
-        let index = self.current.load(Ordering::Relaxed);
-        let route = &self.routes.routes[index];
-        route.blocks.increment(1);
-        if !self.routes.proxied {
-            if reason == REGION_LOCKED || !self.moves_on_block() {
-                return Switch::Direct;
-            }
-            self.next_profile(reason);
-            return Switch::Moved;
-        }
-        self.routes.rest(index, reason).await;
-        let rested = {
-            let mut rested = self
-                .rested
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !rested.contains(&index) {
-                rested.push(index);
-            }
-            rested.clone()
-        };
-        match self.routes.pick(&rested).await {
-            Ok(next) => {
-                self.current.store(next, Ordering::Relaxed);
-                self.next_profile(reason);
-                Switch::Moved
-            }
-            Err(wait) => {
-                *self
-                    .exhausted
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(wait);
-                Switch::AllResting(wait)
-            }
-        }
     }
 }
 
 /// Locks `m`, whatever a panicking holder left in it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The longest session value kept: real claims and tokens are tens of bytes.
-const MAX_SESSION_VALUE_LEN: usize = 512;
-
-/// The values one route was handed in response headers (see [`RouteLease::handed`]): the last
-/// plausible one per name, for the few names the platform asked for.
-#[derive(Debug, Default)]
-struct SessionValues(Mutex<Vec<(HeaderName, HeaderValue)>>);
-
-impl SessionValues {
-    /// Keeps, for each of `names`, the value `headers` hand out when it is plausible: not
-    /// empty, at most [`MAX_SESSION_VALUE_LEN`] bytes of visible ASCII. Anything else leaves
-    /// the value kept before.
-    fn keep_from(&self, names: &[HeaderName], headers: &HeaderMap) {
-        for name in names {
-            let Some(value) = headers.get(name) else {
-                continue;
-            };
-            let plausible = !value.is_empty()
-                && value.len() <= MAX_SESSION_VALUE_LEN
-                && value.as_bytes().iter().all(u8::is_ascii_graphic);
-            if !plausible {
-                continue;
-            }
-            let mut kept = lock(&self.0);
-            match kept.iter_mut().find(|(n, _)| n == name) {
-                Some((_, old)) => *old = value.clone(),
-                None => kept.push((name.clone(), value.clone())),
-            }
-        }
-    }
-
-    /// The value kept for `name`.
-    fn value(&self, name: &HeaderName) -> Option<HeaderValue> {
-        lock(&self.0)
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    }
 }
 
 /// Whether an error on a proxy route is the proxy's failure, so that the proxy rests: no
@@ -598,8 +259,11 @@ pub fn is_proxy_failure(err: &UpstreamError) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::session::MAX_SESSION_VALUE_LEN;
     use super::*;
     use crate::registry::Platform;
+    use reqwest::header::{HeaderMap, HeaderValue};
+    use url::Url;
 
     #[tokio::test]
     async fn leases_take_proxies_in_turn_and_skip_the_resting() {
@@ -609,23 +273,23 @@ mod tests {
             "test-turns",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
         let labels: Vec<String> = {
             let mut v = Vec::new();
             for _ in 0..6 {
-                v.push(routes.lease().await.unwrap().label().to_owned());
+                v.push(routes.lease(true).await.unwrap().label().to_owned());
             }
             v
         };
         assert_eq!(labels, ["0", "1", "2", "0", "1", "2"]);
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.label(), "0");
         assert_eq!(lease.rest_and_switch("test").await, Switch::Moved);
         assert_eq!(lease.label(), "1");
         for _ in 0..4 {
-            assert_ne!(routes.lease().await.unwrap().label(), "0", "0 rests");
+            assert_ne!(routes.lease(true).await.unwrap().label(), "0", "0 rests");
         }
         assert_eq!(lease.rest_and_switch("test").await, Switch::Moved);
         let Switch::AllResting(wait) = lease.rest_and_switch("test").await else {
@@ -633,7 +297,37 @@ mod tests {
         };
         assert!(wait <= settings.upstream.proxy_cooldown() && wait > Duration::ZERO);
         assert_eq!(lease.exhausted(), Some(wait));
-        assert!(routes.lease().await.is_err());
+        assert!(routes.lease(true).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_lease_that_rests_nothing_moves_on_for_itself_only() {
+        let mut settings = Settings::default();
+        settings.upstream.proxies = (1..=2).map(|p| format!("http://127.0.0.1:{p}")).collect();
+        let routes = Egress::new(
+            "test-no-rest",
+            &settings,
+            settings.platform(Platform::ShortVideo),
+            &Fleet::local(),
+        )
+        .unwrap();
+        let probe = routes.lease(false).await.unwrap();
+        assert_eq!(probe.label(), "0");
+        assert_eq!(probe.rest_and_switch("http_429").await, Switch::Moved);
+        assert_eq!(probe.label(), "1");
+        assert!(
+            matches!(
+                probe.rest_and_switch("http_429").await,
+                Switch::AllResting(_)
+            ),
+            "the probe has left both proxies"
+        );
+        let mut labels = Vec::new();
+        for _ in 0..2 {
+            labels.push(routes.lease(true).await.unwrap().label().to_owned());
+        }
+        labels.sort();
+        assert_eq!(labels, ["0", "1"], "yet no proxy rests for the lookups");
     }
 
     #[test]
@@ -644,7 +338,7 @@ mod tests {
             "test-debug",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
         let url = Url::parse(&settings.upstream.proxies[0]).unwrap();
@@ -662,7 +356,7 @@ mod tests {
             "test-session",
             &settings,
             settings.platform(Platform::PhotoShare),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
         let handed = |value: &str| {
@@ -711,10 +405,10 @@ mod tests {
             "test-plain",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.profile(), None);
         assert!(!lease.moves_on_block());
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
@@ -737,10 +431,10 @@ mod tests {
             "test-profiles",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.profile(), Some(Chrome));
         for next in [ChromePrevious, Firefox, Safari] {
             assert!(lease.moves_on_block());
@@ -755,7 +449,7 @@ mod tests {
         // The turn goes on past the profile the lookup ended on.
         let mut turns = Vec::new();
         for _ in 0..4 {
-            turns.push(routes.lease().await.unwrap().profile().unwrap());
+            turns.push(routes.lease(true).await.unwrap().profile().unwrap());
         }
         assert_eq!(turns, [Chrome, ChromePrevious, Firefox, Safari]);
     }
@@ -768,10 +462,10 @@ mod tests {
             "test-region",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.rest_and_switch("region_locked").await, Switch::Direct);
         assert_eq!(lease.profile(), Some(BrowserProfile::Chrome));
     }
@@ -786,10 +480,10 @@ mod tests {
             "test-both",
             &settings,
             settings.platform(Platform::ShortVideo),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!((lease.label(), lease.profile()), ("0", Some(Chrome)));
         assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
         assert_eq!((lease.label(), lease.profile()), ("1", Some(Firefox)));
@@ -809,13 +503,13 @@ mod tests {
             "test-direct",
             &settings,
             settings.platform(Platform::PhotoShare),
-            None,
+            &Fleet::local(),
         )
         .unwrap();
-        let lease = routes.lease().await.unwrap();
+        let lease = routes.lease(true).await.unwrap();
         assert_eq!(lease.label(), DIRECT);
         assert_eq!(lease.rest_and_switch("test").await, Switch::Direct);
-        assert!(routes.lease().await.is_ok());
+        assert!(routes.lease(true).await.is_ok());
         assert_eq!(lease.exhausted(), None);
     }
 }

@@ -1,7 +1,5 @@
-//! A real `redis-server` for the fleet tests, on a free loopback port, stopped on drop.
-//!
-//! Self-contained (std and the `redis` crate only) so that the integration tests include this
-//! same file (`#[path]`) instead of keeping a second copy.
+//! A real `redis-server` (or a cluster of them) for the fleet tests, on free loopback ports,
+//! stopped on drop.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
