@@ -94,11 +94,11 @@
 //! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
 //! gone"). As entries expire, room comes back on its own.
 
-pub mod answers;
 pub mod breaker;
 pub mod budget;
 pub mod canary;
 mod conn;
+pub mod entries;
 pub mod entry;
 pub mod flight;
 pub mod gcra;
@@ -106,7 +106,7 @@ pub mod health;
 pub mod keys;
 pub mod outbound;
 pub mod quota;
-mod refresh;
+pub mod refresh;
 pub mod rests;
 
 use std::sync::Arc;
@@ -116,7 +116,7 @@ use redis::RedisResult;
 
 use crate::config::RedisConfig;
 
-pub use answers::Put;
+pub use entries::Put;
 pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
 pub use gcra::QuotaDecision;
