@@ -113,7 +113,7 @@ pub async fn run(
         let state = state.clone();
         tokio::spawn(async move {
             let (settings, fetchers) = (state.settings(), state.lookups().fetchers());
-            state.canary().run(settings, fetchers, state.fleet()).await;
+            state.canary().run(settings, fetchers).await;
         })
     };
     // The rounds end with the server, however `run` ends (even dropped unfinished).
