@@ -101,6 +101,20 @@ impl Rounds {
     }
 }
 
+impl Keys {
+    /// The canary's round lease (one tag for the canary's keys: small, read once per
+    /// interval).
+    pub fn canary_lease(&self) -> String {
+        format!("{}:lease", self.tag("c", &[]))
+    }
+
+    /// The canary's last verdicts.
+    pub fn canary_verdicts(&self) -> String {
+        format!("{}:verdicts", self.tag("c", &[]))
+    }
+}
+
+/// The Redis implementation of [`Rounds`].
 impl Fleet {
     /// Takes the canary's round lease for `ttl`, unless a replica holds it, and says whose
     /// turn the round is. `holder` names the replica, for whoever reads the key.

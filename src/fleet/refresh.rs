@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use super::keys::Keys;
 use super::{Fleet, expiry_ms};
 
 /// One background refresh per name per period for the fleet (see the module docs).
@@ -33,6 +34,13 @@ impl RefreshLimits {
     /// when a refresh of it started in the fleet less than the period ago.
     pub async fn claim(&self, platform: &str, name: &str) -> bool {
         self.fleet.refresh_claim(platform, name, self.every).await != Some(false)
+    }
+}
+
+impl Keys {
+    /// The refresh limit of one name: in the name's slot, next to its entry.
+    pub fn refresh_limit(&self, platform: &str, name: &str) -> String {
+        format!("{}:f", self.name_tag(platform, name))
     }
 }
 
