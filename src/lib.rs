@@ -25,9 +25,10 @@
 //!   fleet, the replica's memory in front of the fleet's entries and one flight per name for
 //!   the whole fleet.
 //! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
-//!   the quota, the cache, flight locks, refresh limits, the outbound budget, the breaker and
-//!   proxy rests. One [`fleet::Fleet`] handle is the seam: local with no `redis.url`, and every
-//!   call falls back to the replica's own state when Redis cannot be used.
+//!   the quota, the cache's entries, flight locks and refresh limits, the outbound budget, the
+//!   breaker, proxy rests and the canary's rounds. One [`fleet::Fleet`] handle (local with no
+//!   `redis.url`) and one type per primitive, each falling back to the replica's own state
+//!   inside when Redis cannot be used: nothing outside asks whether state is shared.
 //! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the
 //!   erased [`platform::Profile`] (each platform's exact body lives in its folder), and the
 //!   platform contract: each platform is a folder implementing [`platform::Site`] (its
@@ -113,7 +114,7 @@ pub async fn run(
         let state = state.clone();
         tokio::spawn(async move {
             let (settings, fetchers) = (state.settings(), state.lookups().fetchers());
-            state.canary().run(settings, fetchers, state.fleet()).await;
+            state.canary().run(settings, fetchers).await;
         })
     };
     // The rounds end with the server, however `run` ends (even dropped unfinished).

@@ -62,7 +62,7 @@ impl AppState {
         Ok(Self(Arc::new(Inner {
             keys,
             lookups,
-            canary: Canary::new(&settings),
+            canary: Canary::new(&settings, &fleet),
             in_flight: Arc::new(Semaphore::new(settings.server.max_in_flight)),
             ready: AtomicBool::new(true),
             fleet,

@@ -48,12 +48,13 @@
 //! Entries hold the response body already serialised, so a hit costs a reference-count bump.
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
 //!
-//! In a fleet (`[redis]` set) these stores are the replica's copy in front of the fleet's
-//! (`fleet_tier`): a flight first reads Redis, then takes the fleet's lock on the name and
-//! fetches, or waits for the replica holding it; what is fetched is written to both levels.
+//! These stores are the replica's copy in front of the fleet's level ([`crate::fleet`]'s
+//! seam: its entries, its one flight per name, its refresh limits), which holds nothing and
+//! grants every claim at once without Redis: a flight first asks the fleet for the name's
+//! entry or claims the name and fetches, or waits for the replica holding it; what is fetched
+//! is written to both levels (`flight`).
 
 mod answer;
-mod fleet_tier;
 mod flight;
 mod rules;
 mod stores;
@@ -254,7 +255,7 @@ impl ProfileCache {
         // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
         // refuse it (max-age: a fetch it forces is paid for).
         let ask_fleet = wants.only_if_cached || (need != Need::Any && !forced);
-        if ask_fleet && let Some(entry) = self.stores.shared.peek(name).await {
+        if ask_fleet && let Some(entry) = self.stores.fleet_entry(name).await {
             let age = entry.stored_at.elapsed();
             match self.stores.judge(name, &entry, age, 0, &wants) {
                 Decision::Serve(trigger) => {
@@ -386,8 +387,8 @@ impl ProfileCache {
 
     /// Starts a background refresh of `name` (whose entry is `entry`, `age` old), unless the
     /// platform's refresh share is 0, the entry started one less than [`REFRESH_RETRY`] ago, or
-    /// a flight of the name is in the air (its answer replaces the entry anyway). With Redis,
-    /// the flight first claims the name's refresh for the fleet (`fleet_tier`).
+    /// a flight of the name is in the air (its answer replaces the entry anyway). The flight
+    /// then claims the name's refresh for the fleet before it fetches (`flight`).
     fn refresh(
         &self,
         name: &Username,

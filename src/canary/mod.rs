@@ -26,25 +26,27 @@ pub mod verdict;
 
 use crate::config::Settings;
 use crate::fleet::Fleet;
+use crate::fleet::canary::Rounds;
 use crate::platform::fetcher::Fetchers;
 
 pub use board::Board;
 pub use status::Status;
 pub use verdict::Verdict;
 
-/// One replica's canary: its board, and its name in the fleet's lease.
+/// One replica's canary: its board, and its turns at the fleet's rounds.
 #[derive(Debug)]
 pub struct Canary {
     board: Board,
-    holder: String,
+    rounds: Rounds,
 }
 
 impl Canary {
-    /// The canary `settings` describe, before its first round.
-    pub fn new(settings: &Settings) -> Self {
+    /// The canary `settings` describe, before its first round, taking turns with `fleet`.
+    pub fn new(settings: &Settings, fleet: &Fleet) -> Self {
+        let holder = format!("replica-{}", uuid::Uuid::new_v4().simple());
         Self {
             board: Board::new(settings),
-            holder: format!("replica-{}", uuid::Uuid::new_v4().simple()),
+            rounds: Rounds::new(fleet, holder),
         }
     }
 
@@ -59,8 +61,8 @@ impl Canary {
     }
 
     /// Runs rounds every interval for as long as it is polled (returns at once when the
-    /// canary is off): this replica's, or with Redis one per interval for the `fleet`.
-    pub async fn run(&self, settings: &Settings, fetchers: &Fetchers, fleet: &Fleet) {
-        schedule::run(&self.board, &self.holder, settings, fetchers, fleet).await;
+    /// canary is off): this replica's, or with Redis one per interval for the fleet.
+    pub async fn run(&self, settings: &Settings, fetchers: &Fetchers) {
+        schedule::run(&self.board, &self.rounds, settings, fetchers).await;
     }
 }

@@ -13,14 +13,9 @@ use super::board::{Board, now_ms};
 use super::round::{self, Limits};
 use super::verdict::Judged;
 use crate::config::{Settings, ms};
-use crate::fleet::Fleet;
-use crate::fleet::canary::Turn;
+use crate::fleet::canary::Rounds;
 use crate::platform::fetcher::Fetchers;
 use crate::telemetry::canary as metrics;
-
-/// How long the board lives in Redis, in intervals: a fleet whose rounds stopped is seen as
-/// stale (an alert), and its last board is gone after this.
-const SHARED_FOR_INTERVALS: u32 = 3;
 
 /// The wait before the first round: a random part of `jitter` of the interval, so that a fleet
 /// started at once does not ask for the lease in the same millisecond (none at all with
@@ -34,15 +29,9 @@ pub fn next_wait(interval: Duration, jitter: f64) -> Duration {
     interval.mul_f64(1.0 + jitter * (2.0 * fastrand::f64() - 1.0))
 }
 
-/// Runs rounds for as long as the returned future is polled; returns at once when the canary
-/// is off. `holder` names this replica in the fleet's lease.
-pub async fn run(
-    board: &Board,
-    holder: &str,
-    settings: &Settings,
-    fetchers: &Fetchers,
-    fleet: &Fleet,
-) {
+/// Runs rounds for as long as the returned future is polled, taking turns with the fleet's
+/// `rounds`; returns at once when the canary is off.
+pub async fn run(board: &Board, rounds: &Rounds, settings: &Settings, fetchers: &Fetchers) {
     let config = &settings.canary;
     if !config.is_on() {
         return;
@@ -51,47 +40,30 @@ pub async fn run(
     metrics::started(config.interval_seconds, now_ms() / 1000);
     tokio::time::sleep(first_wait(interval, config.jitter)).await;
     loop {
-        tick(board, holder, settings, fetchers, fleet, interval).await;
+        tick(board, rounds, settings, fetchers, interval).await;
         tokio::time::sleep(next_wait(interval, config.jitter)).await;
     }
 }
 
-/// One wake-up: this replica's round, or the fleet's board.
+/// One wake-up: the fleet's last board, adopted when it is newer than this replica's (the
+/// last round may have been another replica's), then this replica's round when the turn is
+/// its own, published for the others.
 async fn tick(
     board: &Board,
-    holder: &str,
+    rounds: &Rounds,
     settings: &Settings,
     fetchers: &Fetchers,
-    fleet: &Fleet,
     interval: Duration,
 ) {
-    match fleet.canary_turn(holder, interval).await {
-        Turn::Fleet => {
-            // The last round may have been another replica's: go on from its board.
-            adopt_shared(board, fetchers, fleet).await;
-            run_round(board, settings, fetchers, interval).await;
-            let shared_for = interval.saturating_mul(SHARED_FOR_INTERVALS);
-            if fleet
-                .canary_publish(board.encode(), shared_for)
-                .await
-                .is_none()
-            {
-                tracing::warn!("the canary's verdicts could not be shared through Redis");
-            }
-        }
-        Turn::Other => {
-            adopt_shared(board, fetchers, fleet).await;
-        }
-        Turn::Alone => run_round(board, settings, fetchers, interval).await,
-    }
-}
-
-/// Adopts the fleet's board when it is newer than this replica's.
-async fn adopt_shared(board: &Board, fetchers: &Fetchers, fleet: &Fleet) {
-    if let Some(Some(bytes)) = fleet.canary_verdicts().await
+    let turn = rounds.turn(interval).await;
+    if let Some(bytes) = rounds.last_board(turn).await
         && let Some(shared) = Board::decode(&bytes)
     {
         board.adopt(shared, fetchers);
+    }
+    if turn.is_ours() {
+        run_round(board, settings, fetchers, interval).await;
+        rounds.publish(turn, board.encode(), interval).await;
     }
 }
 

@@ -24,6 +24,23 @@ use crate::fleet::Fleet;
 use crate::platform::Platform;
 use crate::platform::fetcher::Fetchers;
 
+/// What to say when no account is configured for `platform` (or any): where the lists go, in
+/// the file and in the environment, for every registered platform.
+fn no_accounts(platform: Option<Platform>) -> String {
+    let which = platform.map_or("any platform".to_owned(), |p| p.to_string());
+    let lists: Vec<String> = Platform::ALL
+        .iter()
+        .map(|p| format!("{} = [\"name\"]", p.section()))
+        .collect();
+    let first = Platform::ALL.first().map_or("", |p| p.section());
+    format!(
+        "no canary account is configured for {which}: list long-lived public accounts in \
+         [canary] ({}) or in PROFILE_LOOKUP__CANARY__{}=name,…",
+        lists.join(", "),
+        first.to_ascii_uppercase()
+    )
+}
+
 /// The exit code when the settings cannot be used (2 is a verdict here).
 const SETTINGS_PROBLEM: u8 = 3;
 /// The longest a whole on-demand round may take.
@@ -43,12 +60,7 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
     }
     let accounts = round::accounts(&settings, platform);
     if accounts.is_empty() {
-        let which = platform.map_or("any platform".to_owned(), |p| p.to_string());
-        return settings_problem(&format!(
-            "no canary account is configured for {which}: list long-lived public accounts in \
-             [canary] (short_video = [\"name\"], photo_share = [\"name\"]) or in \
-             PROFILE_LOOKUP__CANARY__SHORT_VIDEO=name,…"
-        ));
+        return settings_problem(&no_accounts(platform));
     }
     runtime().block_on(async move {
         let fleet = match Fleet::new(&settings.redis) {
@@ -243,6 +255,21 @@ mod tests {
     use super::*;
     use crate::canary::round::Row;
     use crate::canary::verdict::Judged;
+
+    #[test]
+    fn with_no_account_it_says_where_every_platforms_list_goes() {
+        assert_eq!(
+            no_accounts(None),
+            "no canary account is configured for any platform: list long-lived public accounts \
+             in [canary] (short_video = [\"name\"], photo_share = [\"name\"]) or in \
+             PROFILE_LOOKUP__CANARY__SHORT_VIDEO=name,…"
+        );
+        let one = no_accounts(Some(Platform::PhotoShare));
+        assert!(
+            one.starts_with("no canary account is configured for photo-share: "),
+            "{one}"
+        );
+    }
 
     fn round(verdicts: &[(&'static str, Judged)]) -> Round {
         Round {

@@ -1,10 +1,10 @@
 //! `[canary]`: long-lived public accounts per platform, looked up through each source every
 //! `interval_seconds`, so that a platform changing its pages is seen before callers see it.
 //!
-//! The account lists are keyed by each registered platform's section (`short_video = […]`,
-//! `photo_share = […]`), read from the environment like the other plain lists
-//! (`PROFILE_LOOKUP__CANARY__SHORT_VIDEO=a,b`), and checked at load with the platform's
-//! username rule: a new platform gets its list from its registry line, with no edit here.
+//! The account lists are keyed by each registered platform's section (`<section> = […]`), read
+//! from the environment like the other plain lists (`PROFILE_LOOKUP__CANARY__<SECTION>=a,b`),
+//! and checked at load with the platform's username rule: a new platform gets its list from
+//! its registry line, with no edit here.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -187,7 +187,7 @@ impl<'de> Deserialize<'de> for Item {
     }
 }
 
-/// Whether `path` (`canary.short_video`) is one of the canary's account lists, read from one
+/// Whether `path` (`canary.<section>`) is one of the canary's account lists, read from one
 /// comma-separated environment variable like `<section>.sources`.
 pub fn is_account_list(path: &str) -> bool {
     Platform::ALL

@@ -161,7 +161,7 @@ impl Settings {
             .map_err(ConfigError::Invalid)
     }
 
-    /// The settings section of `platform` (`[short_video]`, …).
+    /// The settings section of `platform` (`[<section>]`, named by its registry line).
     pub fn platform(&self, platform: Platform) -> &PlatformConfig {
         self.platforms.get(platform)
     }

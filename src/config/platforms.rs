@@ -1,4 +1,4 @@
-//! A platform's section (`[short_video]`, `[photo_share]`, one per registered platform): where
+//! A platform's section (`[<section>]`, one per registered platform): where
 //! the platform is, how hard we may knock, through which proxies and asking which sources; and
 //! the table that holds every platform's section.
 //!

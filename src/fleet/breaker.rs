@@ -9,6 +9,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::Fleet;
+use super::keys::Keys;
+use super::marks::remaining;
 
 /// One platform's breaker, for the fleet when the handle is on Redis.
 #[derive(Debug)]
@@ -242,6 +244,33 @@ impl Local {
             State::Open { .. } => 1,
             State::HalfOpen { .. } => 2,
         }
+    }
+}
+
+impl Keys {
+    /// The breaker of `platform`.
+    pub fn breaker(&self, platform: &str) -> String {
+        self.tag("b", &[platform])
+    }
+}
+
+/// The Redis implementation of [`Breaker`]: a mark that lasts the rest.
+impl Fleet {
+    /// Opens `platform`'s breaker for every replica for `rest` (a longer open rest is kept).
+    pub async fn breaker_open(&self, platform: &str, rest: Duration) -> Option<()> {
+        let key = self.keys()?.breaker(platform);
+        self.mark_resting("breaker", key, rest).await
+    }
+
+    /// How long `platform`'s breaker stays open: `Some(None)` closed, `None` Redis unavailable.
+    pub async fn breaker_open_for(&self, platform: &str) -> Option<Option<Duration>> {
+        let key = self.keys()?.breaker(platform);
+        let left: i64 = self
+            .run("breaker", |mut conn| async move {
+                redis::cmd("PTTL").arg(key).query_async(&mut conn).await
+            })
+            .await?;
+        Some(remaining(left))
     }
 }
 

@@ -9,7 +9,17 @@ use std::time::Duration;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::time::Instant;
 
-use super::{Fleet, Reservation};
+use super::Fleet;
+use super::keys::Keys;
+
+/// The answer to [`Fleet::outbound_reserve`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// A send slot is reserved: sleep this long, then send.
+    Wait(Duration),
+    /// The next slot is this far away, beyond the given maximum: nothing was reserved; shed.
+    TooLong(Duration),
+}
 
 /// Which of a platform's budgets this is: the key it has in Redis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,5 +106,60 @@ impl Budget {
         self.fleet
             .reserve_slot(op, key, self.per_second, self.burst, max_wait)
             .await
+    }
+}
+
+impl Keys {
+    /// The outbound budget of `platform`.
+    pub fn outbound(&self, platform: &str) -> String {
+        self.tag("o", &[platform])
+    }
+
+    /// The refresh share of `platform`'s budget: its own key, in the budget's slot.
+    pub fn refresh_share(&self, platform: &str) -> String {
+        format!("{}:r", self.outbound(platform))
+    }
+}
+
+/// The Redis implementation of [`Budget`]: the one GCRA script (`super::gcra`), reserving a
+/// slot that the caller then waits for.
+impl Fleet {
+    /// Reserves the fleet's next send slot to `platform`, spacing all replicas' requests at
+    /// `rps` a second with at most `burst` at once, on Redis's clock. `None`: Redis
+    /// unavailable, use the replica's own budget.
+    pub async fn outbound_reserve(
+        &self,
+        platform: &str,
+        rps: f64,
+        burst: u32,
+        max_wait: Duration,
+    ) -> Option<Reservation> {
+        let key = self.keys()?.outbound(platform);
+        self.reserve_slot("outbound", key, rps, burst, max_wait)
+            .await
+    }
+
+    /// Reserves the next slot of the budget at `key` (`rps` a second, `burst` at once) if it
+    /// comes within `max_wait`: every outbound budget of the fleet.
+    async fn reserve_slot(
+        &self,
+        op: &'static str,
+        key: String,
+        rps: f64,
+        burst: u32,
+        max_wait: Duration,
+    ) -> Option<Reservation> {
+        let interval_us = if rps.is_finite() && rps > 0.0 {
+            ((1_000_000.0 / rps).round() as u64).max(1)
+        } else {
+            1_000_000
+        };
+        let (taken, _, wait_us, _) = self.gcra(op, key, interval_us, burst, 1, max_wait).await?;
+        let wait = Duration::from_micros(u64::try_from(wait_us).unwrap_or(0));
+        Some(if taken >= 1 {
+            Reservation::Wait(wait)
+        } else {
+            Reservation::TooLong(wait)
+        })
     }
 }

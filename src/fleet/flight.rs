@@ -26,8 +26,16 @@
 //! lock, or when the lock lapsed and no answer as new as it has been stored since (see
 //! [`Fleet::cache_put`]).
 //!
-//! A background refresh can use the same calls: [`Fleet::flight_lock`], then the fetch inside
-//! [`Fleet::hold`], then [`Fleet::cache_put`] with the token (or [`Fleet::flight_release`]).
+//! # The seam
+//!
+//! [`NameLocks`] is what a flight uses: [`NameLocks::claim`] answers the fleet's entry, the
+//! answer another replica fetched while this one waited, or that this flight fetches
+//! ([`Held`]); [`NameLocks::hold`] keeps the name while it does, and
+//! [`super::entries::Entries::publish`] stores the answer and gives the name up. Without Redis,
+//! or whenever it cannot be used, the claim is granted at once and holding it costs nothing:
+//! the replica's own one flight per name (the cache's) is then the only one. The calls on
+//! [`Fleet`] here ([`Fleet::flight_lock`], [`Fleet::flight_wait`], [`Fleet::hold`],
+//! [`Fleet::flight_release`]) are its Redis implementation.
 
 use std::convert::Infallible;
 use std::sync::LazyLock;
@@ -53,6 +61,113 @@ static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scri
 static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
 static PEEK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/peek.lua")));
+
+/// One flight per name for the fleet: the fleet's lock on a name and the wait for the
+/// replica holding it, falling back to this replica's own flight (see the module docs).
+#[derive(Clone, Debug)]
+pub struct NameLocks {
+    fleet: Fleet,
+}
+
+/// What [`NameLocks::claim`] found for one flight.
+#[derive(Debug)]
+pub enum Claim {
+    /// The fleet's answer, stored before the flight asked: nothing to fetch.
+    Stored(SharedEntry),
+    /// Another replica's answer, fetched while this flight waited for it.
+    Waited(SharedEntry),
+    /// This flight fetches the name, holding it (for the fleet, or for this replica alone).
+    Fetch(Held),
+    /// Another replica's fetch did not end by the flight's deadline.
+    TimedOut,
+}
+
+/// A flight's hold on a name, from [`NameLocks::claim`]: the fleet's lock, or (without Redis)
+/// this replica's own flight, which needs nothing more. Given up by
+/// [`super::entries::Entries::publish`] or [`NameLocks::release`].
+#[derive(Debug)]
+pub struct Held(Option<FlightToken>);
+
+impl Held {
+    /// The fleet's lock token, when the name is held for the fleet.
+    pub(super) fn token(&self) -> Option<&FlightToken> {
+        self.0.as_ref()
+    }
+}
+
+impl NameLocks {
+    /// The name locks of `fleet`.
+    pub fn new(fleet: &Fleet) -> Self {
+        Self {
+            fleet: fleet.clone(),
+        }
+    }
+
+    /// Claims `name` of `platform` for one flight that takes answers fetched at or after
+    /// `not_before_unix_ms` (`0`: any): the fleet's entry, the answer of the replica that holds
+    /// the name (waited for until `give_up`, taking the name over if that replica gives up or
+    /// dies), or the name to fetch. Without Redis, or whenever it cannot be used: the name to
+    /// fetch, at once.
+    pub async fn claim(
+        &self,
+        platform: &str,
+        name: &str,
+        not_before_unix_ms: u64,
+        give_up: Instant,
+    ) -> Claim {
+        let fleet = &self.fleet;
+        loop {
+            // One call: the fleet's answer, or the lock to fetch it.
+            match fleet
+                .flight_lock_after(platform, name, not_before_unix_ms)
+                .await
+            {
+                Lock::Ready(found) => return Claim::Stored(found),
+                Lock::Acquired(token) => return Claim::Fetch(Held(Some(token))),
+                Lock::Unavailable => return Claim::Fetch(Held(None)),
+                Lock::HeldByOther => {}
+            }
+            match fleet
+                .flight_wait_after(platform, name, give_up, not_before_unix_ms)
+                .await
+            {
+                Wait::Entry(found) => return Claim::Waited(found),
+                // The holder gave up or died: look again, and maybe fetch.
+                Wait::LockGone if Instant::now() < give_up => {}
+                Wait::LockGone | Wait::TimedOut => return Claim::TimedOut,
+                Wait::Unavailable => return Claim::Fetch(Held(None)),
+            }
+        }
+    }
+
+    /// Runs `work` (the fetch of `name`) while keeping the name `held` (renewing the fleet's
+    /// lease, see [`Fleet::hold`]); for this replica alone, just runs it.
+    pub async fn hold<F: Future>(
+        &self,
+        platform: &str,
+        name: &str,
+        held: &Held,
+        work: F,
+    ) -> F::Output {
+        match held.token() {
+            Some(token) => self.fleet.hold(platform, name, token, work).await,
+            None => work.await,
+        }
+    }
+
+    /// Gives up a hold on `name` without an answer, so that a replica waiting for it fetches
+    /// for itself instead of waiting out the lease (retried while Redis cannot be reached).
+    pub async fn release(&self, platform: &str, name: &str, held: Held) {
+        release(&self.fleet, platform, name, held).await;
+    }
+}
+
+/// Gives up `held` on `name` through `fleet` (nothing to do for this replica's own flight).
+pub(super) async fn release(fleet: &Fleet, platform: &str, name: &str, held: Held) {
+    if let Some(token) = held.token() {
+        let _ = fleet.flight_release(platform, name, token).await;
+    }
+}
 
 /// The lease of a fleet whose Redis calls may take `timeout` each.
 pub(super) fn lease_for(timeout: Duration) -> Duration {

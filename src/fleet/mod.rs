@@ -1,11 +1,12 @@
 //! The fleet layer: the state that replicas behind one load balancer share, kept in Redis.
 //!
-//! Every replica holds one [`Fleet`] handle (cheap to clone), the one seam between the
-//! replica's own state and the fleet's: with `redis.url` empty it is local ([`Fleet::local`])
-//! and every call answers `None` (or an `Unavailable` variant) at once, without building a key
-//! or touching a connection; with it set, each call answers the same way whenever Redis cannot
-//! be used. Either way the caller goes on with its own in-memory state: Redis is never a single
-//! point of failure, and no caller branches on whether there is a fleet.
+//! Every replica holds one [`Fleet`] handle (cheap to clone): with `redis.url` empty it is
+//! local ([`Fleet::local`]), and every Redis call answers `None` (or an `Unavailable` variant)
+//! at once, without building a key or touching a connection; with it set, each call answers
+//! the same way whenever Redis cannot be used. Nothing outside this folder makes those calls
+//! or asks whether there is a fleet: each shared primitive is one type here holding both
+//! implementations, the Redis one falling back to the local one inside (see "The seam").
+//! Redis is never a single point of failure.
 //!
 //! # What Redis holds (all under `redis.key_prefix`, written `P` here)
 //!
@@ -24,7 +25,7 @@
 //! | `P{c}:verdicts` | the canary's last verdicts (JSON, at most [`canary::MAX_VERDICTS_BYTES`]), read by every replica once per interval | three intervals |
 //!
 //! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
-//! digest or credential reaches Redis (a proxy is named by its position only). A name's three
+//! digest or credential reaches Redis (a proxy is named by its position only). A name's four
 //! keys share a hash tag and so one cluster slot; each key id and each platform has its own.
 //! Every call is one Lua script (`EVALSHA`) or one command: one round trip each.
 //!
@@ -48,15 +49,25 @@
 //!
 //! # The seam
 //!
-//! A shared primitive whose fallback is the replica's own state is one type here holding both
-//! implementations, the Redis one falling back to the local one inside: [`quota::Quotas`] (the
-//! per-key quota and its leases), [`budget::Budget`] (a platform's outbound budget and its
-//! refresh share), [`breaker::Breaker`], [`rests::Rests`] (proxy rests). The others are calls
-//! whose "unavailable" their one caller handles: the entries, stale records, flight locks and
-//! refresh limits (the cache's fleet level), the canary's board; the canary's lease says
-//! whose turn a round is ([`canary::Turn`]), this replica's alone without Redis. Adding a primitive
-//! is a file here: its key in `keys.rs`, its call (one command or one script), and, when it has
-//! a local fallback, a type that holds both.
+//! One type per shared primitive, each in its own file with its keys (an `impl Keys` block,
+//! built by `Keys::tag`), its Redis calls (the `impl Fleet` block, public so that tests
+//! and tools can reach Redis directly) and its local implementation:
+//!
+//! | type | what it shares | local implementation (no Redis, or Redis unusable) | on Redis | keys |
+//! |---|---|---|---|---|
+//! | [`quota::Quotas`] | each API key's quota and this replica's leases of it | a governor GCRA per key | `gcra.lua`, leased a few units at a time | `{q:…}` |
+//! | [`budget::Budget`] | a platform's outbound budget, or its refresh share | a governor GCRA | `gcra.lua`, reserve then wait | `{o:…}`, `{o:…}:r` |
+//! | [`breaker::Breaker`] | a platform's open breaker | the replica's own breaker (always consulted) | `rest.lua` mark, `PTTL` | `{b:…}` |
+//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua` | `{r:…}:N` |
+//! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
+//! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
+//! | [`refresh::RefreshLimits`] | one background refresh per name per second | every claim granted (the limit on the replica's stored entry) | `SET NX PX` | `{n:…}:f` |
+//! | [`canary::Rounds`] | whose turn an interval's round is, and the last board | every turn this replica's alone, nothing to adopt or publish | `canary_set.lua`, `canary_get.lua` | `{c}:lease`, `{c}:verdicts` |
+//!
+//! Adding a primitive is one file here (plus its Lua script, if any, in `scripts/`): its key
+//! (`impl Keys`, with a tag kind of its own), its call through [`Fleet`]'s one runner (which
+//! applies the deadline and the health rules below), and a type holding both implementations;
+//! then its row in the tables above.
 //!
 //! # When Redis is down
 //!
@@ -94,19 +105,19 @@
 //! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
 //! gone"). As entries expire, room comes back on its own.
 
-pub mod answers;
 pub mod breaker;
 pub mod budget;
 pub mod canary;
 mod conn;
+pub mod entries;
 pub mod entry;
 pub mod flight;
 pub mod gcra;
 pub mod health;
 pub mod keys;
-pub mod outbound;
+mod marks;
 pub mod quota;
-mod refresh;
+pub mod refresh;
 pub mod rests;
 
 use std::sync::Arc;
@@ -116,12 +127,12 @@ use redis::RedisResult;
 
 use crate::config::RedisConfig;
 
-pub use answers::Put;
+pub use budget::Reservation;
+pub use entries::Put;
 pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
-pub use gcra::QuotaDecision;
 pub use keys::key_id;
-pub use outbound::Reservation;
+pub use quota::QuotaDecision;
 
 use conn::Conn;
 use health::Health;

@@ -3,10 +3,20 @@
 //! and with Redis the fleet's (a proxy blocked on one replica rests on all), merged into the
 //! replica's own when read so that it outlives Redis. A proxy is named by its position only.
 
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
+use redis::Script;
+
 use super::Fleet;
+use super::keys::Keys;
+use super::marks::remaining;
+
+/// The most proxies one [`Fleet::proxy_resting`] call asks about.
+pub const MAX_PROXIES: usize = 1024;
+
+static RESTING: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/resting.lua")));
 
 /// The rests of the proxies of one scope (a platform), for the fleet when the handle is on
 /// Redis.
@@ -69,6 +79,50 @@ impl Rests {
         if until.is_none_or(|u| u < new) {
             *until = Some(new);
         }
+    }
+}
+
+impl Keys {
+    /// The rest of proxy `index` of `scope`: one tag per scope, so one script reads them all.
+    pub fn proxy(&self, scope: &str, index: usize) -> String {
+        format!("{}:{index}", self.tag("r", &[scope]))
+    }
+}
+
+/// The Redis implementation of [`Rests`].
+impl Fleet {
+    /// Rests proxy `index` of `scope` (e.g. a platform) for every replica for `rest`. A proxy
+    /// is named by its position only, never by its URL or credentials.
+    pub async fn proxy_rest(&self, scope: &str, index: usize, rest: Duration) -> Option<()> {
+        let key = self.keys()?.proxy(scope, index);
+        self.mark_resting("proxy_rest", key, rest).await
+    }
+
+    /// For each of `indexes` (at most [`MAX_PROXIES`]), how long that proxy of `scope` still
+    /// rests (`None` = usable). One call for all. `None`: Redis unavailable.
+    pub async fn proxy_resting(
+        &self,
+        scope: &str,
+        indexes: &[usize],
+    ) -> Option<Vec<Option<Duration>>> {
+        if indexes.is_empty() {
+            return Some(Vec::new());
+        }
+        if indexes.len() > MAX_PROXIES {
+            return None;
+        }
+        let names = self.keys()?;
+        let keys: Vec<String> = indexes.iter().map(|&i| names.proxy(scope, i)).collect();
+        let left: Vec<i64> = self
+            .run("proxy_resting", |mut conn| async move {
+                let mut call = RESTING.prepare_invoke();
+                for key in keys {
+                    call.key(key);
+                }
+                call.invoke_async(&mut conn).await
+            })
+            .await?;
+        Some(left.into_iter().map(remaining).collect())
     }
 }
 

@@ -9,6 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::http::access_log::LogCarrier;
 use crate::http::directives::Directives;
 use crate::http::guard::Admitted;
 use crate::http::lookup_answer::{self, CACHE_STATUS};
@@ -18,13 +19,15 @@ use crate::state::AppState;
 
 /// `GET /{platform}/profile/{username}`: one lookup on site `S`, once [`Admitted`]: the name
 /// checked (400 otherwise), then [`crate::lookup::Lookups::look_up`], as fresh as the caller's
-/// `Cache-Control` asks ([`Directives`]), within the request deadline; its answer as HTTP. The
-/// OpenAPI document describes it per platform ([`super::openapi::lookup_path`]).
+/// `Cache-Control` asks ([`Directives`]), within the request deadline; its answer as HTTP,
+/// carrying what the lookup did to the access log ([`LogCarrier`], taken last). The OpenAPI
+/// document describes it per platform ([`super::openapi::lookup_path`]).
 pub async fn lookup<S: Site>(
     State(state): State<AppState>,
     admitted: Admitted,
     Directives(wants): Directives,
     name: Result<Name<S>, ApiError>,
+    log: LogCarrier,
 ) -> Response {
     let name = match name {
         Ok(Name { name, .. }) => name,
@@ -33,7 +36,11 @@ pub async fn lookup<S: Site>(
     let lookups = state.lookups();
     let looked_up = pin!(lookups.look_up(&name, &wants, admitted.key()));
     let (response, quota) = match admitted.within(looked_up).await {
-        Some(answer) => lookup_answer::respond(answer),
+        Some(answer) => {
+            let (mut response, lookup, quota) = lookup_answer::respond(answer);
+            log.carry(lookup, &mut response);
+            (response, quota)
+        }
         // The deadline passed: the lookup goes on without this caller.
         None => {
             let mut late = lookups.late(&name).into_response();

@@ -13,9 +13,9 @@ use crate::http::access_log::LookupLog;
 use crate::lookup::Answer;
 use crate::platform::fetcher::Fetched;
 
-/// A lookup's answer as HTTP, with the caller's quota state when the lookup took a unit more
-/// (for the `RateLimit` headers); its access-log fields are handed to the access log.
-pub(super) fn respond(answer: Answer) -> (Response, Option<HeaderValue>) {
+/// A lookup's answer as HTTP, its access-log fields, and the caller's quota state when the
+/// lookup took a unit more (for the `RateLimit` headers).
+pub(super) fn respond(answer: Answer) -> (Response, LookupLog, Option<HeaderValue>) {
     let (response, log, quota) = match answer {
         Answer::Served { served, quota } => {
             let (response, log) = answer_served(served);
@@ -28,8 +28,7 @@ pub(super) fn respond(answer: Answer) -> (Response, Option<HeaderValue>) {
             Some(quota),
         ),
     };
-    log.record();
-    (response, quota)
+    (response, log, quota)
 }
 
 /// The answer and the access-log fields of what the cache served.

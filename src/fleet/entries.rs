@@ -1,5 +1,12 @@
-//! One cache for the fleet: answers (found or not) with their TTLs, and the stale copies of
-//! found profiles, stored in the [`SharedEntry`] encoding.
+//! One cache for the fleet: answers (found or not) with their TTLs, and each name's stale
+//! record (a found profile's stale copy, or a not-found's tombstone), stored in the
+//! [`SharedEntry`] encoding.
+//!
+//! [`Entries`] is the seam: the level of answers behind each replica's memory. On Redis it
+//! holds every replica's answers; without Redis, or whenever it cannot be used, it holds none
+//! (reads find nothing, writes keep nothing) and the replica's memory in front of it
+//! (`crate::cache`) is the only store. The calls on [`Fleet`] here ([`Fleet::cache_get`],
+//! [`Fleet::stale_get`], [`Fleet::cache_put`]) are its Redis implementation.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -7,7 +14,7 @@ use std::time::Duration;
 use redis::Script;
 
 use super::entry::{MAX_BODY_BYTES, MAX_VALUE_BYTES, SharedEntry};
-use super::flight::FlightToken;
+use super::flight::{self, FlightToken, Held};
 use super::{Fleet, REDIS_HITS, REDIS_MISSES, expiry_ms};
 
 pub(crate) static READ: LazyLock<Script> =
@@ -36,6 +43,94 @@ pub enum Put {
     /// Not stored: Redis's memory is full (`maxmemory` reached under `noeviction`), which
     /// refuses new answers but not counters or locks; the flight's lock was released.
     Full,
+}
+
+/// How long the fleet keeps each kind of answer.
+#[derive(Clone, Copy, Debug)]
+pub struct Lifetimes {
+    /// A found profile's entry: its TTL and its stale-while-revalidate window.
+    pub found: Duration,
+    /// A not-found's entry (zero: not kept, though its tombstone is).
+    pub not_found: Duration,
+    /// A stale record, a stale copy or a tombstone (`ttl + max_stale`; zero: none is kept).
+    pub stale: Duration,
+}
+
+/// The fleet's level of answers (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Entries {
+    fleet: Fleet,
+    lifetimes: Lifetimes,
+}
+
+impl Entries {
+    /// The answers `fleet` shares, kept for `lifetimes`.
+    pub fn new(fleet: &Fleet, lifetimes: Lifetimes) -> Self {
+        Self {
+            fleet: fleet.clone(),
+            lifetimes,
+        }
+    }
+
+    /// Whether an answer (`found` or not) is kept at this level for later lookups: on Redis,
+    /// when its kind has a lifetime; without Redis, never.
+    pub fn keeps(&self, found: bool) -> bool {
+        let lifetime = if found {
+            self.lifetimes.found
+        } else {
+            self.lifetimes.not_found
+        };
+        self.fleet.is_shared() && !lifetime.is_zero()
+    }
+
+    /// `name`'s entry, fresh or in its stale-while-revalidate window; `None` when there is
+    /// none here.
+    pub async fn get(&self, platform: &str, name: &str) -> Option<SharedEntry> {
+        self.fleet.cache_get(platform, name).await?
+    }
+
+    /// `name`'s stale record: the last answer any replica stored for it, a found profile or a
+    /// not-found (a tombstone), kept [`Lifetimes::stale`]; `None` when there is none here.
+    pub async fn stale(&self, platform: &str, name: &str) -> Option<SharedEntry> {
+        self.fleet.stale_get(platform, name).await?
+    }
+
+    /// Ends a flight that `held` `name`: stores its `answer` (`None`: the fetch failed) for
+    /// every replica, fenced by the hold, and gives the name up in the same call. A failure,
+    /// or an answer that could not be written, only gives it up, so that a replica waiting for
+    /// it fetches for itself instead of waiting out the lease.
+    pub async fn publish(
+        &self,
+        platform: &str,
+        name: &str,
+        answer: Option<&SharedEntry>,
+        held: Held,
+    ) {
+        if let Some(entry) = answer {
+            let ttl = if entry.body.is_some() {
+                self.lifetimes.found
+            } else {
+                self.lifetimes.not_found
+            };
+            // A found profile's stale copy, or a not-found's tombstone, lives as long as any
+            // replica's stale copy can: a tombstone outlives every copy fetched before it.
+            let stale = self.lifetimes.stale;
+            // A not-found is written even when not-founds are not cached: its tombstone is
+            // what keeps a gone profile gone on every replica.
+            let tombstone = entry.body.is_none() && !stale.is_zero();
+            if !ttl.is_zero() || tombstone {
+                let put = self
+                    .fleet
+                    .cache_put(platform, name, entry, ttl, stale, held.token());
+                // Stored, superseded or refused for want of memory: the call left no lock of
+                // this flight's behind.
+                if put.await.is_some() {
+                    return;
+                }
+            }
+        }
+        flight::release(&self.fleet, platform, name, held).await;
+    }
 }
 
 impl Fleet {
