@@ -12,7 +12,7 @@ use serde_json::Value;
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
 
-use crate::canary::{StandIn, spawn_stand_in};
+use crate::canary::rounds::{StandIn, spawn_stand_in};
 use crate::support::{closed_port, spawn_upstream, temp_file, test_redis};
 
 const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");

@@ -28,12 +28,12 @@
 /// against the recorded hashes with `md5sum`, so the text and the published hash agree.
 #[cfg(feature = "browser")]
 mod profiles {
-    use crate::browser_client::{only_recording, settings_for};
     use crate::support::fingerprint::akamai::parse_opening;
     use crate::support::fingerprint::ja4::{is_grease, parse_client_hello};
     use crate::support::fingerprint::{
         Alpn, CHROME_NAVIGATION_ORDER, FingerprintServer, PROFILE_PAGE,
     };
+    use crate::upstream::browser_client::{only_recording, settings_for};
     use profile_lookup::config::{BrowserProfile, Settings, UpstreamClient};
     use profile_lookup::registry::Platform;
     use profile_lookup::upstream::Upstream;

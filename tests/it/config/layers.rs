@@ -43,7 +43,10 @@ fn layering_and_validation() {
     // other suites run in this process too, so the overriding happens in a child process.
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "config::environment_overrides_the_file",
+            &format!(
+                "{}::environment_overrides_the_file",
+                module_path!().trim_start_matches("it::")
+            ),
             "--exact",
             "--quiet",
         ])

@@ -10,7 +10,7 @@ use profile_lookup::fleet::{Fleet, Reservation, key_id};
 use profile_lookup::registry::Platform;
 use stand_in::short_video as sv;
 
-use crate::fleet::profile;
+use crate::fleet::shared::profile;
 use crate::support::test_redis;
 use crate::support::{TestApp, settings, spawn_app, spawn_upstream};
 

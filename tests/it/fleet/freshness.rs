@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use std::sync::atomic::Ordering;
 
-use crate::fleet::replicas;
-use crate::freshness::{FAILING, fresh_settings, get_with, header, path, settles_at, switchable};
+use crate::cache::freshness::{
+    FAILING, fresh_settings, get_with, header, path, settles_at, switchable,
+};
+use crate::fleet::shared::replicas;
 use crate::support::test_redis;
 
 #[tokio::test]

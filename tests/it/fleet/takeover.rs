@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use stand_in::short_video as sv;
 
-use crate::fleet::{profile, replicas, sample_names, slow_short_video};
+use crate::fleet::shared::{profile, replicas, sample_names, slow_short_video};
 use crate::support::relay::Relay;
 use crate::support::test_redis::{self, TestRedis};
 use crate::support::{KEY, TestApp, eventually, replica_process, settings, spawn_upstream};

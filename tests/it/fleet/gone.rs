@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use stand_in::short_video as sv;
 
-use crate::fleet::{profile, replicas, sample_names};
+use crate::fleet::shared::{profile, replicas, sample_names};
 use crate::support::test_redis;
 use crate::support::{settings, spawn_upstream};
 

@@ -1,4 +1,4 @@
-//! The fleet of [`crate::fleet`] on a real 3-node Redis Cluster started by the test
+//! The fleet of [`crate::fleet::shared`] on a real 3-node Redis Cluster started by the test
 //! ([`crate::support::test_redis::start_cluster`]), the replicas given its seed list: one quota, one
 //! flight and one cache for the fleet; a name's keys on one slot and a key's quota on its own,
 //! every key with an expiry; a flight's holder killed and taken over; and a node killed, a node
@@ -13,11 +13,11 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use stand_in::short_video as sv;
 
-use crate::fleet::{
+use crate::fleet::shared::{
     all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
     replicas, sample_names, slow_short_video, stop_load_expecting_no_failure,
 };
-use crate::fleet_takeover::a_killed_holder_is_taken_over;
+use crate::fleet::takeover::a_killed_holder_is_taken_over;
 use crate::support::test_redis::{self, TestCluster};
 use crate::support::{KEY, eventually, settings, spawn_upstream};
 
