@@ -2,14 +2,18 @@
 //! project's own sample documents (invented values, real page shapes, full size with noise).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::{problem, settings, spawn_app, spawn_upstream};
+use crate::support::routers::{
+    FAILING, behind_the_waf, fixed, found_gone_failing, plain, split,
+};
+use crate::support::{PhotoShare, ShortVideo, TestApp};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use profile_lookup::config::Settings;
 use profile_lookup::registry::Platform;
 use serde_json::Value;
 use stand_in::photo_share as ps;
@@ -23,16 +27,14 @@ fn keys(v: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn short_video_bodies_are_exactly_the_spec_shape() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(sv::router()).start().await;
     for user in sv::sample_users() {
-        let response = app
-            .get(&format!("/short-video/profile/{}", user.unique_id))
-            .await;
-        assert_eq!(response.status(), 200, "{}", user.unique_id);
-        assert_eq!(response.headers()["content-type"], "application/json");
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(body, sv::expected_body(&user), "{}", user.unique_id);
+        let body = app
+            .lookup(ShortVideo, user.unique_id)
+            .await
+            .about(user.unique_id)
+            .expect_profile(&sv::expected_body(&user))
+            .json();
         assert_eq!(keys(&body), ["userInfo"]);
         assert_eq!(keys(&body["userInfo"]), ["stats", "user"]);
         assert_eq!(
@@ -69,13 +71,7 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
             "escapes decoded"
         );
     }
-    let public = app
-        .get(&format!(
-            "/short-video/profile/{}",
-            sv::PUBLIC_USER.unique_id
-        ))
-        .await;
-    let body: Value = public.json().await.unwrap();
+    let body = app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id).await.json();
     assert_eq!(
         body["userInfo"]["stats"]["followerCount"], 12_345_678,
         "exact statsV2 wins"
@@ -91,52 +87,39 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
 
 #[tokio::test]
 async fn private_accounts_are_flagged_with_null_for_missing_counts() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/short-video/profile/{}",
-            sv::PRIVATE_USER.unique_id
-        ))
-        .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
+    let app = TestApp::on(sv::router()).start().await;
+    let body = app
+        .lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
+        .await
+        .expect_status(200)
+        .json();
     assert_eq!(body["userInfo"]["user"]["privateAccount"], true);
     assert_eq!(body["userInfo"]["stats"]["videoCount"], Value::Null);
     assert_eq!(body["userInfo"]["stats"]["followerCount"], 87);
 
-    let upstream = spawn_upstream(ps::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let body: Value = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::PRIVATE_USER.username
-        ))
+    let app = TestApp::on(ps::router()).start().await;
+    let body = app
+        .lookup(PhotoShare, ps::PRIVATE_USER.username)
         .await
-        .json()
-        .await
-        .unwrap();
+        .expect_profile(&ps::expected_body(&ps::PRIVATE_USER))
+        .json();
     assert_eq!(body["is_private"], true);
     assert_eq!(body["edge_owner_to_timeline_media"]["count"], Value::Null);
-    assert_eq!(body, ps::expected_body(&ps::PRIVATE_USER));
 }
 
 #[tokio::test]
 async fn usernames_are_case_insensitive_and_share_one_fetch() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(sv::router()).start().await;
     let name = sv::SMALL_USER.unique_id;
     let first = app
-        .get(&format!("/short-video/profile/{}", name.to_uppercase()))
-        .await;
-    assert_eq!(first.headers()["x-cache"], "miss");
-    let first: Value = first.json().await.unwrap();
-    let second = app.get(&format!("/short-video/profile/{name}")).await;
-    assert_eq!(second.headers()["x-cache"], "hit");
-    let cache_control = second.headers()["cache-control"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+        .lookup(ShortVideo, &name.to_uppercase())
+        .await
+        .expect_header("x-cache", "miss");
+    let second = app
+        .lookup(ShortVideo, name)
+        .await
+        .expect_header("x-cache", "hit");
+    let cache_control = second.header("cache-control");
     assert!(
         cache_control.starts_with("private, max-age="),
         "{cache_control}"
@@ -146,24 +129,19 @@ async fn usernames_are_case_insensitive_and_share_one_fetch() {
         .parse()
         .unwrap();
     assert!((590..=600).contains(&max_age), "{max_age}");
-    assert!(second.headers().contains_key("age"));
-    assert_eq!(second.json::<Value>().await.unwrap(), first);
-    assert_eq!(upstream.hits(), 1);
+    assert!(second.has("age"));
+    assert_eq!(second.json(), first.json());
+    assert_eq!(app.hits(), 1);
 }
 
 #[tokio::test]
 async fn photo_share_bodies_are_exactly_the_spec_shape() {
-    let upstream = spawn_upstream(ps::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::PUBLIC_USER.username.to_uppercase()
-        ))
-        .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body, ps::expected_body(&ps::PUBLIC_USER));
+    let app = TestApp::on(ps::router()).start().await;
+    let body = app
+        .lookup(PhotoShare, &ps::PUBLIC_USER.username.to_uppercase())
+        .await
+        .expect_profile(&ps::expected_body(&ps::PUBLIC_USER))
+        .json();
     assert_eq!(
         keys(&body),
         [
@@ -181,68 +159,42 @@ async fn photo_share_bodies_are_exactly_the_spec_shape() {
         ]
     );
     assert_eq!(body["edge_followed_by"]["count"], 12_345_678);
-    assert_eq!(upstream.hits(), 1, "the profile JSON sufficed");
+    assert_eq!(app.hits(), 1, "the profile JSON sufficed");
 }
 
 #[tokio::test]
 async fn not_found_is_404_on_both_platforms() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!("/short-video/profile/{}", sv::NOT_FOUND_USER))
-        .await;
-    assert_eq!(response.status(), 404);
-    assert_eq!(problem(response).await["code"], "profile_not_found");
+    let app = TestApp::on(sv::router()).start().await;
+    app.lookup(ShortVideo, sv::NOT_FOUND_USER)
+        .await
+        .expect_problem(404, "profile_not_found");
 
-    let upstream = spawn_upstream(ps::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME))
-        .await;
-    assert_eq!(response.status(), 404);
-    assert_eq!(problem(response).await["code"], "profile_not_found");
-    assert_eq!(
-        upstream.hits(),
-        2,
-        "user:null was confirmed by the page's 404"
-    );
-}
-
-/// An upstream serving one fixed answer to every request.
-fn fixed(status: StatusCode, body: impl Into<String>) -> Router {
-    let body = body.into();
-    Router::new().fallback(move || {
-        let body = body.clone();
-        async move { (status, [(header::CONTENT_TYPE, "text/html")], body).into_response() }
-    })
+    let app = TestApp::on(ps::router()).start().await;
+    app.lookup(PhotoShare, ps::NOT_FOUND_NAME)
+        .await
+        .expect_problem(404, "profile_not_found");
+    assert_eq!(app.hits(), 2, "user:null was confirmed by the page's 404");
 }
 
 #[tokio::test]
 async fn every_short_video_page_era_gives_the_same_body() {
     for era in sv::Era::ALL {
         let page = sv::profile_page(era, &sv::PUBLIC_USER, sv::DEFAULT_PAGE_SIZE);
-        let upstream = spawn_upstream(fixed(StatusCode::OK, page)).await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app
-            .get(&format!(
-                "/short-video/profile/{}",
-                sv::PUBLIC_USER.unique_id
-            ))
-            .await;
-        assert_eq!(response.status(), 200, "{era:?}");
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(body, sv::expected_body(&sv::PUBLIC_USER), "{era:?}");
+        let app = TestApp::on(fixed(StatusCode::OK, page)).start().await;
+        app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+            .await
+            .about(format!("{era:?}"))
+            .expect_profile(&sv::expected_body(&sv::PUBLIC_USER));
     }
 }
 
 #[tokio::test]
 async fn a_page_about_somebody_else_is_extraction_failed() {
     let page = sv::profile_page(sv::Era::Universal, &sv::SMALL_USER, 64 * 1024);
-    let upstream = spawn_upstream(fixed(StatusCode::OK, page)).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app.get("/short-video/profile/somebody.else").await;
-    assert_eq!(response.status(), 500);
-    assert_eq!(problem(response).await["code"], "extraction_failed");
+    let app = TestApp::on(fixed(StatusCode::OK, page)).start().await;
+    app.lookup(ShortVideo, "somebody.else")
+        .await
+        .expect_problem(500, "extraction_failed");
 }
 
 #[tokio::test]
@@ -259,14 +211,14 @@ async fn short_video_refusals_and_junk_are_classified() {
         ),
     ];
     for (page, status, code) in cases {
-        let upstream = spawn_upstream(fixed(StatusCode::OK, page)).await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app.get("/short-video/profile/status.sample").await;
-        assert_eq!(response.status(), status, "{code}");
-        let body = problem(response).await;
-        assert_eq!(body["code"], code);
+        let app = TestApp::on(fixed(StatusCode::OK, page)).start().await;
+        let answer = app
+            .lookup(ShortVideo, "status.sample")
+            .await
+            .about(code)
+            .expect_problem(status, code);
         assert!(
-            !body.to_string().contains("<html"),
+            !answer.problem().to_string().contains("<html"),
             "upstream bodies are never echoed"
         );
     }
@@ -282,57 +234,30 @@ async fn invalid_utf8_inside_the_state_is_extraction_failed() {
         .expect("the bio is in the page");
     bytes[at] = 0xff;
     bytes[at + 1] = 0xfe;
-    let upstream = spawn_upstream(Router::new().fallback(move || {
+    let app = TestApp::on(Router::new().fallback(move || {
         let bytes = bytes.clone();
         async move { Response::new(axum::body::Body::from(bytes)) }
     }))
+    .start()
     .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/short-video/profile/{}",
-            sv::SMALL_USER.unique_id
-        ))
-        .await;
-    assert_eq!(response.status(), 500);
-    assert_eq!(problem(response).await["code"], "extraction_failed");
+    app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+        .await
+        .expect_problem(500, "extraction_failed");
 }
 
 #[tokio::test]
 async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
-    const ANSWER: u32 = 4_321;
-    let page = sv::profile_page(sv::Era::Universal, &sv::PUBLIC_USER, 64 * 1024);
-    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
-        let page = page.clone();
-        async move {
-            let cookie = request
-                .headers()
-                .get(header::COOKIE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            if sv::waf_cookie_is_valid(cookie, ANSWER) {
-                (StatusCode::OK, page).into_response()
-            } else {
-                (StatusCode::OK, sv::waf_challenge_page(ANSWER)).into_response()
-            }
-        }
-    }))
-    .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/short-video/profile/{}",
-            sv::PUBLIC_USER.unique_id
-        ))
-        .await;
-    assert_eq!(response.status(), 200);
+    let app = TestApp::on(behind_the_waf(4_321)).start().await;
+    app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+        .await
+        .expect_status(200);
     assert_eq!(
-        upstream.hits(),
+        app.hits(),
         2,
         "the challenge, then the page with the cookie"
     );
     // The challenge has a counter of its own; the lookup is counted once, as ok.
-    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("profile_lookup_upstream_challenges_total{platform=\"short-video\"}"),
         "{metrics}"
@@ -343,20 +268,15 @@ async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
 #[tokio::test]
 async fn an_unsolvable_challenge_is_upstream_blocked() {
     // The page is a challenge whatever cookie comes back.
-    let upstream = spawn_upstream(fixed(StatusCode::OK, sv::waf_challenge_page(77))).await;
-    let mut s = settings(upstream.addr);
-    // The page alone: this upstream answers every path with the challenge.
-    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
-    let app = spawn_app(s).await;
-    let response = app
-        .get(&format!(
-            "/short-video/profile/{}",
-            sv::PUBLIC_USER.unique_id
-        ))
+    let app = TestApp::on(fixed(StatusCode::OK, sv::waf_challenge_page(77)))
+        // The page alone: this upstream answers every path with the challenge.
+        .with(|s| s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()])
+        .start()
         .await;
-    assert_eq!(response.status(), 429);
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
-    assert_eq!(upstream.hits(), 2);
+    app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+        .await
+        .expect_problem(429, "upstream_blocked");
+    assert_eq!(app.hits(), 2);
 }
 
 /// How a test upstream refuses a request.
@@ -381,18 +301,21 @@ fn flaky(blocks: usize, block: Block) -> Router {
     })
 }
 
+/// The JSON endpoint's 401 "please wait" with its body.
+fn please_wait() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "application/json")],
+        ps::require_login_json(),
+    )
+        .into_response()
+}
+
 #[tokio::test]
 async fn photo_share_throttling_is_retried_until_it_passes() {
     let cases: [(&str, Block); 4] = [
         ("429", || StatusCode::TOO_MANY_REQUESTS.into_response()),
-        ("401 please wait", || {
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::CONTENT_TYPE, "application/json")],
-                ps::require_login_json(),
-            )
-                .into_response()
-        }),
+        ("401 please wait", please_wait),
         ("login redirect", || {
             (
                 StatusCode::FOUND,
@@ -410,47 +333,31 @@ async fn photo_share_throttling_is_retried_until_it_passes() {
         }),
     ];
     for (name, block) in cases {
-        let upstream = spawn_upstream(flaky(2, block)).await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app
-            .get(&format!(
-                "/photo-share/profile/{}",
-                ps::PUBLIC_USER.username
-            ))
-            .await;
-        assert_eq!(response.status(), 200, "{name}");
-        assert_eq!(upstream.hits(), 3, "{name}: two blocks, then the answer");
+        let app = TestApp::on(flaky(2, block)).start().await;
+        app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+            .await
+            .about(name)
+            .expect_status(200);
+        assert_eq!(app.hits(), 3, "{name}: two blocks, then the answer");
     }
 }
 
 #[tokio::test]
 async fn photo_share_blocks_that_never_end_are_429_after_max_attempts() {
     let cases: [(&str, Block); 2] = [
-        ("401 please wait", || {
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::CONTENT_TYPE, "application/json")],
-                ps::require_login_json(),
-            )
-                .into_response()
-        }),
+        ("401 please wait", please_wait),
         ("login redirect", || {
             (StatusCode::FOUND, [(header::LOCATION, "/accounts/login/")]).into_response()
         }),
     ];
     for (name, block) in cases {
-        let upstream = spawn_upstream(flaky(usize::MAX, block)).await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app
-            .get(&format!(
-                "/photo-share/profile/{}",
-                ps::PUBLIC_USER.username
-            ))
-            .await;
-        assert_eq!(response.status(), 429, "{name}");
-        assert!(response.headers().contains_key("retry-after"));
-        assert_eq!(problem(response).await["code"], "upstream_blocked");
-        assert_eq!(upstream.hits(), 4, "{name}");
+        let app = TestApp::on(flaky(usize::MAX, block)).start().await;
+        app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+            .await
+            .about(name)
+            .expect_problem(429, "upstream_blocked")
+            .expect_has("retry-after");
+        assert_eq!(app.hits(), 4, "{name}");
     }
 }
 
@@ -474,110 +381,89 @@ async fn photo_share_falls_back_to_the_page_in_each_shape() {
             ps::web_profile_info_preload_page(&ps::PUBLIC_USER, 256 * 1024),
         ),
     ] {
-        let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
-            let page = page.clone();
-            async move {
-                if request.uri().path().starts_with("/api/") {
-                    // The JSON endpoint's schema 400 for business accounts: the page answers.
-                    (StatusCode::BAD_REQUEST, BUSINESS_400).into_response()
-                } else {
-                    (StatusCode::OK, page).into_response()
-                }
-            }
-        }))
-        .await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app
-            .get(&format!(
-                "/photo-share/profile/{}",
-                ps::PUBLIC_USER.username
-            ))
-            .await;
-        assert_eq!(response.status(), 200, "{name}");
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(body, ps::expected_body(&ps::PUBLIC_USER), "{name}");
-        assert_eq!(upstream.hits(), 2);
+        // The JSON endpoint's schema 400 for business accounts: the page answers.
+        let upstream = split(
+            "/api/",
+            plain(StatusCode::BAD_REQUEST, BUSINESS_400),
+            plain(StatusCode::OK, page),
+        );
+        let app = TestApp::on(upstream).start().await;
+        app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+            .await
+            .about(name)
+            .expect_profile(&ps::expected_body(&ps::PUBLIC_USER));
+        assert_eq!(app.hits(), 2);
     }
 }
 
 #[tokio::test]
 async fn user_null_without_a_404_page_is_not_taken_as_absence() {
-    let upstream = spawn_upstream(Router::new().fallback(|request: Request| async move {
-        if request.uri().path().starts_with("/api/") {
-            (StatusCode::OK, ps::user_null_json()).into_response()
-        } else {
-            (StatusCode::OK, ps::shell_page("somebody")).into_response()
-        }
-    }))
-    .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app.get("/photo-share/profile/somebody").await;
-    assert_eq!(response.status(), 429);
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    let upstream = split(
+        "/api/",
+        plain(StatusCode::OK, ps::user_null_json()),
+        plain(StatusCode::OK, ps::shell_page("somebody")),
+    );
+    let app = TestApp::on(upstream).start().await;
+    app.lookup(PhotoShare, "somebody")
+        .await
+        .expect_problem(429, "upstream_blocked");
 }
 
 #[tokio::test]
 async fn a_stale_profile_is_served_when_the_platform_fails() {
-    let broken = Arc::new(AtomicBool::new(false));
-    let flag = broken.clone();
-    let real = sv::router();
-    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
-        let (flag, real) = (flag.clone(), real.clone());
-        async move {
-            if flag.load(Ordering::SeqCst) {
-                return StatusCode::SERVICE_UNAVAILABLE.into_response();
-            }
-            tower::ServiceExt::oneshot(real, request)
-                .await
-                .into_response()
-        }
-    }))
-    .await;
-    let mut s = settings(upstream.addr);
-    s.cache.ttl_seconds = 1;
-    s.cache.max_stale_seconds = 60;
-    let app = spawn_app(s).await;
-    let path = format!("/short-video/profile/{}", sv::SMALL_USER.unique_id);
-    let fresh: Value = app.get(&path).await.json().await.unwrap();
-    broken.store(true, Ordering::SeqCst);
+    let (router, platform) = found_gone_failing(sv::router(), sv::router());
+    let app = TestApp::on(router).with(stale(60)).start().await;
+    let name = sv::SMALL_USER.unique_id;
+    let fresh = app.lookup(ShortVideo, name).await.json();
+    platform.set(FAILING);
     tokio::time::sleep(Duration::from_millis(1_100)).await;
-    let response = app.get(&path).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-cache"], "stale");
-    assert_eq!(response.headers()["cache-control"], "private, max-age=0");
-    let age: u64 = response.headers()["age"].to_str().unwrap().parse().unwrap();
-    assert!(age >= 1);
-    assert_eq!(response.json::<Value>().await.unwrap(), fresh);
+    let answer = app
+        .lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-cache", "stale")
+        .expect_header("cache-control", "private, max-age=0");
+    assert!(answer.age() >= 1);
+    assert_eq!(answer.json(), fresh);
 
     // Without stale serving the same failure is an error.
-    let mut s = settings(upstream.addr);
-    s.cache.ttl_seconds = 1;
-    s.cache.max_stale_seconds = 0;
-    let app = spawn_app(s).await;
-    let response = app.get(&path).await;
-    assert_eq!(response.status(), 500);
+    let app = TestApp::on(app.upstream()).with(stale(0)).start().await;
+    app.lookup(ShortVideo, name).await.expect_status(500);
+}
+
+/// A TTL of a second, and stale copies kept `max_stale_seconds`.
+fn stale(max_stale_seconds: u64) -> impl FnOnce(&mut Settings) {
+    move |s| {
+        s.cache.ttl_seconds = 1;
+        s.cache.max_stale_seconds = max_stale_seconds;
+    }
 }
 
 #[tokio::test]
 async fn with_the_cache_off_every_lookup_goes_upstream_but_concurrent_ones_coalesce() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let mut s = settings(upstream.addr);
-    s.cache.enabled = false;
-    let app = Arc::new(spawn_app(s).await);
-    let path = format!("/short-video/profile/{}", sv::SMALL_USER.unique_id);
-    assert_eq!(app.get(&path).await.status(), 200);
-    assert_eq!(app.get(&path).await.status(), 200);
-    assert_eq!(upstream.hits(), 2, "nothing kept");
+    let app = TestApp::on(sv::router())
+        .with(|s| s.cache.enabled = false)
+        .start()
+        .await;
+    for _ in 0..2 {
+        app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+            .await
+            .expect_status(200);
+    }
+    assert_eq!(app.hits(), 2, "nothing kept");
 }
 
 #[tokio::test]
 async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
-    let upstream = spawn_upstream(flaky(1, || StatusCode::TOO_MANY_REQUESTS.into_response())).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let path = format!("/photo-share/profile/{}", ps::PUBLIC_USER.username);
-    assert_eq!(app.get(&path).await.status(), 200);
-    assert_eq!(app.get(&path).await.status(), 200);
-    let text = app.get_anonymous("/metrics").await.text().await.unwrap();
+    let app = TestApp::on(flaky(1, || StatusCode::TOO_MANY_REQUESTS.into_response()))
+        .start()
+        .await;
+    for _ in 0..2 {
+        app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+            .await
+            .expect_status(200);
+    }
+    let text = app.metrics().await;
     for needle in [
         r#"profile_lookup_http_requests_total{route="/photo-share/profile/{username}",status="200"}"#,
         r#"profile_lookup_http_request_duration_seconds_bucket{route="/photo-share/profile/{username}",le="0.005"}"#,
@@ -597,36 +483,34 @@ async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
 #[tokio::test]
 async fn the_photo_share_json_request_carries_the_web_clients_headers_and_state() {
     // The platform hands out a csrftoken cookie and a www-claim; later requests repeat both.
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let upstream = spawn_upstream(ps::router().layer(axum::middleware::from_fn(
-        move |request: Request, next: axum::middleware::Next| {
-            let log = log.clone();
-            async move {
-                let api = request.uri().path().starts_with("/api/");
-                if api {
-                    log.lock().unwrap().push(request.headers().clone());
-                }
-                let mut response = next.run(request).await;
-                if api {
-                    let h = response.headers_mut();
-                    h.insert(
-                        header::SET_COOKIE,
-                        "csrftoken=Abc123; Path=/".parse().unwrap(),
-                    );
-                    h.insert("x-ig-set-www-claim", "hmac.claim-1".parse().unwrap());
-                }
-                response
+    let upstream = ps::router().layer(axum::middleware::from_fn(
+        |request: Request, next: axum::middleware::Next| async move {
+            let api = request.uri().path().starts_with("/api/");
+            let mut response = next.run(request).await;
+            if api {
+                let h = response.headers_mut();
+                h.insert(
+                    header::SET_COOKIE,
+                    "csrftoken=Abc123; Path=/".parse().unwrap(),
+                );
+                h.insert("x-ig-set-www-claim", "hmac.claim-1".parse().unwrap());
             }
+            response
         },
-    )))
-    .await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    ));
+    let app = TestApp::on(upstream).start().await;
     for user in [&ps::PUBLIC_USER, &ps::PRIVATE_USER] {
-        let path = format!("/photo-share/profile/{}", user.username);
-        assert_eq!(app.get(&path).await.status(), 200);
+        app.lookup(PhotoShare, user.username)
+            .await
+            .expect_status(200);
     }
-    let seen = seen.lock().unwrap();
+    let seen: Vec<_> = app
+        .upstream()
+        .seen()
+        .into_iter()
+        .filter(|s| s.path().starts_with("/api/"))
+        .map(|s| s.headers)
+        .collect();
     let (first, second) = (&seen[0], &seen[1]);
     for h in [first, second] {
         assert_eq!(h["x-ig-app-id"], "936619743392459");
