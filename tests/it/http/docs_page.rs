@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::{settings, spawn_app, spawn_slow_not_found, spawn_upstream};
+use crate::support::{TestApp, spawn_slow_not_found};
 use axum::Router;
 use axum::http::StatusCode;
 
@@ -38,8 +38,7 @@ fn assets_of(index: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn docs_redirects_to_the_page_which_loads_only_its_own_assets() {
-    let upstream = spawn_upstream(Router::new()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(Router::new()).start().await;
 
     let bare = app.get_anonymous("/docs").await;
     assert!(bare.status().is_redirection(), "{}", bare.status());
@@ -84,8 +83,7 @@ async fn docs_redirects_to_the_page_which_loads_only_its_own_assets() {
 
 #[tokio::test]
 async fn the_page_reads_the_services_own_document_without_the_validator() {
-    let upstream = spawn_upstream(Router::new()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(Router::new()).start().await;
     let init = app
         .get_anonymous("/docs/swagger-initializer.js")
         .await
@@ -115,8 +113,7 @@ async fn the_page_reads_the_services_own_document_without_the_validator() {
 
 #[tokio::test]
 async fn unknown_docs_files_are_404() {
-    let upstream = spawn_upstream(Router::new()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(Router::new()).start().await;
     for path in ["/docs/no-such-file.js", "/docs/../openapi.json.bak"] {
         assert_eq!(app.get_anonymous(path).await.status(), 404, "{path}");
     }
@@ -126,18 +123,21 @@ async fn unknown_docs_files_are_404() {
 async fn the_docs_page_is_neither_shed_nor_rate_limited() {
     // Lookups hang on the upstream and fill server.max_in_flight; the page still answers.
     // Under the test settings' 2 s upstream timeout, so the lookup ends in a 404.
-    let upstream = spawn_slow_not_found(Duration::from_millis(1500)).await;
-    let mut s = settings(upstream.addr);
-    s.server.max_in_flight = 1;
-    s.rate_limit.per_key_per_minute = 1;
-    s.rate_limit.burst = 1;
-    let app = Arc::new(spawn_app(s).await);
+    let app = TestApp::on(&spawn_slow_not_found(Duration::from_millis(1500)).await)
+        .with(|s| {
+            s.server.max_in_flight = 1;
+            s.rate_limit.per_key_per_minute = 1;
+            s.rate_limit.burst = 1;
+        })
+        .start()
+        .await;
+    let app = Arc::new(app);
     let busy = {
         let app = app.clone();
         tokio::spawn(async move { app.get("/photo-share/profile/slow.user").await.status() })
     };
     assert!(
-        crate::support::eventually(Duration::from_secs(2), || upstream.hits() > 0).await,
+        crate::support::eventually(Duration::from_secs(2), || app.hits() > 0).await,
         "the lookup reached the upstream"
     );
     assert_eq!(

@@ -4,25 +4,30 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{
-    KEY, TestApp, problem, settings, spawn_app, spawn_slow_not_found, spawn_upstream,
-};
+use crate::support::routers::status;
+use crate::support::{KEY, TestApp, eventually, problem, spawn_slow_not_found};
 use axum::Router;
 use axum::http::StatusCode;
+use profile_lookup::config::Settings;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-async fn rig() -> (TestApp, crate::support::Upstream) {
-    let upstream =
-        spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR }))
-            .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    (app, upstream)
+/// The app on an upstream that answers 500 to everything, with the test settings adjusted by
+/// `adjust`.
+async fn rig_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    TestApp::on(status(StatusCode::INTERNAL_SERVER_ERROR))
+        .with(adjust)
+        .start()
+        .await
+}
+
+async fn rig() -> TestApp {
+    rig_with(|_| {}).await
 }
 
 #[tokio::test]
 async fn bad_usernames_are_400_before_any_upstream_request() {
-    let (app, upstream) = rig().await;
+    let app = rig().await;
     let long = "a".repeat(10_000);
     let cases = [
         "..%2F..%2Fadmin",
@@ -64,12 +69,12 @@ async fn bad_usernames_are_400_before_any_upstream_request() {
         }
     }
     // The raw percent-encoded `.` segments are normalised away by the URL or land on no route.
-    assert_eq!(upstream.hits(), 0, "no bad name reached the upstream");
+    assert_eq!(app.hits(), 0, "no bad name reached the upstream");
 }
 
 #[tokio::test]
 async fn raw_utf8_and_overlong_names_are_400() {
-    let (app, upstream) = rig().await;
+    let app = rig().await;
     // reqwest would percent-encode; write the request line by hand.
     let mut stream = TcpStream::connect(app.addr).await.unwrap();
     let request = format!(
@@ -79,12 +84,12 @@ async fn raw_utf8_and_overlong_names_are_400() {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer).await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-    assert_eq!(upstream.hits(), 0);
+    assert_eq!(app.hits(), 0);
 }
 
 #[tokio::test]
 async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
-    let (app, upstream) = rig().await;
+    let app = rig().await;
     let path = "/short-video/profile/someone";
     let none = app.get_anonymous(path).await;
     assert_eq!(none.status(), 401);
@@ -135,12 +140,12 @@ async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
         .get_anonymous(&format!("{path}?access_token={KEY}"))
         .await;
     assert_eq!(response.status(), 401, "keys in the query are not keys");
-    assert_eq!(upstream.hits(), 0);
+    assert_eq!(app.hits(), 0);
 }
 
 #[tokio::test]
 async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let path = "/short-video/profile/someone";
     for scheme in ["bearer", "BEARER", "Bearer", "bEaReR"] {
         let response = app
@@ -170,7 +175,7 @@ async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
 
 #[tokio::test]
 async fn non_ascii_authorization_bytes_are_401_not_500() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let mut stream = TcpStream::connect(app.addr).await.unwrap();
     let mut request = b"GET /photo-share/profile/someone HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xff\xfe\xc3\xa9\r\nConnection: close\r\n\r\n".to_vec();
     request.shrink_to_fit();
@@ -186,7 +191,7 @@ async fn non_ascii_authorization_bytes_are_401_not_500() {
 
 #[tokio::test]
 async fn unknown_routes_and_methods_are_problem_documents() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let response = app.get("/nope").await;
     assert_eq!(response.status(), 404);
     assert_eq!(problem(response).await["code"], "not_found");
@@ -222,7 +227,7 @@ async fn unknown_routes_and_methods_are_problem_documents() {
 
 #[tokio::test]
 async fn every_response_carries_a_request_id_and_sane_ones_are_echoed() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let response = app.get("/healthz").await;
     let generated = response.headers()["x-request-id"]
         .to_str()
@@ -254,14 +259,12 @@ async fn every_response_carries_a_request_id_and_sane_ones_are_echoed() {
 
 #[tokio::test]
 async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
-    let upstream =
-        spawn_upstream(Router::new().fallback(|| async { StatusCode::INTERNAL_SERVER_ERROR }))
-            .await;
-    let mut s = settings(upstream.addr);
-    s.rate_limit.per_key_per_minute = 60;
-    s.rate_limit.burst = 3;
-    s.retry.max_attempts = 1;
-    let app = spawn_app(s).await;
+    let app = rig_with(|s| {
+        s.rate_limit.per_key_per_minute = 60;
+        s.rate_limit.burst = 3;
+        s.retry.max_attempts = 1;
+    })
+    .await;
     for i in 0..3 {
         let response = app.get(&format!("/photo-share/profile/name{i}")).await;
         assert_ne!(response.status(), 429);
@@ -275,7 +278,7 @@ async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
             "{state}"
         );
     }
-    let hits_before = upstream.hits();
+    let hits_before = app.hits();
     let response = app.get("/photo-share/profile/another").await;
     assert_eq!(response.status(), 429);
     let retry_after: u64 = response.headers()["retry-after"]
@@ -292,7 +295,7 @@ async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
     );
     assert_eq!(problem(response).await["code"], "rate_limited");
     assert_eq!(
-        upstream.hits(),
+        app.hits(),
         hits_before,
         "the limited request never went upstream"
     );
@@ -320,7 +323,7 @@ fn fastrand_u128() -> u128 {
 
 #[tokio::test]
 async fn operator_endpoints_are_open() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let health = app.get_anonymous("/healthz").await;
     assert_eq!(health.status(), 200);
     assert_eq!(
@@ -347,7 +350,7 @@ async fn operator_endpoints_are_open() {
 
 #[tokio::test]
 async fn readiness_fails_while_draining() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     app.state.set_ready(false);
     assert_eq!(app.get_anonymous("/readyz").await.status(), 503);
     assert_eq!(app.get_anonymous("/healthz").await.status(), 200);
@@ -361,16 +364,12 @@ async fn read_all(mut stream: TcpStream, limit: Duration) -> (Vec<u8>, bool) {
     (buf, closed)
 }
 
-fn short_timeouts(upstream: std::net::SocketAddr) -> profile_lookup::config::Settings {
-    let mut s = settings(upstream);
-    s.server.header_read_timeout_ms = 500;
-    s
-}
-
 #[tokio::test]
 async fn silent_trickling_and_idle_connections_are_closed() {
-    let upstream = spawn_upstream(Router::new()).await;
-    let app = spawn_app(short_timeouts(upstream.addr)).await;
+    let app = TestApp::on(Router::new())
+        .with(|s| s.server.header_read_timeout_ms = 500)
+        .start()
+        .await;
     // Sends nothing at all.
     let silent = TcpStream::connect(app.addr).await.unwrap();
     // Trickles a header, one byte at a time, never finishing.
@@ -408,7 +407,7 @@ async fn silent_trickling_and_idle_connections_are_closed() {
 
 #[tokio::test]
 async fn oversized_heads_are_refused() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let huge_header = format!(
         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
         "a".repeat(1024 * 1024)
@@ -440,7 +439,7 @@ async fn oversized_heads_are_refused() {
 
 #[tokio::test]
 async fn garbage_is_answered_or_closed_without_harm() {
-    let (app, _upstream) = rig().await;
+    let app = rig().await;
     let inputs: [&[u8]; 4] = [
         b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage-tls-hello",
         b"NOT A REQUEST LINE\r\n\r\n",
@@ -463,21 +462,23 @@ async fn garbage_is_answered_or_closed_without_harm() {
     assert_eq!(app.get("/healthz").await.status(), 200);
 }
 
+/// Starts `GET path` with the test key on `app`'s client, which outlives the app (shutting it
+/// down takes it); resolves to the status.
+fn in_flight(
+    app: &TestApp,
+    path: &str,
+) -> tokio::task::JoinHandle<reqwest::Result<reqwest::StatusCode>> {
+    let request = app.client.get(app.url(path)).bearer_auth(KEY).send();
+    tokio::spawn(async move { request.await.map(|r| r.status()) })
+}
+
 #[tokio::test]
 async fn shutdown_finishes_in_flight_requests_then_returns() {
     // An upstream that answers slowly, so a lookup is in flight when shutdown begins.
-    let upstream = spawn_slow_not_found(Duration::from_millis(700)).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let client = app.client.clone();
-    let url = app.url("/photo-share/profile/slowpoke");
-    let in_flight = tokio::spawn(async move {
-        client
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .map(|r| r.status())
-    });
+    let app = TestApp::on(&spawn_slow_not_found(Duration::from_millis(700)).await)
+        .start()
+        .await;
+    let in_flight = in_flight(&app, "/photo-share/profile/slowpoke");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let state = app.state.clone();
     let started = Instant::now();
@@ -494,11 +495,14 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
 #[tokio::test]
 async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
     // An upstream that holds every request, so lookups sit in flight.
-    let upstream = spawn_slow_not_found(Duration::from_secs(30)).await;
-    let mut s = settings(upstream.addr);
-    s.server.max_in_flight = 2;
-    s.upstream.timeout_ms = 20_000;
-    let app = std::sync::Arc::new(spawn_app(s).await);
+    let app = TestApp::on(&spawn_slow_not_found(Duration::from_secs(30)).await)
+        .with(|s| {
+            s.server.max_in_flight = 2;
+            s.upstream.timeout_ms = 20_000;
+        })
+        .start()
+        .await;
+    let app = std::sync::Arc::new(app);
     let holders: Vec<_> = (0..2)
         .map(|i| {
             let app = app.clone();
@@ -506,7 +510,7 @@ async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
         })
         .collect();
     assert!(
-        crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 2).await,
+        eventually(Duration::from_secs(5), || app.hits() == 2).await,
         "both lookups reached the upstream"
     );
     let shed = app.get("/photo-share/profile/third").await;
@@ -521,12 +525,14 @@ async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
 
 #[tokio::test]
 async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async { StatusCode::NOT_FOUND })).await;
-    let mut s = settings(upstream.addr);
-    // 6 per minute (one every 10 s) with a burst of 10: 10 at once, then one per 10 s.
-    s.rate_limit.per_key_per_minute = 6;
-    s.rate_limit.burst = 10;
-    let app = spawn_app(s).await;
+    let app = TestApp::on(status(StatusCode::NOT_FOUND))
+        .with(|s| {
+            // 6 per minute (one every 10 s) with a burst of 10: 10 at once, then one per 10 s.
+            s.rate_limit.per_key_per_minute = 6;
+            s.rate_limit.burst = 10;
+        })
+        .start()
+        .await;
     let mut admitted = 0;
     let mut policy = String::new();
     for i in 0..11 {
@@ -560,24 +566,16 @@ async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
 
 #[tokio::test]
 async fn a_probe_during_the_drain_never_sees_ready() {
-    let upstream = spawn_slow_not_found(Duration::from_millis(1500)).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(&spawn_slow_not_found(Duration::from_millis(1500)).await)
+        .start()
+        .await;
     let addr = app.addr;
     let state = app.state.clone();
-    let client = app.client.clone();
-    let url = app.url("/photo-share/profile/drainer");
-    let in_flight = tokio::spawn(async move {
-        client
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .map(|r| r.status())
-    });
-    assert!(crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 1).await);
+    let in_flight = in_flight(&app, "/photo-share/profile/drainer");
+    assert!(eventually(Duration::from_secs(5), || app.hits() == 1).await);
     let shutdown = tokio::spawn(app.shutdown());
     assert!(
-        crate::support::eventually(Duration::from_secs(2), || !state.is_ready()).await,
+        eventually(Duration::from_secs(2), || !state.is_ready()).await,
         "readiness flips as the drain starts"
     );
     // The drain is still going (the lookup holds it): a probe on a new connection is refused,
@@ -604,33 +602,25 @@ async fn during_the_drain_delay_readyz_fails_lookups_are_served_then_the_listene
     const DRAIN: Duration = Duration::from_millis(1_500);
     // Names with `slow` in them are answered after 1 s (each of photo-share's two requests),
     // the others at once.
-    let upstream = spawn_upstream(Router::new().fallback(
-        |request: axum::extract::Request| async move {
-            if request.uri().to_string().contains("slow") {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            StatusCode::NOT_FOUND
-        },
-    ))
-    .await;
-    let mut s = settings(upstream.addr);
-    s.server.drain_delay_ms = DRAIN.as_millis() as u64;
-    s.server.shutdown_grace_ms = 5_000;
-    let app = spawn_app(s).await;
-    let (addr, state, client) = (app.addr, app.state.clone(), app.client.clone());
-    let url = app.url("/photo-share/profile/slow.to.answer");
-    let in_flight = tokio::spawn(async move {
-        client
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .map(|r| r.status())
+    let upstream = Router::new().fallback(|request: axum::extract::Request| async move {
+        if request.uri().to_string().contains("slow") {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        StatusCode::NOT_FOUND
     });
-    assert!(crate::support::eventually(Duration::from_secs(5), || upstream.hits() == 1).await);
+    let app = TestApp::on(upstream)
+        .with(|s| {
+            s.server.drain_delay_ms = DRAIN.as_millis() as u64;
+            s.server.shutdown_grace_ms = 5_000;
+        })
+        .start()
+        .await;
+    let (addr, state) = (app.addr, app.state.clone());
+    let in_flight = in_flight(&app, "/photo-share/profile/slow.to.answer");
+    assert!(eventually(Duration::from_secs(5), || app.hits() == 1).await);
     let began = Instant::now();
     let shutdown = tokio::spawn(app.shutdown());
-    assert!(crate::support::eventually(Duration::from_secs(1), || !state.is_ready()).await);
+    assert!(eventually(Duration::from_secs(1), || !state.is_ready()).await);
     // Each request on a connection of its own, as a balancer's probe and a new caller come.
     let fresh = || {
         reqwest::Client::builder()
@@ -655,7 +645,7 @@ async fn during_the_drain_delay_readyz_fails_lookups_are_served_then_the_listene
     assert_eq!(lookup.status(), 404);
     assert!(began.elapsed() < DRAIN, "all of that within the delay");
     // Then the listener closes: a new connection is refused.
-    let refused = crate::support::eventually(Duration::from_secs(4), || {
+    let refused = eventually(Duration::from_secs(4), || {
         std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
     })
     .await;

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::support::{KEY, settings, spawn_app, spawn_slow_not_found, spawn_upstream};
+use crate::support::{KEY, TestApp, spawn_slow_not_found};
 use axum::Router;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
@@ -69,10 +69,10 @@ const IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 #[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line() {
     captured_logs();
-    let upstream = spawn_slow_not_found(Duration::from_secs(30)).await;
-    let mut s = settings(upstream.addr);
-    s.upstream.timeout_ms = 20_000;
-    let app = spawn_app(s).await;
+    let app = TestApp::on(&spawn_slow_not_found(Duration::from_secs(30)).await)
+        .with(|s| s.upstream.timeout_ms = 20_000)
+        .start()
+        .await;
     let mut caller = TcpStream::connect(app.addr).await.unwrap();
     caller
         .write_all(
@@ -84,7 +84,7 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
         .await
         .unwrap();
     assert!(
-        crate::support::eventually(Duration::from_secs(10), || upstream.hits() == 1).await,
+        crate::support::eventually(Duration::from_secs(10), || app.hits() == 1).await,
         "the lookup reached the upstream"
     );
     drop(caller);
@@ -113,11 +113,11 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
 #[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
     captured_logs();
-    let upstream = spawn_upstream(Router::new()).await;
-    let mut s = settings(upstream.addr);
-    // The write-progress limit follows the request deadline; keep it short here.
-    s.server.request_timeout_ms = 1_000;
-    let app = spawn_app(s).await;
+    let app = TestApp::on(Router::new())
+        // The write-progress limit follows the request deadline; keep it short here.
+        .with(|s| s.server.request_timeout_ms = 1_000)
+        .start()
+        .await;
     let socket = TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut greedy = socket.connect(app.addr).await.unwrap();
