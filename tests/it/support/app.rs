@@ -9,6 +9,7 @@
 //! ```
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use profile_lookup::AppState;
@@ -18,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::answer::Answer;
+use super::capture_dir::CaptureDir;
 use super::forward_proxy::ForwardProxy;
 use super::upstream::Upstream;
 use super::{KEY, settings};
@@ -146,6 +148,13 @@ impl TestApp {
         self.answer(&profile_path(platform, name)).await
     }
 
+    /// Looks `name` up on `platform` with the test key; the answer, and how long it took.
+    pub async fn timed_lookup(&self, platform: Platform, name: &str) -> (Answer, Duration) {
+        let started = Instant::now();
+        let answer = self.lookup(platform, name).await;
+        (answer, started.elapsed())
+    }
+
     /// Looks `name` up on `platform` with the test key and `Cache-Control: cache_control`.
     pub async fn lookup_with(&self, platform: Platform, name: &str, cache_control: &str) -> Answer {
         self.answer_with(
@@ -200,10 +209,19 @@ impl AppBuilder {
 
     /// Sends every platform's requests through `proxies`, with the cache off (every lookup
     /// goes out).
-    pub fn through(self, proxies: &[&ForwardProxy]) -> Self {
+    pub fn through<'p>(self, proxies: impl IntoIterator<Item = &'p ForwardProxy>) -> Self {
         self.with(|s| {
             s.cache.enabled = false;
-            s.upstream.proxies = proxies.iter().map(|p| p.url()).collect();
+            s.upstream.proxies = proxies.into_iter().map(ForwardProxy::url).collect();
+        })
+    }
+
+    /// Captures unreadable documents into `dir`, checked (and created) as `serve` checks it.
+    pub fn capturing_into(self, dir: &CaptureDir) -> Self {
+        self.with(|s| {
+            s.upstream.capture_dir = dir.path().to_owned();
+            s.validate_for_serve()
+                .expect("the capture folder is created and writable");
         })
     }
 

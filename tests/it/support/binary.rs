@@ -66,7 +66,8 @@ impl Binary {
         self
     }
 
-    /// Keeps what the process writes to stderr (its log), for [`Running::stop`].
+    /// Keeps what the process writes (its log on stderr, and stdout unless it is the demo's
+    /// banner), for [`Running::stop`].
     pub fn logs(mut self) -> Self {
         self.logs = true;
         self
@@ -83,15 +84,11 @@ impl Binary {
         self.command.output().expect("the binary runs")
     }
 
-    fn spawn(mut self, stdout: Stdio) -> Child {
-        let stderr = if self.logs {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
+    fn spawn(mut self, banner: bool) -> Child {
+        let piped = |yes| if yes { Stdio::piped() } else { Stdio::null() };
         self.command
-            .stdout(stdout)
-            .stderr(stderr)
+            .stdout(piped(banner || self.logs))
+            .stderr(piped(self.logs))
             .spawn()
             .expect("the binary starts")
     }
@@ -101,7 +98,7 @@ impl Binary {
     #[track_caller]
     pub fn start_demo(self) -> Running {
         let close_early = self.close_stdout_at_address;
-        let mut child = self.spawn(Stdio::piped());
+        let mut child = self.spawn(true);
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -138,7 +135,7 @@ impl Binary {
     /// `/healthz` answers.
     #[track_caller]
     pub fn start_serving(self, listen: SocketAddr, key: &str) -> Running {
-        let mut child = self.spawn(Stdio::null());
+        let mut child = self.spawn(false);
         let started = Instant::now();
         while !healthz(listen) {
             if let Ok(Some(status)) = child.try_wait() {

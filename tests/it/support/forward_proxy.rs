@@ -96,6 +96,15 @@ impl ForwardProxy {
         }
     }
 
+    /// One forwarding proxy, without credentials, for each of `tags`.
+    pub async fn start_each(tags: &[&str]) -> Vec<Self> {
+        let mut proxies = Vec::new();
+        for tag in tags {
+            proxies.push(Self::start(tag, Mode::Forward, None).await);
+        }
+        proxies
+    }
+
     /// A proxy address where nothing listens (connections are refused).
     pub async fn refusing() -> Self {
         Self {

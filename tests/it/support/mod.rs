@@ -11,6 +11,7 @@
 pub mod answer;
 pub mod app;
 pub mod binary;
+pub mod capture_dir;
 pub mod expected;
 pub mod fingerprint;
 pub mod fleet;

@@ -2,37 +2,21 @@
 //! `upstream.capture_dir` with sidecars, never beyond the cap, and `extract` on a saved page
 //! gives the answer the service gave.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use axum::Router;
 use axum::http::header;
+use axum::response::IntoResponse;
 use serde_json::Value;
 use stand_in::short_video as sv;
 
-use crate::support::{eventually, problem, settings, spawn_app, spawn_upstream};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("it-capture-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
+use crate::support::binary::Binary;
+use crate::support::capture_dir::CaptureDir;
+use crate::support::routers::always;
+use crate::support::{ShortVideo, TestApp, eventually, settings};
 
 #[tokio::test]
 async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
-    let upstream = spawn_upstream(Router::new().fallback(|| async {
+    let upstream = always(|| {
         (
             [
                 (header::CONTENT_TYPE, "text/html"),
@@ -43,29 +27,29 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
             ],
             sv::status_page(10_555),
         )
-    }))
-    .await;
-    let dir = temp_dir("sv");
-    let mut s = settings(upstream.addr);
-    s.upstream.capture_dir = dir.clone();
-    s.upstream.capture_max_files = 2;
-    s.validate_for_serve()
-        .expect("the folder is created and writable");
-    let app = spawn_app(s).await;
+            .into_response()
+    });
+    let dir = CaptureDir::new();
+    let app = TestApp::on(upstream)
+        .with(|s| s.upstream.capture_max_files = 2)
+        .capturing_into(&dir)
+        .start()
+        .await;
     for name in ["drift.one", "drift.two", "drift.three"] {
-        let response = app.get(&format!("/short-video/profile/{name}")).await;
-        assert_eq!(problem(response).await["code"], "extraction_failed");
+        let answer = app.lookup(ShortVideo, name).await;
+        assert_eq!(answer.problem()["code"], "extraction_failed");
         // One capture at a time: let this one land before the next lookup.
         assert!(
-            eventually(Duration::from_secs(5), || names(&dir)
+            eventually(Duration::from_secs(5), || dir
+                .names()
                 .iter()
                 .any(|n| n.contains(name) && n.ends_with(".meta.json")))
             .await,
             "{name} was captured: {:?}",
-            names(&dir)
+            dir.names()
         );
     }
-    let kept = names(&dir);
+    let kept = dir.names();
     assert_eq!(kept.len(), 4, "two pages and their sidecars: {kept:?}");
     assert!(
         !kept.iter().any(|n| n.contains("drift.one")),
@@ -76,7 +60,8 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         .find(|n| n.ends_with("-drift.three.html"))
         .unwrap();
     let sidecar = page.replace(".html", ".meta.json");
-    let meta: Value = serde_json::from_slice(&std::fs::read(dir.join(&sidecar)).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join(&sidecar)).unwrap()).unwrap();
     assert_eq!(meta["platform"], "short-video");
     assert_eq!(meta["username"], "drift.three");
     assert_eq!(meta["status"], 200);
@@ -87,49 +72,34 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
     assert!(!meta.to_string().contains("cookie-value-never-kept"));
 
     // `extract` on the saved page says what the service said.
-    let out = Command::new(env!("CARGO_BIN_EXE_profile-lookup"))
-        .args(["extract", "short-video"])
-        .arg(dir.join(page))
-        .args(["--username", "drift.three"])
-        .output()
-        .unwrap();
+    let out = Binary::new(&["extract", "short-video"])
+        .arg(dir.path().join(page))
+        .arg("--username")
+        .arg("drift.three")
+        .output();
     assert!(!out.status.success());
     let said: Value = serde_json::from_slice(&out.stderr).expect("a problem document");
     assert_eq!(said["code"], "extraction_failed");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]
 async fn readable_pages_and_not_found_are_never_captured() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let dir = temp_dir("ok");
-    let mut s = settings(upstream.addr);
-    s.upstream.capture_dir = dir.clone();
-    s.validate_for_serve().unwrap();
-    let app = spawn_app(s).await;
+    let dir = CaptureDir::new();
+    let app = TestApp::on(sv::router()).capturing_into(&dir).start().await;
     let found = &sv::sample_users()[0].unique_id;
-    assert_eq!(
-        app.get(&format!("/short-video/profile/{found}"))
-            .await
-            .status(),
-        200
-    );
-    assert_eq!(
-        app.get("/short-video/profile/nobody.at.all").await.status(),
-        404
-    );
+    app.lookup(ShortVideo, found).await.expect_status(200);
+    app.lookup(ShortVideo, "nobody.at.all")
+        .await
+        .expect_status(404);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(names(&dir).is_empty(), "{:?}", names(&dir));
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(dir.names().is_empty(), "{:?}", dir.names());
 }
 
 #[test]
 fn a_capture_dir_that_cannot_be_written_stops_serve() {
-    let file = temp_dir("file");
-    std::fs::write(&file, "not a folder").unwrap();
+    let file = crate::support::temp_file("it-capture-file-", "", b"not a folder");
     let mut s = settings("127.0.0.1:1".parse().unwrap());
-    s.upstream.capture_dir = file.clone();
+    s.upstream.capture_dir = file.path().to_owned();
     let err = s.validate_for_serve().unwrap_err().to_string();
     assert!(err.contains("upstream.capture_dir"), "{err}");
-    std::fs::remove_file(&file).unwrap();
 }

@@ -4,50 +4,31 @@
 //! `short_video.junk_headers = false` sends none; photo-share's JSON request never carries
 //! them, and its page request only when `photo_share.junk_headers` is turned on.
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::Request;
 use axum::http::HeaderMap;
 use profile_lookup::config::Settings;
 use profile_lookup::registry::Platform;
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
-use tower::ServiceExt;
 
-use crate::support::{self, spawn_app, spawn_upstream};
+use crate::support::app::Target;
+use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp, spawn_upstream};
 
 /// The letters a junk header's name and value are made of: no vowel, no `y`, so no name can
 /// spell a real header.
 const CONSONANTS: &str = "bcdfghjklmnpqrstvwxz";
 
-/// Every request's path and headers, in arrival order.
-type Log = Arc<Mutex<Vec<(String, HeaderMap)>>>;
-
-/// `router` behind a recorder.
-async fn recording(router: Router) -> (support::Upstream, Log) {
-    let log: Log = Arc::default();
-    let keep = log.clone();
-    let router = Router::new().fallback(move |request: Request| {
-        let (router, keep) = (router.clone(), keep.clone());
-        async move {
-            let path = request
-                .uri()
-                .path_and_query()
-                .map(|p| p.to_string())
-                .unwrap_or_default();
-            keep.lock().unwrap().push((path, request.headers().clone()));
-            router.oneshot(request).await.unwrap()
-        }
-    });
-    (spawn_upstream(router).await, log)
+/// The app on `upstream` with the cache off, so every lookup goes out.
+fn uncached(upstream: impl Into<Target>) -> AppBuilder {
+    TestApp::on(upstream).with(|s| s.cache.enabled = false)
 }
 
-/// Settings against `upstream` with the cache off, so every lookup goes out.
-fn uncached(upstream: &support::Upstream) -> Settings {
-    let mut settings = support::settings(upstream.addr);
-    settings.cache.enabled = false;
-    settings
+/// Every request `app`'s upstream received: its path and query, and its headers.
+fn requests(app: &TestApp) -> Vec<(String, HeaderMap)> {
+    app.upstream()
+        .seen()
+        .into_iter()
+        .map(|s| (s.target, s.headers))
+        .collect()
 }
 
 fn is_consonants(text: &str) -> bool {
@@ -78,13 +59,13 @@ fn junk(headers: &HeaderMap) -> Vec<String> {
 
 #[tokio::test]
 async fn short_video_page_requests_carry_two_to_eight_random_junk_headers() {
-    let (upstream, log) = recording(sv::router()).await;
-    let app = spawn_app(uncached(&upstream)).await;
-    let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
+    let app = uncached(sv::router()).start().await;
     for _ in 0..24 {
-        assert_eq!(app.get(&path).await.status(), 200);
+        app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+            .await
+            .expect_status(200);
     }
-    let requests = log.lock().unwrap().clone();
+    let requests = requests(&app);
     assert_eq!(requests.len(), 24, "one page request per lookup");
     let mut counts = std::collections::BTreeSet::new();
     let mut names = std::collections::BTreeSet::new();
@@ -127,15 +108,16 @@ async fn short_video_page_requests_carry_two_to_eight_random_junk_headers() {
 
 #[tokio::test]
 async fn short_video_junk_headers_false_sends_none() {
-    let (upstream, log) = recording(sv::router()).await;
-    let mut settings = uncached(&upstream);
-    settings.platform_mut(Platform::ShortVideo).junk_headers = false;
-    let app = spawn_app(settings).await;
-    let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
+    let app = uncached(sv::router())
+        .with(|s| s.platform_mut(Platform::ShortVideo).junk_headers = false)
+        .start()
+        .await;
     for _ in 0..4 {
-        assert_eq!(app.get(&path).await.status(), 200);
+        app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+            .await
+            .expect_status(200);
     }
-    let requests = log.lock().unwrap().clone();
+    let requests = requests(&app);
     assert_eq!(requests.len(), 4);
     for (path, headers) in &requests {
         assert_eq!(junk(headers), Vec::<String>::new(), "{path}");
@@ -144,31 +126,39 @@ async fn short_video_junk_headers_false_sends_none() {
 
 #[tokio::test]
 async fn photo_share_json_requests_never_carry_junk_headers() {
-    let (upstream, log) = recording(ps::router()).await;
-    let path = format!("/photo-share/profile/{}", ps::PUBLIC_USER.username);
-
-    // Off by default on photo-share: neither the JSON nor the page request carries any.
-    let mut settings = uncached(&upstream);
-    settings.platform_mut(Platform::PhotoShare).sources = vec!["json".into(), "page".into()];
+    let upstream = spawn_upstream(ps::router()).await;
     assert!(
-        !settings.platform(Platform::PhotoShare).junk_headers,
+        !uncached(&upstream)
+            .settings()
+            .platform(Platform::PhotoShare)
+            .junk_headers,
         "off by default"
     );
-    let app = spawn_app(settings.clone()).await;
-    assert_eq!(app.get(&path).await.status(), 200);
-    settings.platform_mut(Platform::PhotoShare).sources = vec!["page".into()];
-    let app = spawn_app(settings.clone()).await;
-    assert_eq!(app.get(&path).await.status(), 200);
-
-    // Turned on: the page request carries them, the JSON request still never does.
-    settings.platform_mut(Platform::PhotoShare).junk_headers = true;
-    let app = spawn_app(settings.clone()).await;
-    assert_eq!(app.get(&path).await.status(), 200);
-    settings.platform_mut(Platform::PhotoShare).sources = vec!["json".into()];
-    let app = spawn_app(settings).await;
-    assert_eq!(app.get(&path).await.status(), 200);
-
-    let requests = log.lock().unwrap().clone();
+    // Off by default on photo-share: neither the JSON nor the page request carries any; turned
+    // on, the page request carries them, the JSON request still never does.
+    for (junk_headers, sources) in [
+        (false, &["json", "page"][..]),
+        (false, &["page"]),
+        (true, &["page"]),
+        (true, &["json"]),
+    ] {
+        let app = uncached(&upstream)
+            .with(|s| {
+                let platform = s.platform_mut(Platform::PhotoShare);
+                platform.junk_headers = junk_headers;
+                platform.sources = sources.iter().map(|s| (*s).to_owned()).collect();
+            })
+            .start()
+            .await;
+        app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+            .await
+            .expect_status(200);
+    }
+    let requests: Vec<(String, HeaderMap)> = upstream
+        .seen()
+        .into_iter()
+        .map(|s| (s.target, s.headers))
+        .collect();
     let kinds: Vec<(bool, usize)> = requests
         .iter()
         .map(|(path, headers)| (path.starts_with("/api/"), junk(headers).len()))

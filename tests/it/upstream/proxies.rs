@@ -14,98 +14,36 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use stand_in::short_video as sv;
-use tower::ServiceExt;
 
+use crate::support::binary::Binary;
 use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
-use crate::support::{self, TestApp, problem, spawn_app, spawn_upstream};
+use crate::support::routers::{behind_the_waf, both_platforms};
+use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp};
 
-/// One request as the upstream saw it.
-#[derive(Clone, Debug)]
-struct Seen {
-    /// The proxy's tag (`-` when it came straight).
-    via: String,
-    /// Path and query.
-    path: String,
-    /// The `Cookie` header, or "".
-    cookie: String,
-}
+/// The proxies whose requests an upstream made by [`guarded`] refuses.
+#[derive(Clone, Default)]
+struct Blocked(Arc<Mutex<HashSet<String>>>);
 
-/// A loopback upstream serving both platforms' samples, recording every request and answering
-/// 429 to those that came through a blocked proxy.
-struct Rig {
-    upstream: support::Upstream,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    blocked: Arc<Mutex<HashSet<String>>>,
-}
-
-impl Rig {
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    fn via(&self) -> Vec<String> {
-        self.seen().into_iter().map(|s| s.via).collect()
-    }
-
+impl Blocked {
     fn block(&self, tag: &str) {
-        self.blocked.lock().unwrap().insert(tag.to_owned());
+        self.0.lock().unwrap().insert(tag.to_owned());
     }
 }
 
-/// Both platforms' sample routers on one host (short-video pages are `/@name`).
-fn both_platforms() -> Router {
-    let (sv, ps) = (
-        stand_in::short_video::router(),
-        stand_in::photo_share::router(),
-    );
-    Router::new().fallback(move |request: Request| {
-        let (sv, ps) = (sv.clone(), ps.clone());
-        async move {
-            let router = if request.uri().path().starts_with("/@") {
-                sv
-            } else {
-                ps
-            };
-            router.oneshot(request).await.into_response()
-        }
-    })
-}
-
-/// `router` behind the recorder; with `set_cookie`, every answer sets `via=<proxy tag>`.
-async fn rig(router: Router, set_cookie: bool) -> Rig {
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let blocked: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let (log, deny) = (seen.clone(), blocked.clone());
+/// `router` answering 429 to every request that came through a blocked proxy; with
+/// `set_cookie`, every answer sets `via=<proxy tag>`.
+fn guarded(router: Router, set_cookie: bool) -> (Router, Blocked) {
+    let blocked = Blocked::default();
+    let deny = blocked.clone();
     let router = router.layer(axum::middleware::from_fn(
         move |request: Request, next: axum::middleware::Next| {
-            let (log, deny) = (log.clone(), deny.clone());
+            let deny = deny.clone();
             async move {
-                let seen = {
-                    let text = |name: &str| {
-                        request
-                            .headers()
-                            .get(name)
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("")
-                            .to_owned()
-                    };
-                    Seen {
-                        via: match text(TAG_HEADER) {
-                            tag if tag.is_empty() => "-".to_owned(),
-                            tag => tag,
-                        },
-                        path: request
-                            .uri()
-                            .path_and_query()
-                            .map(|p| p.to_string())
-                            .unwrap_or_default(),
-                        cookie: text("cookie"),
-                    }
+                let via = match request.headers().get(TAG_HEADER) {
+                    Some(tag) => tag.to_str().unwrap_or("").to_owned(),
+                    None => "-".to_owned(),
                 };
-                let via = seen.via.clone();
-                log.lock().unwrap().push(seen);
-                let refused = deny.lock().unwrap().contains(&via);
-                if refused {
+                if deny.0.lock().unwrap().contains(&via) {
                     return (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response();
                 }
                 let mut response = next.run(request).await;
@@ -119,54 +57,30 @@ async fn rig(router: Router, set_cookie: bool) -> Rig {
             }
         },
     ));
-    Rig {
-        upstream: spawn_upstream(router).await,
-        seen,
-        blocked,
-    }
+    (router, blocked)
 }
 
-/// Test settings against `rig`, through `proxies`, with the cache off (every lookup goes out).
-fn through(rig: &Rig, proxies: &[&ForwardProxy]) -> Settings {
-    let mut s = support::settings(rig.upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = proxies.iter().map(|p| p.url()).collect();
-    s
-}
-
-async fn proxies(tags: &[&str]) -> Vec<ForwardProxy> {
-    let mut out = Vec::new();
-    for tag in tags {
-        out.push(ForwardProxy::start(tag, Mode::Forward, None).await);
-    }
-    out
-}
-
-fn short_video(name: &str) -> String {
-    format!("/short-video/profile/{name}")
-}
-
-fn photo_share(name: &str) -> String {
-    format!("/photo-share/profile/{name}")
+/// The app on both stand-ins through `proxies`, cache off, the proxies in `blocked` refused.
+fn on_both_through<'p>(
+    proxies: impl IntoIterator<Item = &'p ForwardProxy>,
+) -> (AppBuilder, Blocked) {
+    let (router, blocked) = guarded(both_platforms(), false);
+    (TestApp::on(router).through(proxies), blocked)
 }
 
 const SV_NAME: &str = "sunny.kitchen.lab";
 
-async fn metrics_text(app: &TestApp) -> String {
-    app.get_anonymous("/metrics").await.text().await.unwrap()
-}
-
 #[tokio::test]
 async fn lookups_take_the_proxies_in_turn() {
-    let rig = rig(both_platforms(), false).await;
-    let p = proxies(&["a", "b", "c"]).await;
-    let app = spawn_app(through(&rig, &[&p[0], &p[1], &p[2]])).await;
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let (app, _) = on_both_through(&p);
+    let app = app.start().await;
     for _ in 0..6 {
-        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+        app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
-    assert_eq!(rig.via(), ["a", "b", "c", "a", "b", "c"]);
+    assert_eq!(app.upstream().via(), ["a", "b", "c", "a", "b", "c"]);
     assert!(p.iter().all(|p| p.forwarded() == 2));
-    let metrics = metrics_text(&app).await;
+    let metrics = app.metrics().await;
     for proxy in ["0", "1", "2"] {
         assert!(
             metrics.contains(&format!(
@@ -179,70 +93,56 @@ async fn lookups_take_the_proxies_in_turn() {
 
 #[tokio::test]
 async fn every_request_of_one_lookup_goes_through_one_proxy() {
-    let rig = rig(both_platforms(), false).await;
-    let p = proxies(&["a", "b"]).await;
-    let app = spawn_app(through(&rig, &[&p[0], &p[1]])).await;
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = on_both_through(&p).0.start().await;
     // No such user: the profile JSON says `user: null`, then the page's 404 confirms it.
     for _ in 0..2 {
-        assert_eq!(app.get(&photo_share("no.such.person")).await.status(), 404);
+        app.lookup(PhotoShare, "no.such.person")
+            .await
+            .expect_status(404);
     }
-    let seen = rig.seen();
+    let seen = app.upstream().seen();
     assert_eq!(seen.len(), 4, "{seen:?}");
-    assert!(seen[0].path.starts_with("/api/v1/users/web_profile_info/"));
-    assert_eq!(seen[1].path, "/no.such.person/");
+    assert!(seen[0].target.starts_with("/api/v1/users/web_profile_info/"));
+    assert_eq!(seen[1].target, "/no.such.person/");
     assert_eq!((seen[0].via.as_str(), seen[1].via.as_str()), ("a", "a"));
     assert_eq!((seen[2].via.as_str(), seen[3].via.as_str()), ("b", "b"));
 }
 
 #[tokio::test]
 async fn the_waf_challenge_and_its_cookie_stay_with_one_proxy() {
-    const ANSWER: u32 = 4_321;
-    let page = sv::profile_page(sv::Era::Universal, &sv::PUBLIC_USER, 64 * 1024);
-    let waf = Router::new().fallback(move |request: Request| {
-        let page = page.clone();
-        async move {
-            let cookie = request
-                .headers()
-                .get(header::COOKIE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            if sv::waf_cookie_is_valid(cookie, ANSWER) {
-                (StatusCode::OK, page).into_response()
-            } else {
-                (StatusCode::OK, sv::waf_challenge_page(ANSWER)).into_response()
-            }
-        }
-    });
-    let rig = rig(waf, false).await;
-    let p = proxies(&["a", "b"]).await;
-    let app = spawn_app(through(&rig, &[&p[0], &p[1]])).await;
-    let path = short_video(sv::PUBLIC_USER.unique_id);
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(behind_the_waf(4_321)).through(&p).start().await;
     for _ in 0..3 {
-        assert_eq!(app.get(&path).await.status(), 200);
+        app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+            .await
+            .expect_status(200);
     }
-    let seen = rig.seen();
+    let seen = app.upstream().seen();
     let via: Vec<&str> = seen.iter().map(|s| s.via.as_str()).collect();
+    let cookie: Vec<&str> = seen.iter().map(|s| s.header("cookie")).collect();
     // a: challenge, answer; b: its own challenge (a's cookie is not b's), answer; a: the page
     // at once, with the cookie a earned.
     assert_eq!(via, ["a", "a", "b", "b", "a"], "{seen:?}");
-    assert!(
-        seen[0].cookie.is_empty() && seen[2].cookie.is_empty(),
-        "{seen:?}"
-    );
-    assert!(!seen[1].cookie.is_empty() && !seen[3].cookie.is_empty());
-    assert_eq!(seen[4].cookie, seen[1].cookie);
+    assert!(cookie[0].is_empty() && cookie[2].is_empty(), "{seen:?}");
+    assert!(!cookie[1].is_empty() && !cookie[3].is_empty());
+    assert_eq!(cookie[4], cookie[1]);
 }
 
 #[tokio::test]
 async fn a_cookie_set_through_one_proxy_goes_back_through_that_proxy_only() {
-    let rig = rig(both_platforms(), true).await;
-    let p = proxies(&["a", "b"]).await;
-    let app = spawn_app(through(&rig, &[&p[0], &p[1]])).await;
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let (router, _) = guarded(both_platforms(), true);
+    let app = TestApp::on(router).through(&p).start().await;
     for _ in 0..4 {
-        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+        app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
-    let cookies: Vec<(String, String)> =
-        rig.seen().into_iter().map(|s| (s.via, s.cookie)).collect();
+    let cookies: Vec<(String, String)> = app
+        .upstream()
+        .seen()
+        .into_iter()
+        .map(|s| (s.via.clone(), s.header("cookie").to_owned()))
+        .collect();
     assert_eq!(
         cookies,
         [
@@ -256,37 +156,38 @@ async fn a_cookie_set_through_one_proxy_goes_back_through_that_proxy_only() {
 
 #[tokio::test]
 async fn a_blocked_proxy_rests_and_the_lookup_moves_on_at_once() {
-    let rig = rig(both_platforms(), false).await;
-    rig.block("b");
-    let p = proxies(&["a", "b", "c"]).await;
-    let mut settings = through(&rig, &[&p[0], &p[1], &p[2]]);
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let (app, blocked) = on_both_through(&p);
+    blocked.block("b");
     // A backoff wait would show: the move to another proxy must not wait at all.
-    settings.retry.base_delay_ms = 5_000;
-    settings.retry.max_delay_ms = 5_000;
-    settings.retry.max_total_ms = 20_000;
-    let app = spawn_app(settings).await;
-    assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
-    let started = Instant::now();
-    assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
-    assert!(started.elapsed() < Duration::from_secs(2), "no wait");
-    assert_eq!(rig.via(), ["a", "b", "c"]);
+    let app = app
+        .with(|s| {
+            s.retry.base_delay_ms = 5_000;
+            s.retry.max_delay_ms = 5_000;
+            s.retry.max_total_ms = 20_000;
+        })
+        .start()
+        .await;
+    app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
+    let (answer, took) = app.timed_lookup(ShortVideo, SV_NAME).await;
+    answer.expect_status(200);
+    assert!(took < Duration::from_secs(2), "no wait");
+    assert_eq!(app.upstream().via(), ["a", "b", "c"]);
     for _ in 0..4 {
-        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+        app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
-    assert_eq!(rig.via()[3..], ["a", "c", "a", "c"], "b rests");
+    assert_eq!(app.upstream().via()[3..], ["a", "c", "a", "c"], "b rests");
     // Photo-share retries throttles with backoff on the direct route; through proxies a
     // throttle moves the lookup at once, and both of its requests go through the new proxy.
-    rig.block("a");
-    let before = rig.seen().len();
-    let started = Instant::now();
-    let response = app.get(&photo_share("no.such.person")).await;
-    assert_eq!(response.status(), 404);
-    assert!(started.elapsed() < Duration::from_secs(2), "no backoff");
-    let after: Vec<String> = rig.seen()[before..].iter().map(|s| s.via.clone()).collect();
+    blocked.block("a");
+    let before = app.hits();
+    let (answer, took) = app.timed_lookup(PhotoShare, "no.such.person").await;
+    answer.expect_status(404);
+    assert!(took < Duration::from_secs(2), "no backoff");
     // Photo-share has its own turns and rests: a (blocked now), b (blocked too), then c for
     // both of the lookup's requests.
-    assert_eq!(after, ["a", "b", "c", "c"]);
-    let metrics = metrics_text(&app).await;
+    assert_eq!(app.upstream().via()[before..], ["a", "b", "c", "c"]);
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("profile_lookup_proxy_blocks_total{platform=\"short-video\",proxy=\"1\"}")
     );
@@ -296,74 +197,81 @@ async fn a_blocked_proxy_rests_and_the_lookup_moves_on_at_once() {
 
 #[tokio::test]
 async fn with_every_proxy_resting_the_caller_gets_429_and_retry_after() {
-    let rig = rig(both_platforms(), false).await;
-    rig.block("a");
-    rig.block("b");
-    let p = proxies(&["a", "b"]).await;
-    let mut settings = through(&rig, &[&p[0], &p[1]]);
-    settings.upstream.proxy_cooldown_seconds = 120;
-    let app = spawn_app(settings).await;
-    let response = app.get(&short_video(SV_NAME)).await;
-    assert_eq!(response.status(), 429);
-    let wait: u64 = response.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let (app, blocked) = on_both_through(&p);
+    blocked.block("a");
+    blocked.block("b");
+    let app = app
+        .with(|s| s.upstream.proxy_cooldown_seconds = 120)
+        .start()
+        .await;
+    let answer = app
+        .lookup(ShortVideo, SV_NAME)
+        .await
+        .expect_problem(429, "upstream_blocked");
+    let wait = answer.retry_after();
     assert!((100..=120).contains(&wait), "{wait}");
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
     // The page on a, the page on b, then (b being the last) the embed on b.
-    assert_eq!(rig.via(), ["a", "b", "b"]);
+    assert_eq!(app.upstream().via(), ["a", "b", "b"]);
     // Resting proxies are not asked at all.
-    let response = app.get(&short_video(SV_NAME)).await;
-    assert_eq!(response.status(), 429);
-    assert!(response.headers().contains_key("retry-after"));
-    assert_eq!(rig.via().len(), 3);
+    app.lookup(ShortVideo, SV_NAME)
+        .await
+        .expect_status(429)
+        .expect_has("retry-after");
+    assert_eq!(app.hits(), 3);
 }
 
 #[tokio::test]
 async fn failing_proxies_rest_and_never_hold_the_request_past_its_deadline() {
-    let rig = rig(both_platforms(), false).await;
     let refusing = ForwardProxy::refusing().await;
     let auth = ForwardProxy::start("auth", Mode::Always407, None).await;
     let resetting = ForwardProxy::start("resetting", Mode::Reset, None).await;
     let good = ForwardProxy::start("good", Mode::Forward, None).await;
-    let mut settings = through(&rig, &[&refusing, &auth, &resetting, &good]);
-    settings.upstream.timeout_ms = 500;
-    settings.server.request_timeout_ms = 5_000;
-    let app = spawn_app(settings).await;
-    let started = Instant::now();
-    assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
-    let took = started.elapsed();
+    let (app, _) = on_both_through([&refusing, &auth, &resetting, &good]);
+    let app = app
+        .with(|s| {
+            s.upstream.timeout_ms = 500;
+            s.server.request_timeout_ms = 5_000;
+        })
+        .start()
+        .await;
+    let (answer, took) = app.timed_lookup(ShortVideo, SV_NAME).await;
+    answer.expect_status(200);
     assert!(
         took < Duration::from_millis(1_500),
         "quick failures: {took:?}"
     );
     assert_eq!(auth.refused_auth(), 1);
-    assert_eq!(rig.via(), ["good"]);
+    assert_eq!(app.upstream().via(), ["good"]);
     // Every failed proxy rests: the next lookups go straight to the good one.
     let started = Instant::now();
     for _ in 0..3 {
-        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+        app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
     assert!(started.elapsed() < Duration::from_secs(1));
-    assert_eq!(rig.via(), ["good"; 4]);
+    assert_eq!(app.upstream().via(), ["good"; 4]);
     assert_eq!(auth.refused_auth(), 1);
 
     // A lone proxy that takes a plain-HTTP request and never answers cannot be told from a
     // platform that is slow behind it (a CONNECT left unanswered can: `proxy_blame`): the
     // caller hears 500 `upstream_unavailable` within the upstream time-out, and nothing rests.
     let hanging = ForwardProxy::start("hanging", Mode::Hang, None).await;
-    let mut settings = through(&rig, &[&hanging]);
-    settings.upstream.timeout_ms = 300;
-    let app = spawn_app(settings).await;
+    let app = TestApp::on(app.upstream())
+        .through([&hanging])
+        .with(|s| s.upstream.timeout_ms = 300)
+        .start()
+        .await;
     for _ in 0..2 {
-        let started = Instant::now();
-        let response = app.get(&photo_share("no.such.person")).await;
-        assert_eq!(response.status(), 500);
-        assert_eq!(problem(response).await["code"], "upstream_unavailable");
-        assert!(started.elapsed() < Duration::from_millis(1_500));
+        let (answer, took) = app.timed_lookup(PhotoShare, "no.such.person").await;
+        answer.expect_problem(500, "upstream_unavailable");
+        assert!(took < Duration::from_millis(1_500));
     }
+}
+
+/// The plain or browser-grade client of `settings` through `proxy` (its credentials or none).
+fn client_via(settings: &Settings, proxy: &str) -> profile_lookup::upstream::Upstream {
+    let url = url::Url::parse(proxy).unwrap();
+    profile_lookup::upstream::Upstream::via(settings, Some(&url)).unwrap()
 }
 
 #[tokio::test]
@@ -374,9 +282,7 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
     let mut settings = Settings::default();
     settings.upstream.ca_file = server.pki.write_ca_file();
     settings.upstream.timeout_ms = 3_000;
-    let url = url::Url::parse(&proxy.url()).unwrap();
-    let upstream = profile_lookup::upstream::Upstream::via(&settings, Some(&url)).unwrap();
-    let response = upstream
+    let response = client_via(&settings, &proxy.url())
         .get(server.url("/profile"), Default::default())
         .await
         .unwrap();
@@ -384,9 +290,7 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
     assert_eq!(response.body, PROFILE_PAGE.as_bytes());
     assert_eq!((proxy.tunnels(), proxy.refused_auth()), (1, 0));
     // Without the credentials the tunnel is refused, and that is a connect failure.
-    let bare = url::Url::parse(&proxy.url_without_credentials()).unwrap();
-    let upstream = profile_lookup::upstream::Upstream::via(&settings, Some(&bare)).unwrap();
-    let err = upstream
+    let err = client_via(&settings, &proxy.url_without_credentials())
         .get(server.url("/profile"), Default::default())
         .await
         .unwrap_err();
@@ -397,28 +301,17 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
 /// The password every proxy of [`credentials_appear_in_no_log_metric_error_or_problem`] uses.
 const SECRET: &str = "pw-Zq8vK2-never-shown";
 
-#[test]
-fn credentials_appear_in_no_log_metric_error_or_problem() {
-    use std::process::{Command, Stdio};
-    const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (rig, good, always407, refusing, listen) = runtime.block_on(async {
-        (
-            rig(both_platforms(), false).await,
-            ForwardProxy::start("good", Mode::Forward, Some(("agent", SECRET))).await,
-            ForwardProxy::start("407", Mode::Always407, Some(("agent", SECRET))).await,
-            ForwardProxy::refusing().await,
-            support::closed_port().await,
-        )
-    });
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_appear_in_no_log_metric_error_or_problem() {
+    let upstream = support::spawn_upstream(both_platforms()).await;
+    let good = ForwardProxy::start("good", Mode::Forward, Some(("agent", SECRET))).await;
+    let always407 = ForwardProxy::start("407", Mode::Always407, Some(("agent", SECRET))).await;
+    let refusing = ForwardProxy::refusing().await;
+    let listen = support::closed_port().await;
     let with_secret = |p: &ForwardProxy| format!("http://agent:{SECRET}@{}", p.addr);
-    let config = std::env::temp_dir().join(format!(
-        "profile-lookup-proxies-{}-{}.toml",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    std::fs::write(
-        &config,
+    let config = support::temp_file(
+        "profile-lookup-proxies-",
+        ".toml",
         format!(
             "[server]\nlisten = \"{listen}\"\n\
              [auth]\napi_keys = [\"{key}\"]\n\
@@ -428,60 +321,35 @@ fn credentials_appear_in_no_log_metric_error_or_problem() {
              [cache]\nenabled = false\n\
              [log]\nformat = \"json\"\nlevel = \"debug\"\n",
             key = support::KEY,
-            up = rig.upstream.addr,
+            up = upstream.addr,
             g = with_secret(&good),
             a = with_secret(&always407),
             r = with_secret(&refusing),
-        ),
-    )
-    .unwrap();
-    let child = Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let base = format!("http://{listen}");
-    let mut seen_text = String::new();
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while client.get(format!("{base}/healthz")).send().await.is_err() {
-            assert!(Instant::now() < deadline, "serve did not come up");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let get = |path: String| {
-            client
-                .get(format!("{base}{path}"))
-                .bearer_auth(support::KEY)
-                .send()
-        };
-        // Through the good proxy (with its credentials), then the 407 one (rested, and the
-        // lookup moves to the good one).
-        for _ in 0..2 {
-            let response = get(short_video(SV_NAME)).await.unwrap();
-            assert_eq!(response.status(), 200);
-        }
-        // Photo-share's only proxy refuses connections: 429 and a problem body.
-        let response = get(photo_share("no.such.person")).await.unwrap();
-        assert_eq!(response.status(), 429);
-        seen_text.push_str(&response.text().await.unwrap());
-        let metrics = client
-            .get(format!("{base}/metrics"))
-            .send()
+        )
+        .as_bytes(),
+    );
+    let serve = Binary::serve_with(config.path())
+        .logs()
+        .start_serving(listen, support::KEY);
+    // Through the good proxy (with its credentials), then the 407 one (rested, and the lookup
+    // moves to the good one).
+    for _ in 0..2 {
+        serve
+            .get(&support::profile_path(ShortVideo, SV_NAME))
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        assert!(metrics.contains("proxy=\"1\""), "{metrics}");
-        seen_text.push_str(&metrics);
-    });
-    assert_eq!(rig.via(), ["good", "good"]);
+            .expect_status(200);
+    }
+    // Photo-share's only proxy refuses connections: 429 and a problem body.
+    let problem = serve
+        .get(&support::profile_path(PhotoShare, "no.such.person"))
+        .await
+        .expect_status(429)
+        .text();
+    let metrics = serve.get_anonymous("/metrics").await.text();
+    assert!(metrics.contains("proxy=\"1\""), "{metrics}");
+    assert_eq!(upstream.via(), ["good", "good"]);
     assert_eq!(always407.refused_auth(), 1, "the 407 proxy was asked once");
-    let out = crate::support::terminate(child);
+    let out = serve.stop().await;
     let logs =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(logs.contains("proxy rests"), "{logs}");
@@ -489,6 +357,7 @@ fn credentials_appear_in_no_log_metric_error_or_problem() {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.encode(format!("agent:{SECRET}"))
     };
+    let seen_text = problem + &metrics;
     for (what, text) in [("logs", &logs), ("metrics and problem", &seen_text)] {
         for needle in [SECRET, "agent:pw", basic.as_str()] {
             assert!(!text.contains(needle), "credentials leaked into the {what}");
@@ -496,23 +365,21 @@ fn credentials_appear_in_no_log_metric_error_or_problem() {
     }
 
     // A proxy the config refuses is named by position, its password masked.
-    std::fs::write(
-        &config,
+    let config = support::temp_file(
+        "profile-lookup-proxies-",
+        ".toml",
         format!(
             "[auth]\napi_keys = [\"k\"]\n[upstream]\nproxies = [\"http://h:1\", \"ftp://agent:{SECRET}@h:21\"]\n"
-        ),
-    )
-    .unwrap();
-    let out = Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+        )
+        .as_bytes(),
+    );
+    let out = Binary::new(&["serve", "--config"])
+        .arg(config.path())
+        .output();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("upstream.proxies[1]"), "{stderr}");
     assert!(!stderr.contains(SECRET), "{stderr}");
-    let _ = std::fs::remove_file(&config);
 }
 
 #[tokio::test]
@@ -520,28 +387,25 @@ async fn a_fleet_shares_proxy_rests_through_redis() {
     let Some(redis) = crate::support::test_redis::start() else {
         return;
     };
-    let rig = rig(both_platforms(), false).await;
-    rig.block("a");
     let a = ForwardProxy::start("a", Mode::Forward, Some(("agent", SECRET))).await;
     let b = ForwardProxy::start("b", Mode::Forward, Some(("agent", SECRET))).await;
-    let mut base = through(&rig, &[&a, &b]);
-    base.redis.url = redis.url();
-    base.redis.key_prefix = "it-proxies:".into();
-    let first = spawn_app(base.clone()).await;
-    let second = spawn_app(base).await;
+    let (app, blocked) = on_both_through([&a, &b]);
+    blocked.block("a");
+    let apps = app.on_redis(&redis.url()).replicas(2).await;
+    let (first, second) = (&apps[0], &apps[1]);
     // The first replica meets the block on a, rests it fleet-wide, and moves to b.
-    assert_eq!(first.get(&short_video(SV_NAME)).await.status(), 200);
-    assert_eq!(rig.via(), ["a", "b"]);
+    first.lookup(ShortVideo, SV_NAME).await.expect_status(200);
+    assert_eq!(first.upstream().via(), ["a", "b"]);
     // The second replica never tries a, though its own turn starts there.
     for _ in 0..4 {
-        assert_eq!(second.get(&short_video(SV_NAME)).await.status(), 200);
+        second.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
-    assert_eq!(rig.via(), ["a", "b", "b", "b", "b", "b"]);
+    assert_eq!(first.upstream().via(), ["a", "b", "b", "b", "b", "b"]);
     assert_eq!(a.forwarded(), 1);
     // Redis names the proxy by position; no key or value holds its URL or credentials.
     let mut conn = redis.raw().await;
     let keys: Vec<String> = redis::AsyncCommands::keys(&mut conn, "*").await.unwrap();
-    let rest = "it-proxies:{r:short-video}:0";
+    let rest = "it:{r:short-video}:0";
     assert!(keys.iter().any(|k| k == rest), "{keys:?}");
     let left: i64 = redis::AsyncCommands::pttl(&mut conn, rest).await.unwrap();
     assert!(left > 0 && left <= 300_000, "{left}");
@@ -580,21 +444,20 @@ async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
             }
         }
     });
-    let rig = rig(router, false).await;
-    let p = proxies(&["a", "b", "c"]).await;
-    let app = spawn_app(through(&rig, &[&p[0], &p[1], &p[2]])).await;
-    let path = short_video(sv::PUBLIC_USER.unique_id);
-    assert_eq!(app.get(&path).await.status(), 200);
-    assert_eq!(rig.via(), ["a", "b"]);
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let app = TestApp::on(router).through(&p).start().await;
+    let name = sv::PUBLIC_USER.unique_id;
+    app.lookup(ShortVideo, name).await.expect_status(200);
+    assert_eq!(app.upstream().via(), ["a", "b"]);
     // Every proxy left is region-locked too: 451, not 429.
     locked
         .lock()
         .unwrap()
         .extend(["b".to_owned(), "c".to_owned()]);
-    let response = app.get(&path).await;
-    assert_eq!(response.status(), 451);
-    assert_eq!(problem(response).await["code"], "region_locked");
-    assert_eq!(rig.via(), ["a", "b", "c", "b"]);
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_problem(451, "region_locked");
+    assert_eq!(app.upstream().via(), ["a", "b", "c", "b"]);
 }
 
 /// The browser-grade client goes through the same routes: absolute-form HTTP and a CONNECT
@@ -604,21 +467,21 @@ async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
 async fn the_browser_client_goes_through_proxies_too() {
     use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
     use profile_lookup::config::UpstreamClient;
-    let rig = rig(both_platforms(), false).await;
     let p = ForwardProxy::start("a", Mode::Forward, Some(("agent", SECRET))).await;
-    let mut settings = through(&rig, &[&p]);
-    settings.upstream.client = UpstreamClient::Browser;
-    let app = spawn_app(settings).await;
-    assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
-    assert_eq!(rig.via(), ["a"]);
+    let (app, _) = on_both_through([&p]);
+    let app = app
+        .with(|s| s.upstream.client = UpstreamClient::Browser)
+        .start()
+        .await;
+    app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
+    assert_eq!(app.upstream().via(), ["a"]);
 
     let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
     let mut settings = Settings::default();
     settings.upstream.client = UpstreamClient::Browser;
     settings.upstream.ca_file = server.pki.write_ca_file();
     settings.upstream.timeout_ms = 3_000;
-    let url = url::Url::parse(&p.url()).unwrap();
-    let upstream = profile_lookup::upstream::Upstream::via(&settings, Some(&url)).unwrap();
+    let upstream = client_via(&settings, &p.url());
     assert!(upstream.is_browser());
     let response = upstream
         .get(server.url("/profile"), Default::default())
@@ -634,22 +497,19 @@ async fn with_redis_down_a_replica_keeps_its_own_rests() {
     let Some(mut redis) = crate::support::test_redis::start() else {
         return;
     };
-    let rig = rig(both_platforms(), false).await;
-    rig.block("a");
-    let p = proxies(&["a", "b"]).await;
-    let mut settings = through(&rig, &[&p[0], &p[1]]);
-    settings.redis.url = redis.url();
-    settings.redis.key_prefix = "it-proxies-down:".into();
-    let app = spawn_app(settings).await;
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let (app, blocked) = on_both_through(&p);
+    blocked.block("a");
+    let app = app.on_redis(&redis.url()).start().await;
     redis.kill();
     // Stopped mid-conversation (SIGSTOP) would cost a Redis time-out per call; killed, calls
     // fail at once. Either way the lookups go on on the replica's own rests.
     let started = Instant::now();
     for _ in 0..4 {
-        assert_eq!(app.get(&short_video(SV_NAME)).await.status(), 200);
+        app.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
     assert!(started.elapsed() < Duration::from_secs(3));
-    assert_eq!(rig.via(), ["a", "b", "b", "b", "b"]);
+    assert_eq!(app.upstream().via(), ["a", "b", "b", "b", "b"]);
 }
 
 #[tokio::test]
@@ -668,17 +528,19 @@ async fn a_body_the_platform_broke_rests_no_proxy() {
             vec![b'x'; 64 * 1024].into_response()
         }
     });
-    let rig = rig(router, false).await;
-    let p = proxies(&["a", "b"]).await;
-    let mut settings = through(&rig, &[&p[0], &p[1]]);
-    settings.upstream.max_body_bytes = 16 * 1024;
-    let app = spawn_app(settings).await;
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(router)
+        .through(&p)
+        .with(|s| s.upstream.max_body_bytes = 16 * 1024)
+        .start()
+        .await;
     for name in ["bad.gzip", "too.large", "bad.gzip", "too.large"] {
-        let response = app.get(&short_video(name)).await;
-        assert_eq!(response.status(), 500, "{name}");
-        assert_eq!(problem(response).await["code"], "upstream_unavailable");
+        app.lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_problem(500, "upstream_unavailable");
     }
-    let via = rig.via();
+    let via = app.upstream().via();
     assert!(!via.is_empty() && via.iter().all(|v| v == "a" || v == "b"));
     assert!(via.contains(&"a".to_owned()) && via.contains(&"b".to_owned()));
     let first_on = |tag: &str| via.iter().position(|v| v == tag).unwrap();

@@ -3,90 +3,60 @@
 //! request went through, the answer did not come) is `upstream_unavailable` for that lookup
 //! and rests nothing, on this replica or, with Redis, anywhere in the fleet.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::Router;
 use axum::extract::Request;
-use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::upstream::egress::is_proxy_failure;
 use profile_lookup::upstream::{Upstream, UpstreamError};
-use tower::ServiceExt;
 
 use crate::support::fingerprint::{Alpn, FingerprintServer};
-use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
-use crate::support::{self, problem, spawn_app, spawn_upstream};
+use crate::support::forward_proxy::{ForwardProxy, Mode};
+use crate::support::routers::both_platforms;
+use crate::support::{AppBuilder, ShortVideo, TestApp};
 
 /// How long the slow page keeps the platform silent: far past the upstream timeout.
 const SLOW: Duration = Duration::from_secs(5);
 
-/// Both platforms' stand-ins; a name containing `slow` is answered only after [`SLOW`]. Every
-/// request's proxy tag is recorded.
-async fn slow_on_one_name() -> (support::Upstream, Arc<Mutex<Vec<String>>>) {
-    let via: Arc<Mutex<Vec<String>>> = Arc::default();
-    let log = via.clone();
-    let (sv, ps) = (
-        stand_in::short_video::router(),
-        stand_in::photo_share::router(),
-    );
-    let router = Router::new().fallback(move |request: Request| {
-        let (sv, ps, log) = (sv.clone(), ps.clone(), log.clone());
-        async move {
-            let tag = request
-                .headers()
-                .get(TAG_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-")
-                .to_owned();
-            log.lock().unwrap().push(tag);
-            let path = request.uri().to_string();
-            if path.contains("slow") {
+/// Both platforms' stand-ins, a name containing `slow` answered only after [`SLOW`], through
+/// two working proxies `a` and `b` (returned: they must outlive the app), with an upstream
+/// timeout of 400 ms.
+async fn slow_on_one_name() -> (AppBuilder, Vec<ForwardProxy>) {
+    let router = both_platforms().layer(axum::middleware::from_fn(
+        |request: Request, next: axum::middleware::Next| async move {
+            if request.uri().to_string().contains("slow") {
                 tokio::time::sleep(SLOW).await;
             }
-            let router = if request.uri().path().starts_with("/@") {
-                sv
-            } else {
-                ps
-            };
-            router.oneshot(request).await.into_response()
-        }
-    });
-    (spawn_upstream(router).await, via)
+            next.run(request).await
+        },
+    ));
+    let proxies = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(router)
+        .through(&proxies)
+        .with(|s| s.upstream.timeout_ms = 400);
+    (app, proxies)
 }
 
-fn through(upstream: &support::Upstream, proxies: &[&ForwardProxy]) -> Settings {
-    let mut s = support::settings(upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = proxies.iter().map(|p| p.url()).collect();
-    s.upstream.timeout_ms = 400;
-    s
-}
-
-const FAST: &str = "/short-video/profile/sunny.kitchen.lab";
-const SLOW_NAME: &str = "/short-video/profile/slow.page";
+const FAST: &str = "sunny.kitchen.lab";
+const SLOW_NAME: &str = "slow.page";
 
 #[tokio::test]
 async fn a_platform_slow_behind_working_proxies_rests_none_of_them() {
-    let (upstream, via) = slow_on_one_name().await;
-    let a = ForwardProxy::start("a", Mode::Forward, None).await;
-    let b = ForwardProxy::start("b", Mode::Forward, None).await;
-    let app = spawn_app(through(&upstream, &[&a, &b])).await;
-    let started = Instant::now();
-    let response = app.get(SLOW_NAME).await;
-    assert_eq!(response.status(), 500);
-    assert_eq!(problem(response).await["code"], "upstream_unavailable");
-    assert!(started.elapsed() < Duration::from_secs(2), "one time-out");
+    let (app, _proxies) = slow_on_one_name().await;
+    let app = app.start().await;
+    let (answer, took) = app.timed_lookup(ShortVideo, SLOW_NAME).await;
+    answer.expect_problem(500, "upstream_unavailable");
+    assert!(took < Duration::from_secs(2), "one time-out");
     assert_eq!(
-        *via.lock().unwrap(),
+        app.upstream().via(),
         ["a"],
         "a slow page is not tried elsewhere"
     );
     // Neither proxy rests: the next lookups take both in turn, with no 429 anywhere.
     for _ in 0..4 {
-        assert_eq!(app.get(FAST).await.status(), 200);
+        app.lookup(ShortVideo, FAST).await.expect_status(200);
     }
-    assert_eq!(*via.lock().unwrap(), ["a", "b", "a", "b", "a"]);
+    assert_eq!(app.upstream().via(), ["a", "b", "a", "b", "a"]);
 }
 
 #[tokio::test]
@@ -94,28 +64,24 @@ async fn a_slow_platform_rests_no_proxy_anywhere_in_the_fleet() {
     let Some(redis) = crate::support::test_redis::start() else {
         return;
     };
-    let (upstream, via) = slow_on_one_name().await;
-    let a = ForwardProxy::start("a", Mode::Forward, None).await;
-    let b = ForwardProxy::start("b", Mode::Forward, None).await;
-    let mut settings = through(&upstream, &[&a, &b]);
-    settings.redis.url = redis.url();
-    settings.redis.key_prefix = "it-proxy-blame:".into();
-    let first = spawn_app(settings.clone()).await;
-    let second = spawn_app(settings).await;
-    let response = first.get(SLOW_NAME).await;
-    assert_eq!(response.status(), 500);
-    assert_eq!(problem(response).await["code"], "upstream_unavailable");
+    let (app, _proxies) = slow_on_one_name().await;
+    let apps = app.on_redis(&redis.url()).replicas(2).await;
+    let (first, second) = (&apps[0], &apps[1]);
+    first
+        .lookup(ShortVideo, SLOW_NAME)
+        .await
+        .expect_problem(500, "upstream_unavailable");
     // No rest was written for the fleet.
     let mut conn = redis.raw().await;
-    let rests: Vec<String> = redis::AsyncCommands::keys(&mut conn, "it-proxy-blame:{r:*")
+    let rests: Vec<String> = redis::AsyncCommands::keys(&mut conn, "it:{r:*")
         .await
         .unwrap();
     assert!(rests.is_empty(), "{rests:?}");
     // Both replicas go on through both proxies.
-    for app in [&first, &second, &second, &first] {
-        assert_eq!(app.get(FAST).await.status(), 200);
+    for app in [first, second, second, first] {
+        app.lookup(ShortVideo, FAST).await.expect_status(200);
     }
-    let seen = via.lock().unwrap().clone();
+    let seen = first.upstream().via();
     assert!(seen[1..].contains(&"a".to_owned()) && seen[1..].contains(&"b".to_owned()));
 }
 

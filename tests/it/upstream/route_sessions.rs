@@ -4,10 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
-use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::registry::Platform;
 use profile_lookup::upstream::cookies::{MAX_COOKIES, MAX_JAR_BYTES};
@@ -15,10 +13,9 @@ use profile_lookup::upstream::egress::Egress;
 use stand_in::photo_share as ps;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tower::ServiceExt;
 
 use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
-use crate::support::{self, spawn_app, spawn_upstream};
+use crate::support::{PhotoShare, TestApp};
 
 /// The `Cookie` header of one request as a raw upstream read it: its length and how many
 /// cookies it named.
@@ -102,97 +99,65 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
     assert!(lines[11].cookies > 0, "the jar still sends what it keeps");
 }
 
-/// One request as the upstream saw it: through which proxy, with which `X-CSRFToken` and
-/// `Cookie`.
-#[derive(Clone, Debug)]
-struct Seen {
-    via: String,
-    csrf: String,
-    cookie: String,
-}
-
-/// The photo-share stand-in behind a recorder; every answer sets `csrftoken=<the proxy's tag>`,
-/// as the platform gives each address its own token.
-async fn token_per_proxy() -> (support::Upstream, Arc<Mutex<Vec<Seen>>>) {
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let log = seen.clone();
-    let platform = ps::router();
-    let router = Router::new().fallback(move |request: Request| {
-        let (log, platform) = (log.clone(), platform.clone());
-        async move {
-            let seen = {
-                let text = |name: &str| {
-                    request
-                        .headers()
-                        .get(name)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("")
-                        .to_owned()
-                };
-                Seen {
-                    via: text(TAG_HEADER),
-                    csrf: text("x-csrftoken"),
-                    cookie: text("cookie"),
-                }
-            };
-            let via = seen.via.clone();
-            log.lock().unwrap().push(seen);
-            let mut response = platform.oneshot(request).await.into_response();
+/// The photo-share stand-in, every answer setting `csrftoken=<the proxy's tag>`, as the platform
+/// gives each address its own token.
+fn token_per_proxy() -> axum::Router {
+    ps::router().layer(axum::middleware::from_fn(
+        |request: Request, next: axum::middleware::Next| async move {
+            let via = request
+                .headers()
+                .get(TAG_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let mut response = next.run(request).await;
             if let Ok(value) = HeaderValue::from_str(&format!("csrftoken={via}; Path=/")) {
                 response.headers_mut().append(header::SET_COOKIE, value);
             }
             response
-        }
-    });
-    (spawn_upstream(router).await, seen)
+        },
+    ))
 }
 
 #[tokio::test]
 async fn a_lookup_that_moves_to_another_proxy_sends_none_of_the_first_routes_tokens() {
-    let (upstream, seen) = token_per_proxy().await;
     let mut a = ForwardProxy::start("a", Mode::Forward, None).await;
     let b = ForwardProxy::start("b", Mode::Forward, None).await;
-    let mut settings = support::settings(upstream.addr);
-    settings.cache.enabled = false;
-    settings.upstream.proxies = vec![a.url(), b.url()];
-    let app = spawn_app(settings).await;
+    let app = TestApp::on(token_per_proxy())
+        .through([&a, &b])
+        .start()
+        .await;
     // One lookup on each proxy: each route now holds its own csrftoken.
     for _ in 0..2 {
-        assert_eq!(
-            app.get("/photo-share/profile/no.such.person")
-                .await
-                .status(),
-            404
-        );
+        app.lookup(PhotoShare, "no.such.person")
+            .await
+            .expect_status(404);
     }
     // The next lookup starts on a, which now refuses connections: it moves to b mid-request.
     a.stop().await;
-    assert_eq!(
-        app.get("/photo-share/profile/no.such.person")
-            .await
-            .status(),
-        404
-    );
-    let seen = seen.lock().unwrap().clone();
-    let through_b: Vec<&Seen> = seen.iter().filter(|s| s.via == "b").collect();
-    assert!(through_b.len() >= 3, "{seen:?}");
+    app.lookup(PhotoShare, "no.such.person")
+        .await
+        .expect_status(404);
+    let seen = app.upstream().seen();
+    let through_b = seen.iter().filter(|s| s.via == "b").count();
+    assert!(through_b >= 3, "{seen:?}");
     for request in &seen {
+        let (csrf, cookie) = (request.header("x-csrftoken"), request.header("cookie"));
         let own = format!("csrftoken={}", request.via);
         assert!(
-            request.csrf.is_empty() || request.csrf == request.via,
-            "X-CSRFToken {:?} went through proxy {}: {seen:?}",
-            request.csrf,
+            csrf.is_empty() || csrf == request.via,
+            "X-CSRFToken {csrf:?} went through proxy {}: {seen:?}",
             request.via
         );
         assert!(
-            request.cookie.is_empty() || request.cookie == own,
-            "cookie {:?} went through proxy {}: {seen:?}",
-            request.cookie,
+            cookie.is_empty() || cookie == own,
+            "cookie {cookie:?} went through proxy {}: {seen:?}",
             request.via
         );
     }
     assert!(
-        seen.iter().any(|s| s.via == "b" && s.csrf == "b"),
+        seen.iter()
+            .any(|s| s.via == "b" && s.header("x-csrftoken") == "b"),
         "b's own token is used on b: {seen:?}"
     );
 }
