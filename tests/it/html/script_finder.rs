@@ -141,24 +141,19 @@ fn an_escaped_script_stays_open_past_its_first_script_end_tag() {
     assert_real_state_wins(&format!(
         "<script><!--\ndocument.write('<script>x=1</script>{decoy}');\n--></script>"
     ));
-    // `-->` (however many dashes) leaves the escape, so the next `</script>` ends the script.
-    let mut page = b"<script><!-- x=1 ---></script>".to_vec();
-    page.extend_from_slice(
-        samples::profile_page(Era::Universal, &PUBLIC_USER, 16 * 1024).as_bytes(),
-    );
-    assert_eq!(
-        extract(&page, &requested()),
-        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
-    );
-    // An escape without a nested `<script` still ends at the first `</script>`.
-    let mut page = b"<script><!-- x=1 </script>".to_vec();
-    page.extend_from_slice(
-        samples::profile_page(Era::Universal, &PUBLIC_USER, 16 * 1024).as_bytes(),
-    );
-    assert_eq!(
-        extract(&page, &requested()),
-        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
-    );
+    // `-->` (however many dashes) leaves the escape, so the next `</script>` ends the script;
+    // an escape without a nested `<script` still ends at the first `</script>`.
+    for script in ["<script><!-- x=1 ---></script>", "<script><!-- x=1 </script>"] {
+        let mut page = script.as_bytes().to_vec();
+        page.extend_from_slice(
+            samples::profile_page(Era::Universal, &PUBLIC_USER, 16 * 1024).as_bytes(),
+        );
+        assert_eq!(
+            extract(&page, &requested()),
+            PageVerdict::Profile(expected::short_video(&PUBLIC_USER)),
+            "{script}"
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use profile_lookup::config::Settings;
 use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 
-use crate::support::{settings, spawn_app, spawn_upstream};
+use crate::support::TestApp;
 
 fn repo_file(rel: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
@@ -159,13 +159,12 @@ async fn every_platform_has_a_stand_in_and_demo_calls_the_service_answers() {
             stand_in.unwrap_or_else(|| panic!("stand-in/src/lib.rs: no stand-in for {p}"));
         let calls = stand_in.demo_calls();
         assert!(!calls.is_empty(), "{p}'s stand-in suggests no demo call");
-        let upstream = spawn_upstream(stand_in.router()).await;
-        let app = spawn_app(settings(upstream.addr)).await;
+        let app = TestApp::on(stand_in.router()).start().await;
         for name in [calls[0].username.as_str(), with_site(p, ExampleName)] {
-            let r = app.get(&format!("/{p}/profile/{name}")).await;
-            assert_eq!(r.status(), 200, "{p}'s stand-in does not serve {name}");
+            let status = app.lookup(p, name).await.status();
+            assert_eq!(status, 200, "{p}'s stand-in does not serve {name}");
         }
-        let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+        let metrics = app.metrics().await;
         assert!(
             metrics.contains(&format!("platform=\"{p}\"")),
             "no metric is labelled with {p}"

@@ -2,84 +2,61 @@
 //! `<section>.sources` never asked, and every answer that came from a source says which in
 //! `x-source` (a cached answer keeps the source that gave it).
 
-use axum::Router;
-use axum::extract::Request;
 use profile_lookup::config::Settings;
 use profile_lookup::platform::{Platform, Site, SiteJob, with_site};
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
 
-use crate::support::{settings, spawn_app, spawn_upstream};
-
-/// The photo-share stand-in, counting the JSON requests it answers.
-fn counting_json(json_hits: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Router {
-    let stand_in = ps::router();
-    Router::new().fallback(move |request: Request| {
-        let stand_in = stand_in.clone();
-        let json_hits = json_hits.clone();
-        async move {
-            if request.uri().path().starts_with("/api/") {
-                json_hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-            use tower::ServiceExt;
-            stand_in.oneshot(request).await.unwrap()
-        }
-    })
-}
+use crate::support::{PhotoShare, ShortVideo, TestApp};
 
 #[tokio::test]
 async fn every_answer_says_which_source_gave_it_and_a_hit_keeps_it() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let path = format!("/short-video/profile/{}", sv::PUBLIC_USER.unique_id);
-    let first = app.get(&path).await;
-    assert_eq!(first.status(), 200);
-    assert_eq!(first.headers()["x-source"], "page");
-    let hit = app.get(&path).await;
-    assert_eq!(hit.headers()["x-cache"], "hit");
-    assert_eq!(hit.headers()["x-source"], "page", "a hit keeps its source");
+    let app = TestApp::on(sv::router()).start().await;
+    let name = sv::PUBLIC_USER.unique_id;
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page");
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_header("x-cache", "hit")
+        .about("a hit keeps its source")
+        .expect_header("x-source", "page");
     // A page without state: the second source answers, and says so.
-    let path = format!("/short-video/profile/{}", sv::SHELL_PAGE_USER.unique_id);
-    let embed = app.get(&path).await;
-    assert_eq!(embed.status(), 200);
-    assert_eq!(embed.headers()["x-source"], "embed");
-    assert_eq!(app.get(&path).await.headers()["x-source"], "embed");
+    let name = sv::SHELL_PAGE_USER.unique_id;
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_header("x-source", "embed");
 
-    let upstream = spawn_upstream(ps::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let found = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::PUBLIC_USER.username
-        ))
-        .await;
-    assert_eq!(found.status(), 200);
-    assert_eq!(found.headers()["x-source"], "json");
+    let app = TestApp::on(ps::router()).start().await;
+    app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "json");
     // The JSON says "no user", which only the page confirms: the page's 404 answers.
-    let gone = app
-        .get(&format!("/photo-share/profile/{}", ps::NOT_FOUND_NAME))
-        .await;
-    assert_eq!(gone.status(), 404);
-    assert_eq!(gone.headers()["x-source"], "page");
+    app.lookup(PhotoShare, ps::NOT_FOUND_NAME)
+        .await
+        .expect_status(404)
+        .expect_header("x-source", "page");
 }
 
 #[tokio::test]
 async fn a_source_left_out_of_the_config_is_never_asked() {
-    let json_hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let upstream = spawn_upstream(counting_json(json_hits.clone())).await;
-    let mut s = settings(upstream.addr);
-    s.platform_mut(Platform::PhotoShare).sources = vec!["page".into()];
-    let app = spawn_app(s).await;
-    let r = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::PUBLIC_USER.username
-        ))
+    let app = TestApp::on(ps::router())
+        .with(|s| s.platform_mut(Platform::PhotoShare).sources = vec!["page".into()])
+        .start()
         .await;
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["x-source"], "page");
-    assert_eq!(json_hits.load(std::sync::atomic::Ordering::SeqCst), 0);
-    assert_eq!(upstream.hits(), 1, "one request: the page");
+    app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page");
+    let json = app.upstream().paths();
+    assert!(!json.iter().any(|p| p.starts_with("/api/")), "{json:?}");
+    assert_eq!(app.hits(), 1, "one request: the page");
 }
 
 #[test]

@@ -112,6 +112,16 @@ impl Upstream {
         self.lock().iter().map(|s| s.via.clone()).collect()
     }
 
+    /// Waits until `n` requests came, then a while longer to see no more come; asserts `n`.
+    #[track_caller]
+    pub fn settles_at(&self, n: usize) -> impl Future<Output = ()> + '_ {
+        async move {
+            super::eventually(std::time::Duration::from_secs(5), || self.hits() >= n).await;
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            assert_eq!(self.hits(), n, "upstream requests");
+        }
+    }
+
     /// Forgets what was asked so far.
     pub fn forget(&self) {
         self.lock().clear();

@@ -185,23 +185,17 @@ fn a_five_megabyte_bio_is_handled() {
 /// Hostile pages of about `n` bytes built to make a careless scanner quadratic.
 fn hostile(n: usize) -> Vec<Vec<u8>> {
     let repeat = |unit: &[u8]| unit.repeat(n / unit.len());
-    let nested_keys = {
+    // `opening` a hundred times, then a string of `n` bytes that never ends.
+    let nested = |opening: &[u8]| {
         let mut page = b"<script data-sjs>".to_vec();
-        page.extend(b"{\"xig_user_by_username\":".repeat(100));
-        page.extend(b"\"");
-        page.extend(std::iter::repeat_n(b'a', n));
-        page
-    };
-    let nested_preloads = {
-        let mut page = b"<script data-sjs>".to_vec();
-        page.extend(b"{\"xdt_api__v1__users__web_profile_info\":{\"user\":".repeat(100));
+        page.extend(opening.repeat(100));
         page.extend(b"\"");
         page.extend(std::iter::repeat_n(b'a', n));
         page
     };
     vec![
-        nested_keys,
-        nested_preloads,
+        nested(b"{\"xig_user_by_username\":"),
+        nested(b"{\"xdt_api__v1__users__web_profile_info\":{\"user\":"),
         repeat(b"<script data-sjs>{\"xig_user_by_username\":null,\"xdt_api__v1__users__web_profile_info\":{\"user\":{\"username\":\"zz\"}}}</script>"),
         repeat(b"\"xdt_api__v1__users__web_profile_info\":{\"user\":null}\"xig_user_by_username\" "),
         repeat(b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"zz\"}}</script>"),

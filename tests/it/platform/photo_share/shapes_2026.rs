@@ -5,18 +5,19 @@
 //! Each case is named after the peer report or commit it comes from (`docs/photo-share.md`
 //! lists them with their dates); every body here is invented in the reported shape.
 
-use std::sync::{Arc, Mutex};
-
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use stand_in::photo_share as ps;
 use tower::ServiceExt;
 
-use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
-use crate::support::{Upstream, problem, settings, spawn_app, spawn_upstream};
+use crate::support::binary::Binary;
+use crate::support::forward_proxy::{ForwardProxy, TAG_HEADER};
+use crate::support::routers::{always, switchable};
+use crate::support::upstream::Seen;
+use crate::support::{PhotoShare, TestApp, Upstream, profile_path};
 
 /// The 400 the JSON endpoint gives business and creator accounts since mid-2026.
 const SUBVERTICAL_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}";
@@ -24,77 +25,57 @@ const SUBVERTICAL_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_bu
 /// A login page, as the JSON endpoint sends it with 200 to a client it will not answer.
 const LOGIN_HTML: &str = "<!DOCTYPE html><html><head><title>Login &#x2022; Photo-share</title></head><body><form id=\"loginForm\" action=\"/accounts/login/ajax/\"></form></body></html>";
 
-/// One request as the upstream saw it.
-#[derive(Clone, Debug)]
-struct Seen {
-    /// `json` or `page`.
-    doc: &'static str,
-    /// The proxy's tag, `-` when it came straight.
-    via: String,
-    headers: HeaderMap,
+/// Which document a request asks for: `json` or `page`.
+fn doc(seen: &Seen) -> &'static str {
+    if seen.path().starts_with("/api/") {
+        "json"
+    } else {
+        "page"
+    }
 }
 
-/// An upstream that records every request and answers each with `answer(doc, via)`.
-struct Rig {
-    upstream: Upstream,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-impl Rig {
-    async fn new(answer: fn(&'static str, &str, &Request) -> Option<Response>) -> Self {
-        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-        let log = seen.clone();
-        let stand_in = ps::router();
-        let router = Router::new().fallback(move |request: Request| {
-            let (log, stand_in) = (log.clone(), stand_in.clone());
-            async move {
-                let doc = if request.uri().path().starts_with("/api/") {
-                    "json"
-                } else {
-                    "page"
-                };
-                let via = request
-                    .headers()
-                    .get(TAG_HEADER)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("-")
-                    .to_owned();
-                log.lock().unwrap().push(Seen {
-                    doc,
-                    via: via.clone(),
-                    headers: request.headers().clone(),
-                });
-                match answer(doc, &via, &request) {
-                    Some(response) => response,
-                    None => stand_in.oneshot(request).await.into_response(),
-                }
+/// The photo-share stand-in, except for the requests `answer(doc, via, request)` answers
+/// itself (`via` the proxy's tag, `-` when the request came straight).
+fn answering(answer: fn(&'static str, &str, &Request) -> Option<Response>) -> Router {
+    let stand_in = ps::router();
+    Router::new().fallback(move |request: Request| {
+        let stand_in = stand_in.clone();
+        async move {
+            let doc = if request.uri().path().starts_with("/api/") {
+                "json"
+            } else {
+                "page"
+            };
+            let via = request
+                .headers()
+                .get(TAG_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_owned();
+            match answer(doc, &via, &request) {
+                Some(response) => response,
+                None => stand_in.oneshot(request).await.into_response(),
             }
-        });
-        Self {
-            upstream: spawn_upstream(router).await,
-            seen,
         }
-    }
+    })
+}
 
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
+/// The document and the proxy of every request `upstream` received.
+fn docs(upstream: &Upstream) -> Vec<(&'static str, String)> {
+    upstream
+        .seen()
+        .iter()
+        .map(|s| (doc(s), s.via.clone()))
+        .collect()
+}
 
-    fn docs(&self) -> Vec<(&'static str, String)> {
-        self.seen().into_iter().map(|s| (s.doc, s.via)).collect()
-    }
-
-    fn count(&self, doc: &str) -> usize {
-        self.seen().iter().filter(|s| s.doc == doc).count()
-    }
+/// How many requests for `wanted` (`json` or `page`) `upstream` received.
+fn count(upstream: &Upstream, wanted: &str) -> usize {
+    upstream.seen().iter().filter(|s| doc(s) == wanted).count()
 }
 
 fn typed(status: StatusCode, content_type: &'static str, body: impl Into<String>) -> Response {
     (status, [(header::CONTENT_TYPE, content_type)], body.into()).into_response()
-}
-
-fn path(name: &str) -> String {
-    format!("/photo-share/profile/{name}")
 }
 
 /// yt-dlp's retry budget is not ours: with the test settings a block is asked 4 times in all.
@@ -104,7 +85,7 @@ const MAX_ATTEMPTS: usize = 4;
 /// with the HTML app shell. With the profile page a shell too, this used to end in 500.
 #[tokio::test]
 async fn opencli_2456_json_answering_html_is_upstream_blocked_never_500() {
-    let rig = Rig::new(|doc, _, request| {
+    let app = TestApp::on(answering(|doc, _, request| {
         let name = request.uri().query().unwrap_or_default().to_owned();
         Some(match doc {
             "json" if name.contains("login") => {
@@ -124,27 +105,24 @@ async fn opencli_2456_json_answering_html_is_upstream_blocked_never_500() {
             "json" => typed(StatusCode::OK, "text/plain", ""),
             _ => typed(StatusCode::OK, "text/html", ps::shell_page("any")),
         })
-    })
+    }))
+    .start()
     .await;
-    let app = spawn_app(settings(rig.upstream.addr)).await;
     for name in ["login.page", "app.shell", "mislabelled", "empty.answer"] {
-        let response = app.get(&path(name)).await;
-        assert_eq!(response.status(), 429, "{name}");
-        assert!(response.headers().contains_key("retry-after"), "{name}");
-        assert_eq!(response.headers()["x-source"], "json", "{name}");
-        assert_eq!(
-            problem(response).await["code"],
-            "upstream_blocked",
-            "{name}"
-        );
+        app.lookup(PhotoShare, name)
+            .await
+            .about(name)
+            .expect_problem(429, "upstream_blocked")
+            .expect_has("retry-after")
+            .expect_header("x-source", "json");
     }
     assert_eq!(
-        rig.count("json"),
+        count(app.upstream(), "json"),
         4 * MAX_ATTEMPTS,
         "each waited out like a 429"
     );
     assert_eq!(
-        rig.count("page"),
+        count(app.upstream(), "page"),
         0,
         "a refusal is not a reason to ask the page"
     );
@@ -155,26 +133,23 @@ async fn opencli_2456_json_answering_html_is_upstream_blocked_never_500() {
 /// when it refuses a client; pgrimaud/instagram-user-feed#318: per address).
 #[tokio::test]
 async fn html_for_json_rests_the_proxy_and_the_json_is_asked_through_the_next() {
-    let rig = Rig::new(|doc, via, _| {
+    let proxies = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(answering(|doc, via, _| {
         (doc == "json" && via == "a")
             .then(|| typed(StatusCode::OK, "text/html; charset=utf-8", LOGIN_HTML))
-    })
+    }))
+    .through(&proxies)
+    .start()
     .await;
-    let (a, b) = (
-        ForwardProxy::start("a", Mode::Forward, None).await,
-        ForwardProxy::start("b", Mode::Forward, None).await,
-    );
-    let mut s = settings(rig.upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = vec![a.url(), b.url()];
-    let app = spawn_app(s).await;
-    let response = app.get(&path(ps::PUBLIC_USER.username)).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "json");
-    let second = app.get(&path(ps::PRIVATE_USER.username)).await;
-    assert_eq!(second.status(), 200);
+    app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "json");
+    app.lookup(PhotoShare, ps::PRIVATE_USER.username)
+        .await
+        .expect_status(200);
     assert_eq!(
-        rig.docs(),
+        docs(app.upstream()),
         [
             ("json", "a".to_owned()),
             ("json", "b".to_owned()),
@@ -188,22 +163,27 @@ async fn html_for_json_rests_the_proxy_and_the_json_is_asked_through_the_next() 
 /// what OpenCLI#2456 met in 2026) is a refusal too: 429, never 500.
 #[tokio::test]
 async fn a_profile_page_that_is_an_app_shell_is_upstream_blocked_never_500() {
-    let rig = Rig::new(|doc, _, request| {
+    let app = TestApp::on(answering(|doc, _, request| {
         let name = request.uri().path().trim_matches('/').to_owned();
         Some(match doc {
             "json" => typed(StatusCode::BAD_REQUEST, "application/json", SUBVERTICAL_400),
             _ => typed(StatusCode::OK, "text/html", ps::shell_page(&name)),
         })
-    })
+    }))
+    .start()
     .await;
-    let app = spawn_app(settings(rig.upstream.addr)).await;
-    let response = app.get(&path("harbor.bakery.co")).await;
-    assert_eq!(response.status(), 429);
-    assert!(response.headers().contains_key("retry-after"));
-    assert_eq!(response.headers()["x-source"], "page");
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
-    assert_eq!(rig.count("json"), 1, "the business 400 is not retried");
-    assert_eq!(rig.count("page"), MAX_ATTEMPTS, "the shell is waited out");
+    app.lookup(PhotoShare, "harbor.bakery.co")
+        .await
+        .expect_problem(429, "upstream_blocked")
+        .expect_has("retry-after")
+        .expect_header("x-source", "page");
+    let upstream = app.upstream();
+    assert_eq!(count(upstream, "json"), 1, "the business 400 is not retried");
+    assert_eq!(
+        count(upstream, "page"),
+        MAX_ATTEMPTS,
+        "the shell is waited out"
+    );
 }
 
 /// instaloader/instaloader#2724 (2026-07-29), #2731 (2026-08-17) and jackwener/OpenCLI#2234
@@ -211,18 +191,19 @@ async fn a_profile_page_that_is_an_app_shell_is_upstream_blocked_never_500() {
 /// creator accounts. One JSON request, then the page answers.
 #[tokio::test]
 async fn instaloader_2731_a_business_account_is_read_from_the_page_after_one_json_request() {
-    let rig = Rig::new(|doc, _, _| {
+    let app = TestApp::on(answering(|doc, _, _| {
         (doc == "json").then(|| typed(StatusCode::BAD_REQUEST, "application/json", SUBVERTICAL_400))
-    })
+    }))
+    .start()
     .await;
-    let app = spawn_app(settings(rig.upstream.addr)).await;
-    let response = app.get(&path(ps::PUBLIC_USER.username)).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "page");
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body["id"], ps::PUBLIC_USER.pk);
+    let answer = app
+        .lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page");
+    assert_eq!(answer.json()["id"], ps::PUBLIC_USER.pk);
     assert_eq!(
-        rig.docs(),
+        docs(app.upstream()),
         [("json", "-".to_owned()), ("page", "-".to_owned())]
     );
 }
@@ -232,8 +213,7 @@ async fn instaloader_2731_a_business_account_is_read_from_the_page_after_one_jso
 /// fallback, and the refusal after the JSON was asked.
 #[tokio::test]
 async fn every_photo_share_answer_says_its_source() {
-    let rig = Rig::new(|_, _, _| None).await;
-    let app = spawn_app(settings(rig.upstream.addr)).await;
+    let app = TestApp::on(ps::router()).start().await;
     for (name, status, source) in [
         (ps::PUBLIC_USER.username, 200, "json"),
         (ps::PRIVATE_USER.username, 200, "json"),
@@ -241,16 +221,18 @@ async fn every_photo_share_answer_says_its_source() {
         (ps::BUSINESS_USER.username, 200, "page"),
         (ps::HTML_FOR_JSON_NAME, 429, "json"),
     ] {
-        let response = app.get(&path(name)).await;
-        assert_eq!(response.status(), status, "{name}");
-        assert_eq!(response.headers()["x-source"], source, "{name}");
+        let answer = app
+            .lookup(PhotoShare, name)
+            .await
+            .about(name)
+            .expect_status(status)
+            .expect_header("x-source", source);
         if status == 200 {
             let user = [ps::PUBLIC_USER, ps::PRIVATE_USER, ps::BUSINESS_USER]
                 .into_iter()
                 .find(|u| u.username == name)
                 .unwrap();
-            let body: Value = response.json().await.unwrap();
-            assert_eq!(body, ps::expected_body(&user));
+            answer.expect_profile(&ps::expected_body(&user));
         }
     }
 }
@@ -258,31 +240,26 @@ async fn every_photo_share_answer_says_its_source() {
 /// A stale answer keeps the source of the answer it repeats.
 #[tokio::test]
 async fn a_stale_photo_share_answer_keeps_its_source() {
-    let broken = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = broken.clone();
-    let stand_in = ps::router();
-    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
-        let (flag, stand_in) = (flag.clone(), stand_in.clone());
-        async move {
-            if flag.load(std::sync::atomic::Ordering::SeqCst) {
-                return typed(StatusCode::OK, "text/html", LOGIN_HTML);
-            }
-            stand_in.oneshot(request).await.into_response()
-        }
-    }))
-    .await;
-    let mut s = settings(upstream.addr);
-    s.cache.ttl_seconds = 1;
-    s.cache.max_stale_seconds = 60;
-    let app = spawn_app(s).await;
-    let name = path(ps::PUBLIC_USER.username);
-    assert_eq!(app.get(&name).await.headers()["x-source"], "json");
-    broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    let login = always(|| typed(StatusCode::OK, "text/html", LOGIN_HTML));
+    let (router, broken) = switchable(vec![ps::router(), login]);
+    let app = TestApp::on(router)
+        .with(|s| {
+            s.cache.ttl_seconds = 1;
+            s.cache.max_stale_seconds = 60;
+        })
+        .start()
+        .await;
+    let name = ps::PUBLIC_USER.username;
+    app.lookup(PhotoShare, name)
+        .await
+        .expect_header("x-source", "json");
+    broken.set(1);
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    let stale = app.get(&name).await;
-    assert_eq!(stale.status(), 200);
-    assert_eq!(stale.headers()["x-cache"], "stale");
-    assert_eq!(stale.headers()["x-source"], "json");
+    app.lookup(PhotoShare, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-cache", "stale")
+        .expect_header("x-source", "json");
 }
 
 /// Session tokens stay with their route: a claim or CSRF token the platform hands
@@ -291,7 +268,8 @@ async fn a_stale_photo_share_answer_keeps_its_source() {
 /// the `csrftoken` cookie).
 #[tokio::test]
 async fn a_claim_or_csrf_token_handed_through_one_proxy_never_goes_through_another() {
-    let rig = Rig::new(|doc, via, request| {
+    let proxies = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(answering(|doc, via, request| {
         if doc != "json" {
             return None;
         }
@@ -320,16 +298,10 @@ async fn a_claim_or_csrf_token_handed_through_one_proxy_never_goes_through_anoth
             HeaderValue::from_str(&format!("csrftoken=Tok{via}; Path=/")).unwrap(),
         );
         Some(response)
-    })
+    }))
+    .through(&proxies)
+    .start()
     .await;
-    let (a, b) = (
-        ForwardProxy::start("a", Mode::Forward, None).await,
-        ForwardProxy::start("b", Mode::Forward, None).await,
-    );
-    let mut s = settings(rig.upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = vec![a.url(), b.url()];
-    let app = spawn_app(s).await;
     // Lookups take a, b, a, b in turn; the last one is refused through a and moves to b.
     for name in [
         ps::PUBLIC_USER.username,
@@ -338,14 +310,17 @@ async fn a_claim_or_csrf_token_handed_through_one_proxy_never_goes_through_anoth
         ps::PRIVATE_USER.username,
         "slow.down",
     ] {
-        app.get(&path(name)).await;
+        app.lookup(PhotoShare, name).await;
     }
-    let json: Vec<Seen> = rig.seen().into_iter().filter(|s| s.doc == "json").collect();
-    let sent = |s: &Seen, name: &str| {
-        s.headers
-            .get(name)
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_else(|| "-".to_owned())
+    let json: Vec<Seen> = app
+        .upstream()
+        .seen()
+        .into_iter()
+        .filter(|s| doc(s) == "json")
+        .collect();
+    let sent = |s: &Seen, name: &str| match s.header(name) {
+        "" => "-".to_owned(),
+        value => value.to_owned(),
     };
     let observed: Vec<(String, String, String)> = json
         .iter()
@@ -382,41 +357,14 @@ async fn a_claim_or_csrf_token_handed_through_one_proxy_never_goes_through_anoth
 
 /// `demo` serves a business account and an HTML-answering JSON endpoint, suggests both in its
 /// banner, and the access log names the source of every photo-share answer.
-#[test]
-fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_profile-lookup"))
-        .args(["demo", "--listen", "127.0.0.1:0"])
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
+    let demo = Binary::demo()
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
         .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
-    let lines = Box::leak(Box::new(std::io::BufReader::new(stdout).lines()));
-    let mut banner = String::new();
-    let (base, key) = loop {
-        let line = lines.next().expect("banner").unwrap();
-        banner.push_str(&line);
-        banner.push('\n');
-        if let Some(rest) = line.strip_prefix("Listening on ") {
-            break (
-                rest.split_whitespace().next().unwrap().to_owned(),
-                rest.rsplit(' ').next().unwrap().to_owned(),
-            );
-        }
-    };
-    for _ in 0..40 {
-        let line = lines.next().expect("banner").unwrap();
-        banner.push_str(&line);
-        banner.push('\n');
-        if line.starts_with("Ctrl-C") {
-            break;
-        }
-    }
+        .logs()
+        .start_demo();
+    let banner = demo.banner.join("\n");
     for name in [ps::BUSINESS_USER.username, ps::HTML_FOR_JSON_NAME] {
         assert!(
             banner.contains(&format!("/photo-share/profile/{name}   #")),
@@ -429,21 +377,14 @@ fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
         (ps::BUSINESS_USER.username, 200, "page"),
         (ps::HTML_FOR_JSON_NAME, 429, "json"),
     ];
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        for (name, status, source) in cases {
-            let r = client
-                .get(format!("{base}{}", path(name)))
-                .bearer_auth(&key)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), status, "{name}");
-            assert_eq!(r.headers()["x-source"], source, "{name}");
-        }
-    });
-    let out = crate::support::terminate(child);
+    for (name, status, source) in cases {
+        demo.get(&profile_path(PhotoShare, name))
+            .await
+            .about(name)
+            .expect_status(status)
+            .expect_header("x-source", source);
+    }
+    let out = demo.stop().await;
     let stderr = String::from_utf8(out.stderr).unwrap();
     let requests: Vec<Value> = stderr
         .lines()

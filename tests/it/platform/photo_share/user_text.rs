@@ -3,15 +3,12 @@
 //! page isn't available." (or names the 404 dialog's class, or login markup) never turns the
 //! user's own profile into a 404 or a login wall.
 
-use crate::support::{problem, settings, spawn_app, spawn_upstream};
-use axum::Router;
-use axum::extract::Request;
+use crate::support::routers::{plain, split};
+use crate::support::{PhotoShare, TestApp};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
 use profile_lookup::platform::{PageVerdict, Platform};
 use profile_lookup::username::Username;
-use serde_json::Value;
 use stand_in::photo_share::{self as ps, SampleUser};
 
 /// The platform's own 404 text, as a user can type it.
@@ -138,34 +135,31 @@ fn the_platforms_own_not_found_shapes_still_say_not_found() {
 /// not confirmed, so the caller hears a block (429), never 404.
 #[tokio::test]
 async fn end_to_end_user_text_never_confirms_absence() {
-    let upstream = spawn_upstream(Router::new().fallback(|request: Request| async move {
-        if request.uri().path().starts_with("/api/") {
-            (StatusCode::OK, ps::user_null_json()).into_response()
-        } else {
-            (StatusCode::OK, shell_with(SORRY)).into_response()
-        }
-    }))
+    let app = TestApp::on(split(
+        "/api/",
+        plain(StatusCode::OK, ps::user_null_json()),
+        plain(StatusCode::OK, shell_with(SORRY)),
+    ))
+    .start()
     .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app.get("/photo-share/profile/sorry.user").await;
-    assert_eq!(response.status(), 429);
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    app.lookup(PhotoShare, "sorry.user")
+        .await
+        .expect_problem(429, "upstream_blocked");
 }
 
 /// The profile JSON and the page of a user whose name and bio are the 404 text: 200.
 #[tokio::test]
 async fn end_to_end_a_profile_that_says_sorry_is_found() {
-    let upstream = spawn_upstream(Router::new().fallback(|request: Request| async move {
-        if request.uri().path().starts_with("/api/") {
-            (StatusCode::OK, ps::web_profile_info(&SORRY_USER, 16 * 1024)).into_response()
-        } else {
-            (StatusCode::OK, ps::xig_profile_page(&SORRY_USER, 16 * 1024)).into_response()
-        }
-    }))
+    let app = TestApp::on(split(
+        "/api/",
+        plain(StatusCode::OK, ps::web_profile_info(&SORRY_USER, 16 * 1024)),
+        plain(StatusCode::OK, ps::xig_profile_page(&SORRY_USER, 16 * 1024)),
+    ))
+    .start()
     .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app.get("/photo-share/profile/sorry.user").await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.expect("a JSON body");
-    assert_eq!(body["full_name"], SORRY);
+    let answer = app
+        .lookup(PhotoShare, "sorry.user")
+        .await
+        .expect_status(200);
+    assert_eq!(answer.json()["full_name"], SORRY);
 }

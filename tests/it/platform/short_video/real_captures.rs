@@ -4,7 +4,7 @@
 
 use crate::support::{capture, short_video_name as name};
 use profile_lookup::platform::PageVerdict;
-use profile_lookup::platform::short_video::ShortVideoProfile;
+use profile_lookup::platform::short_video::{ShortVideoProfile, ShortVideoStats};
 use profile_lookup::platform::short_video::extract::extract;
 
 fn profile(page: &[u8], requested: &str) -> ShortVideoProfile {
@@ -39,6 +39,37 @@ fn wrapped_user_info(rel: &str) -> Option<Vec<u8>> {
     )))
 }
 
+/// The counts of `s` by name, as the assertions below list them.
+#[derive(Debug, PartialEq)]
+struct Counts {
+    followers: Option<u64>,
+    following: Option<u64>,
+    likes: Option<u64>,
+    videos: Option<u64>,
+    diggs: Option<u64>,
+}
+
+fn counts(s: &ShortVideoStats) -> Counts {
+    Counts {
+        followers: s.follower_count,
+        following: s.following_count,
+        likes: s.heart,
+        videos: s.video_count,
+        diggs: s.digg_count,
+    }
+}
+
+/// The counts given, each `Some`.
+fn some(followers: u64, following: u64, likes: u64, videos: u64, diggs: u64) -> Counts {
+    Counts {
+        followers: Some(followers),
+        following: Some(following),
+        likes: Some(likes),
+        videos: Some(videos),
+        diggs: Some(diggs),
+    }
+}
+
 fn assert_clean_urls(p: &ShortVideoProfile) {
     let u = &p.user_info.user;
     for url in [&u.avatar_thumb, &u.avatar_medium, &u.avatar_larger] {
@@ -68,12 +99,8 @@ fn next_data_2021() {
         u.avatar_larger
             .contains("c5_1080x1080.jpeg?x-expires=1610028000&x-signature=")
     );
-    assert_eq!(s.follower_count, Some(50_100_000));
-    assert_eq!(s.following_count, Some(496));
-    assert_eq!(s.heart, Some(246_000_000));
-    assert_eq!(s.heart_count, Some(246_000_000));
-    assert_eq!(s.video_count, Some(118));
-    assert_eq!(s.digg_count, Some(53));
+    assert_eq!(counts(s), some(50_100_000, 496, 246_000_000, 118, 53));
+    assert_eq!(s.heart_count, s.heart);
     assert_clean_urls(&p);
 }
 
@@ -96,12 +123,8 @@ fn sigi_state_2022() {
         u.sec_uid,
         "MS4wLjABAAAAVIlLAiK6H4ql_MNeXY30sFjwn1ikgGKasDbBF04-XbY"
     );
-    assert_eq!(s.follower_count, Some(6_200_000));
-    assert_eq!(s.following_count, Some(563));
-    assert_eq!(s.heart, Some(108_500_000));
-    assert_eq!(s.heart_count, Some(108_500_000));
-    assert_eq!(s.video_count, Some(767));
-    assert_eq!(s.digg_count, Some(0));
+    assert_eq!(counts(s), some(6_200_000, 563, 108_500_000, 767, 0));
+    assert_eq!(s.heart_count, s.heart);
     assert_clean_urls(&p);
     // The same page read for anyone else is not their profile.
     assert!(!matches!(
@@ -122,11 +145,7 @@ fn user_detail_2024_without_stats_v2() {
     assert_eq!(u.id, "6976999329680589829");
     assert_eq!(u.nickname, "Odd Animal Specimens");
     assert!(u.signature.contains('\n'));
-    assert_eq!(s.follower_count, Some(2_600_000));
-    assert_eq!(s.following_count, Some(6));
-    assert_eq!(s.heart, Some(44_600_000));
-    assert_eq!(s.video_count, Some(124));
-    assert_eq!(s.digg_count, Some(0));
+    assert_eq!(counts(s), some(2_600_000, 6, 44_600_000, 124, 0));
     assert_clean_urls(&p);
 }
 
@@ -147,12 +166,8 @@ fn user_detail_2026_exact_stats_v2_wins() {
     assert_eq!(u.id, "6976999329680589829");
     assert!(!u.verified && !u.private_account);
     // stats says 4000000 and 77600000; statsV2 says "4001943" and "77615151".
-    assert_eq!(s.follower_count, Some(4_001_943));
-    assert_eq!(s.heart, Some(77_615_151));
-    assert_eq!(s.heart_count, Some(77_615_151));
-    assert_eq!(s.following_count, Some(9));
-    assert_eq!(s.video_count, Some(178));
-    assert_eq!(s.digg_count, Some(0));
+    assert_eq!(counts(s), some(4_001_943, 9, 77_615_151, 178, 0));
+    assert_eq!(s.heart_count, s.heart);
     assert_clean_urls(&p);
 }
 

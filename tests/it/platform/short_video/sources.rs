@@ -5,71 +5,43 @@
 //! without the embed; through proxies the page is tried on each before the embed, and each
 //! proxy rests at most once.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use profile_lookup::registry::Platform;
-use serde_json::Value;
 use stand_in::short_video as sv;
-use tower::ServiceExt;
 
-use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
-use crate::support::{self, eventually, problem, settings, spawn_app, spawn_upstream};
+use crate::support::binary::Binary;
+use crate::support::capture_dir::CaptureDir;
+use crate::support::forward_proxy::ForwardProxy;
+use crate::support::routers::{plain, split, status};
+use crate::support::{self, AppBuilder, ShortVideo, TestApp, eventually};
 
-fn path(name: &str) -> String {
-    format!("/short-video/profile/{name}")
-}
-
-/// One request as the upstream saw it: which proxy it came through (`-` straight) and its path.
-type Seen = Arc<Mutex<Vec<(String, String)>>>;
-
-/// `router` behind a recorder of every request's proxy tag and path.
-fn recorded(router: Router, seen: Seen) -> Router {
-    Router::new().fallback(move |request: Request| {
-        let (router, seen) = (router.clone(), seen.clone());
-        async move {
-            let via = request
-                .headers()
-                .get(TAG_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-")
-                .to_owned();
-            seen.lock()
-                .unwrap()
-                .push((via, request.uri().path().to_owned()));
-            router.oneshot(request).await.into_response()
-        }
+/// The app on `router` with short-video's sources set to `sources`.
+fn with_sources(router: Router, sources: &[&str]) -> AppBuilder {
+    TestApp::on(router).with(|s| {
+        s.platform_mut(Platform::ShortVideo).sources =
+            sources.iter().map(|s| (*s).to_owned()).collect();
     })
 }
 
-fn paths(seen: &Seen) -> Vec<String> {
-    seen.lock()
-        .unwrap()
-        .iter()
-        .map(|(_, p)| p.clone())
-        .collect()
-}
-
-async fn metrics(app: &support::TestApp) -> String {
-    app.get_anonymous("/metrics").await.text().await.unwrap()
+/// The series of `profile_lookup_upstream_blocks_total` for short-video's `source` and `reason`.
+fn blocks_series(source: &str, reason: &str) -> String {
+    format!(
+        "profile_lookup_upstream_blocks_total{{platform=\"short-video\",source=\"{source}\",reason=\"{reason}\"}}"
+    )
 }
 
 #[tokio::test]
 async fn a_page_without_state_is_answered_by_the_embed() {
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(sv::router()).start().await;
     for user in sv::embed_users() {
-        let response = app.get(&path(user.unique_id)).await;
-        assert_eq!(response.status(), 200, "{}", user.unique_id);
-        assert_eq!(response.headers()["x-source"], "embed");
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(body, sv::expected_embed_body(&user));
+        app.lookup(ShortVideo, user.unique_id)
+            .await
+            .about(user.unique_id)
+            .expect_profile(&sv::expected_embed_body(&user))
+            .expect_header("x-source", "embed");
     }
     // The embed's like count past i32::MAX arrived negative and is read as the real count.
     assert_eq!(
@@ -78,7 +50,7 @@ async fn a_page_without_state_is_answered_by_the_embed() {
         "the sample is past i32::MAX"
     );
     assert_eq!(
-        paths(&seen),
+        app.upstream().paths(),
         [
             "/@late.night.loops",
             "/embed/@late.night.loops",
@@ -87,85 +59,72 @@ async fn a_page_without_state_is_answered_by_the_embed() {
         ]
     );
     // A cached answer keeps the source that gave it.
-    let hit = app.get(&path(sv::SHELL_PAGE_USER.unique_id)).await;
-    assert_eq!(hit.headers()["x-cache"], "hit");
-    assert_eq!(hit.headers()["x-source"], "embed");
-    let text = metrics(&app).await;
-    for (source, reason) in [("page", "stateless_shell"), ("page", "captcha_page")] {
-        let series = format!(
-            "profile_lookup_upstream_blocks_total{{platform=\"short-video\",source=\"{source}\",reason=\"{reason}\"}}"
-        );
+    app.lookup(ShortVideo, sv::SHELL_PAGE_USER.unique_id)
+        .await
+        .expect_header("x-cache", "hit")
+        .expect_header("x-source", "embed");
+    let text = app.metrics().await;
+    for reason in ["stateless_shell", "captcha_page"] {
+        let series = blocks_series("page", reason);
         assert!(text.contains(&series), "missing {series}");
     }
 }
 
 #[tokio::test]
 async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no_404() {
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
-    let app = spawn_app(settings(upstream.addr)).await;
+    let app = TestApp::on(sv::router()).start().await;
     for (name, reason) in sv::STATELESS_BLOCK_NAMES {
-        let before = paths(&seen).len();
-        let response = app.get(&path(name)).await;
-        assert_eq!(response.status(), 429, "{name}");
-        assert!(response.headers().contains_key("retry-after"), "{name}");
-        assert_eq!(response.headers()["x-source"], "page", "{name}");
-        assert_eq!(problem(response).await["code"], "upstream_blocked");
+        let before = app.hits();
+        app.lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_problem(429, "upstream_blocked")
+            .expect_has("retry-after")
+            .expect_header("x-source", "page");
         // The page, then the embed, which says "private or missing": never a 404.
         assert_eq!(
-            paths(&seen)[before..],
+            app.upstream().paths()[before..],
             [format!("/@{name}"), format!("/embed/@{name}")],
             "{name}"
         );
-        let series = format!(
-            "profile_lookup_upstream_blocks_total{{platform=\"short-video\",source=\"page\",reason=\"{reason}\"}}"
-        );
-        assert!(metrics(&app).await.contains(&series), "missing {series}");
+        let series = blocks_series("page", reason);
+        assert!(app.metrics().await.contains(&series), "missing {series}");
     }
 }
 
 #[tokio::test]
 async fn an_embed_that_cannot_be_reached_leaves_the_pages_block_standing() {
-    let router = Router::new().fallback(|request: Request| async move {
-        if request.uri().path().starts_with("/embed/") {
-            StatusCode::SERVICE_UNAVAILABLE.into_response()
-        } else {
-            sv::maintenance_page().into_response()
-        }
-    });
-    let upstream = spawn_upstream(router).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app.get(&path("someone.here")).await;
-    assert_eq!(response.status(), 429);
-    assert!(response.headers().contains_key("retry-after"));
-    assert_eq!(response.headers()["x-source"], "page");
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    let upstream = split(
+        "/embed/",
+        status(StatusCode::SERVICE_UNAVAILABLE),
+        plain(StatusCode::OK, sv::maintenance_page()),
+    );
+    let app = TestApp::on(upstream).start().await;
+    app.lookup(ShortVideo, "someone.here")
+        .await
+        .expect_problem(429, "upstream_blocked")
+        .expect_has("retry-after")
+        .expect_header("x-source", "page");
     // The page once, the embed twice (a 5xx gets one more try).
-    assert_eq!(upstream.hits(), 3);
+    assert_eq!(app.hits(), 3);
 }
 
 #[tokio::test]
 async fn a_page_that_says_not_found_is_answered_without_the_embed() {
     for code in [10202, 10221, 10204] {
-        let seen = Seen::default();
-        let page = sv::status_page(code);
-        let router = Router::new().fallback(move |request: Request| {
-            let page = page.clone();
-            async move {
-                if request.uri().path().starts_with("/embed/") {
-                    StatusCode::BAD_REQUEST.into_response()
-                } else {
-                    page.into_response()
-                }
-            }
-        });
-        let upstream = spawn_upstream(recorded(router, seen.clone())).await;
-        let app = spawn_app(settings(upstream.addr)).await;
-        let response = app.get(&path("gone.user")).await;
-        assert_eq!(response.status(), 404, "{code}");
-        assert_eq!(response.headers()["x-source"], "page");
+        let upstream = split(
+            "/embed/",
+            status(StatusCode::BAD_REQUEST),
+            plain(StatusCode::OK, sv::status_page(code)),
+        );
+        let app = TestApp::on(upstream).start().await;
+        app.lookup(ShortVideo, "gone.user")
+            .await
+            .about(code)
+            .expect_status(404)
+            .expect_header("x-source", "page");
         assert_eq!(
-            paths(&seen),
+            app.upstream().paths(),
             ["/@gone.user"],
             "{code}: the embed is not asked"
         );
@@ -174,30 +133,24 @@ async fn a_page_that_says_not_found_is_answered_without_the_embed() {
 
 #[tokio::test]
 async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
-    let mut s = settings(upstream.addr);
-    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
-    let app = spawn_app(s).await;
-    let response = app.get(&path(sv::SHELL_PAGE_USER.unique_id)).await;
-    assert_eq!(response.status(), 429);
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
-    assert_eq!(paths(&seen), ["/@late.night.loops"]);
+    let app = with_sources(sv::router(), &["page"]).start().await;
+    app.lookup(ShortVideo, sv::SHELL_PAGE_USER.unique_id)
+        .await
+        .expect_problem(429, "upstream_blocked");
+    assert_eq!(app.upstream().paths(), ["/@late.night.loops"]);
 
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(sv::router(), seen.clone())).await;
-    let mut s = settings(upstream.addr);
-    s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into(), "page".into()];
-    let app = spawn_app(s).await;
-    let response = app.get(&path(sv::SMALL_USER.unique_id)).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "embed");
+    let app = with_sources(sv::router(), &["embed", "page"]).start().await;
+    app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
     // A private account: the embed says 400, the page answers.
-    let response = app.get(&path(sv::PRIVATE_USER.unique_id)).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "page");
+    app.lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page");
     assert_eq!(
-        paths(&seen),
+        app.upstream().paths(),
         [
             "/embed/@tiny.baker_7",
             "/embed/@quiet.fox_22",
@@ -206,56 +159,40 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     );
 
     // The embed alone, for a private account: 429 (the platform keeps the answer), not 404.
-    let upstream = spawn_upstream(sv::router()).await;
-    let mut s = settings(upstream.addr);
-    s.platform_mut(Platform::ShortVideo).sources = vec!["embed".into()];
-    let app = spawn_app(s).await;
-    let response = app.get(&path(sv::PRIVATE_USER.unique_id)).await;
-    assert_eq!(response.status(), 429);
-    assert_eq!(response.headers()["x-source"], "embed");
-    assert_eq!(problem(response).await["code"], "upstream_blocked");
+    let app = with_sources(sv::router(), &["embed"]).start().await;
+    app.lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
+        .await
+        .expect_problem(429, "upstream_blocked")
+        .expect_header("x-source", "embed");
 }
 
 /// An upstream whose profile pages are all the stateless shell and whose embed answers, or
 /// is throttled too when `embed_blocked`.
 fn shell_everywhere(embed_blocked: bool) -> Router {
-    let stand_in = sv::router();
-    Router::new().fallback(move |request: Request| {
-        let stand_in = stand_in.clone();
-        async move {
-            let path = request.uri().path().to_owned();
-            if !path.starts_with("/embed/") {
-                return sv::stateless_shell_page(false).into_response();
-            }
-            if embed_blocked {
-                return StatusCode::TOO_MANY_REQUESTS.into_response();
-            }
-            stand_in.oneshot(request).await.into_response()
-        }
-    })
-}
-
-async fn proxies(tags: &[&str]) -> Vec<ForwardProxy> {
-    let mut out = Vec::new();
-    for tag in tags {
-        out.push(ForwardProxy::start(tag, Mode::Forward, None).await);
-    }
-    out
+    let embed = if embed_blocked {
+        status(StatusCode::TOO_MANY_REQUESTS)
+    } else {
+        sv::router()
+    };
+    split(
+        "/embed/",
+        embed,
+        plain(StatusCode::OK, sv::stateless_shell_page(false)),
+    )
 }
 
 #[tokio::test]
 async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(shell_everywhere(false), seen.clone())).await;
-    let p = proxies(&["a", "b", "c"]).await;
-    let mut s = settings(upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = p.iter().map(ForwardProxy::url).collect();
-    let app = spawn_app(s).await;
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let app = TestApp::on(shell_everywhere(false))
+        .through(&p)
+        .start()
+        .await;
     let name = sv::SMALL_USER.unique_id;
-    let response = app.get(&path(name)).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "embed");
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
     // The page through a, b and c (a and b rest), then the embed through c, which is kept.
     let page = format!("/@{name}");
     let embed = format!("/embed/@{name}");
@@ -263,105 +200,82 @@ async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
         .iter()
         .map(|(via, p)| ((*via).to_owned(), (*p).clone()))
         .collect();
-    assert_eq!(*seen.lock().unwrap(), expected);
+    let seen = || -> Vec<(String, String)> {
+        app.upstream()
+            .seen()
+            .into_iter()
+            .map(|s| (s.via.clone(), s.path().to_owned()))
+            .collect()
+    };
+    assert_eq!(seen(), expected);
     // The next lookup goes through c alone: its page, then its embed.
-    assert_eq!(app.get(&path(name)).await.status(), 200);
-    assert_eq!(seen.lock().unwrap()[4..], expected[2..]);
+    app.lookup(ShortVideo, name).await.expect_status(200);
+    assert_eq!(seen()[4..], expected[2..]);
 }
 
 #[tokio::test]
 async fn blocked_everywhere_every_proxy_rests_once_and_the_caller_gets_429() {
-    let seen = Seen::default();
-    let upstream = spawn_upstream(recorded(shell_everywhere(true), seen.clone())).await;
-    let p = proxies(&["a", "b"]).await;
-    let mut s = settings(upstream.addr);
-    s.cache.enabled = false;
-    s.upstream.proxies = p.iter().map(ForwardProxy::url).collect();
-    s.upstream.proxy_cooldown_seconds = 120;
-    let app = spawn_app(s).await;
-    let response = app.get(&path("anyone.at.all")).await;
-    assert_eq!(response.status(), 429);
-    let wait: u64 = response.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(shell_everywhere(true))
+        .through(&p)
+        .with(|s| s.upstream.proxy_cooldown_seconds = 120)
+        .start()
+        .await;
+    let wait = app
+        .lookup(ShortVideo, "anyone.at.all")
+        .await
+        .expect_status(429)
+        .retry_after();
     assert!((100..=120).contains(&wait), "{wait}");
-    let via: Vec<String> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(v, _)| v.clone())
-        .collect();
-    assert_eq!(via, ["a", "b", "b"], "page on a, page on b, embed on b");
+    assert_eq!(
+        app.upstream().via(),
+        ["a", "b", "b"],
+        "page on a, page on b, embed on b"
+    );
     // Every proxy rests now: nothing is sent.
-    assert_eq!(app.get(&path("anyone.at.all")).await.status(), 429);
-    assert_eq!(seen.lock().unwrap().len(), 3);
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("it-sv-blocks-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn sidecars(dir: &Path) -> Vec<Value> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            path.to_string_lossy()
-                .ends_with(".meta.json")
-                .then(|| serde_json::from_slice(&std::fs::read(&path).ok()?).ok())?
-        })
-        .collect()
+    app.lookup(ShortVideo, "anyone.at.all")
+        .await
+        .expect_status(429);
+    assert_eq!(app.hits(), 3);
 }
 
 #[tokio::test]
 async fn each_stateless_kind_is_captured_with_its_verdict() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let dir = temp_dir("capture");
-    let mut s = settings(upstream.addr);
-    s.platform_mut(Platform::ShortVideo).sources = vec!["page".into()];
-    s.upstream.capture_dir = dir.clone();
-    s.upstream.capture_max_files = 50;
-    s.validate_for_serve()
-        .expect("the folder is created and writable");
-    let app = spawn_app(s).await;
+    let dir = CaptureDir::new();
+    let app = with_sources(sv::router(), &["page"])
+        .with(|s| s.upstream.capture_max_files = 50)
+        .capturing_into(&dir)
+        .start()
+        .await;
     for (name, reason) in sv::STATELESS_BLOCK_NAMES {
-        assert_eq!(app.get(&path(name)).await.status(), 429, "{name}");
+        app.lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_status(429);
         let verdict = format!("blocked: {reason}");
         assert!(
             eventually(Duration::from_secs(5), || {
-                sidecars(&dir)
+                dir.sidecars()
                     .iter()
                     .any(|s| s["verdict"] == verdict.as_str() && s["username"] == name)
             })
             .await,
             "no capture of {name} with {verdict:?}: {:?}",
-            sidecars(&dir)
+            dir.sidecars()
         );
     }
     // A throttle (429) is a block too, but no page to keep.
-    assert_eq!(app.get(&path(stand_in::THROTTLED_NAME)).await.status(), 429);
+    app.lookup(ShortVideo, stand_in::THROTTLED_NAME)
+        .await
+        .expect_status(429);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(sidecars(&dir).len(), sv::STATELESS_BLOCK_NAMES.len());
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(dir.sidecars().len(), sv::STATELESS_BLOCK_NAMES.len());
 }
 
-#[test]
-fn each_block_kind_is_logged_with_its_reason_and_source() {
-    use std::process::{Command, Stdio};
-    const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (upstream, listen) = runtime.block_on(async {
-        (
-            spawn_upstream(sv::router()).await,
-            support::closed_port().await,
-        )
-    });
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_block_kind_is_logged_with_its_reason_and_source() {
+    let upstream = support::spawn_upstream(sv::router()).await;
+    let listen = support::closed_port().await;
     let config = support::temp_file(
         "sv-block-logs",
         ".toml",
@@ -374,36 +288,17 @@ fn each_block_kind_is_logged_with_its_reason_and_source() {
         )
         .as_bytes(),
     );
-    let child = Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(config.path())
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let base = format!("http://{listen}");
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while client.get(format!("{base}/healthz")).send().await.is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "serve did not come up"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        for (name, _) in sv::STATELESS_BLOCK_NAMES {
-            let response = client
-                .get(format!("{base}{}", path(name)))
-                .bearer_auth(support::KEY)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 429, "{name}");
-        }
-    });
-    let out = crate::support::terminate(child);
+    let serve = Binary::serve_with(config.path())
+        .logs()
+        .start_serving(listen, support::KEY);
+    for (name, _) in sv::STATELESS_BLOCK_NAMES {
+        serve
+            .get(&support::profile_path(ShortVideo, name))
+            .await
+            .about(name)
+            .expect_status(429);
+    }
+    let out = serve.stop().await;
     let logs =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     for (_, reason) in sv::STATELESS_BLOCK_NAMES {
