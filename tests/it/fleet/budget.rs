@@ -5,14 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use profile_lookup::config::RedisConfig;
-use profile_lookup::fleet::{Fleet, Reservation, key_id};
+use profile_lookup::fleet::{Reservation, key_id};
 use profile_lookup::registry::Platform;
 use stand_in::short_video as sv;
 
-use crate::fleet::shared::profile;
-use crate::support::test_redis;
-use crate::support::{TestApp, settings, spawn_app, spawn_upstream};
+use crate::support::fleet::handle;
+use crate::support::{ShortVideo, TestApp, spawn_upstream, test_redis};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
@@ -21,39 +19,30 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
     };
     let upstream = spawn_upstream(sv::router()).await;
     let replica = |max_queue_ms: u64| {
-        let mut s = settings(upstream.addr);
-        s.redis.url = redis.url();
-        s.redis.key_prefix = "it:".into();
-        s.platform_mut(Platform::ShortVideo).requests_per_second = 2;
-        s.platform_mut(Platform::ShortVideo).burst = 1;
-        s.platform_mut(Platform::ShortVideo).max_queue_ms = max_queue_ms;
-        spawn_app(s)
+        TestApp::on(&upstream)
+            .on_redis(&redis.url())
+            .with(|s| {
+                let platform = s.platform_mut(Platform::ShortVideo);
+                platform.requests_per_second = 2;
+                platform.burst = 1;
+                platform.max_queue_ms = max_queue_ms;
+            })
+            .start()
     };
     // The patient replica queues up to 5 s; the other (a new version, say) 600 ms.
     let apps: Arc<Vec<TestApp>> = Arc::new(vec![replica(5_000).await, replica(600).await]);
-    let mut calls = Vec::new();
-    for i in 0..10 {
+    let ask = |replica: usize, name: String| {
         let apps = apps.clone();
-        calls.push(tokio::spawn(async move {
-            apps[0]
-                .get(&profile(&format!("patient.name{i}")))
-                .await
-                .status()
-        }));
-    }
+        tokio::spawn(async move { apps[replica].lookup(ShortVideo, &name).await.status() })
+    };
+    let mut calls: Vec<_> = (0..10).map(|i| ask(0, format!("patient.name{i}"))).collect();
     for i in 0..30 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let apps = apps.clone();
-        calls.push(tokio::spawn(async move {
-            apps[1]
-                .get(&profile(&format!("hasty.name{i}")))
-                .await
-                .status()
-        }));
+        calls.push(ask(1, format!("hasty.name{i}")));
     }
     for call in calls {
         let status = call.await.unwrap();
-        assert!(matches!(status.as_u16(), 404 | 503), "{status}");
+        assert!(matches!(status, 404 | 503), "{status}");
     }
     let at = upstream.arrivals();
     // Two a second with a burst of one: at most 7 requests in any 3 s (at 0, 0.5, …, 3.0).
@@ -73,21 +62,12 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
     );
 }
 
-/// A handle on `url` as one replica would hold it.
-fn fleet_at(url: &str) -> Fleet {
-    Fleet::new(&RedisConfig {
-        url: url.to_owned(),
-        key_prefix: "it:".to_owned(),
-        timeout_ms: 500,
-    })
-    .expect("valid config")
-}
-
 #[tokio::test]
 async fn a_replica_with_smaller_limits_respects_the_state_the_others_wrote() {
     let Some(redis) = test_redis::start() else {
         return;
     };
+    let fleet_at = |url: &str| handle(url, "it:", 500);
     let (patient, hasty) = (fleet_at(&redis.url()), fleet_at(&redis.url()));
     // The outbound budget: one a second; the patient replica queues five seconds' worth.
     for _ in 0..5 {

@@ -37,12 +37,7 @@ fn not_found() -> SharedEntry {
 
 /// A fleet handle (a "replica") on `url`.
 fn fleet_at(url: &str, timeout_ms: u64) -> Fleet {
-    Fleet::new(&RedisConfig {
-        url: url.to_owned(),
-        key_prefix: "t:".to_owned(),
-        timeout_ms,
-    })
-    .expect("valid config")
+    crate::support::fleet::handle(url, "t:", timeout_ms)
 }
 
 /// A fleet handle on the test's own Redis.
@@ -633,8 +628,8 @@ async fn a_breaker_and_proxy_rests_are_shared() {
     assert_eq!(b.breaker_open_for(SV).await, Some(None));
 }
 
-/// Polls `quota_check` until the fleet uses Redis again; the time it took.
-async fn time_until_back(f: &Fleet) -> Duration {
+/// Polls `quota_check` until the fleet uses Redis again, which must be within 5 s.
+async fn back_within_5s(f: &Fleet) {
     let started = Instant::now();
     while f.quota_check("probe", 6000, 100).await.is_none() {
         assert!(
@@ -643,7 +638,8 @@ async fn time_until_back(f: &Fleet) -> Duration {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    started.elapsed()
+    let back = started.elapsed();
+    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -700,8 +696,7 @@ async fn redis_killed_then_restarted_is_skipped_then_used_again() {
     );
     assert!(!f.is_up());
     redis.restart();
-    let back = time_until_back(&f).await;
-    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    back_within_5s(&f).await;
     assert!(f.is_up());
     assert_eq!(f.cache_get(SV, "x").await, Some(None));
 }
@@ -730,8 +725,7 @@ async fn redis_paused_answers_unavailable_within_the_timeout_then_recovers() {
         started.elapsed()
     );
     redis.resume();
-    let back = time_until_back(&f).await;
-    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    back_within_5s(&f).await;
 }
 
 #[tokio::test]
@@ -743,8 +737,7 @@ async fn a_replica_started_while_redis_is_down_uses_it_once_it_is_up() {
     let f = fleet_at(&redis.url(), 200);
     assert_eq!(f.quota_check("k", 60, 5).await, None);
     redis.restart();
-    let back = time_until_back(&f).await;
-    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    back_within_5s(&f).await;
     // Nothing listening at all: the handle is still built at once.
     let nowhere = fleet_at(&format!("redis://127.0.0.1:{}/", free_port()), 200);
     assert_eq!(nowhere.cache_get(SV, "x").await, None);
@@ -843,12 +836,7 @@ async fn a_killed_node_is_redis_down_for_its_calls_and_used_again_once_back() {
     let first = started.elapsed();
     assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
     assert!(!f.is_up());
-    let mut cluster = tokio::task::spawn_blocking(move || {
-        cluster.restart_node(victim);
-        cluster
-    })
-    .await
-    .unwrap();
+    let mut cluster = cluster.off_runtime(move |c| c.restart_node(victim)).await;
     let started = Instant::now();
     while f.cache_get(SV, "fred").await != Some(None) {
         assert!(
@@ -861,14 +849,8 @@ async fn a_killed_node_is_redis_down_for_its_calls_and_used_again_once_back() {
     // The whole cluster down, then back (empty): the same handle finds it again.
     cluster.kill_all();
     assert_eq!(f.quota_check("k", 60, 5).await, None);
-    let cluster = tokio::task::spawn_blocking(move || {
-        cluster.restart_all();
-        cluster
-    })
-    .await
-    .unwrap();
-    let back = time_until_back(&f).await;
-    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    let cluster = cluster.off_runtime(move |c| c.restart_all()).await;
+    back_within_5s(&f).await;
     drop(cluster);
 }
 
@@ -880,14 +862,8 @@ async fn a_replica_started_while_the_cluster_is_down_uses_it_once_it_is_up() {
     cluster.kill_all();
     let f = fleet_at(&cluster.url(), 200);
     assert_eq!(f.quota_check("k", 60, 5).await, None);
-    let cluster = tokio::task::spawn_blocking(move || {
-        cluster.restart_all();
-        cluster
-    })
-    .await
-    .unwrap();
-    let back = time_until_back(&f).await;
-    assert!(back < Duration::from_secs(5), "back in use after {back:?}");
+    let cluster = cluster.off_runtime(move |c| c.restart_all()).await;
+    back_within_5s(&f).await;
     drop(cluster);
 }
 
@@ -910,12 +886,7 @@ async fn a_paused_node_answers_unavailable_within_the_timeout_then_recovers() {
     assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(f.cache_get(SV, "gina").await, None, "still unavailable");
-    let cluster = tokio::task::spawn_blocking(move || {
-        cluster.resume_node(victim);
-        cluster
-    })
-    .await
-    .unwrap();
+    let cluster = cluster.off_runtime(move |c| c.resume_node(victim)).await;
     let started = Instant::now();
     while f.cache_get(SV, "gina").await.is_none() {
         assert!(

@@ -7,19 +7,17 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use stand_in::short_video as sv;
 
-use crate::fleet::shared::{
-    all_back_on_redis, load, one_flight_and_one_cache, one_quota_for_three_replicas, profile,
-    replicas, sample_names, slow_short_video, stop_load_expecting_no_failure,
-};
+use crate::fleet::shared::{one_flight_and_one_cache, one_quota_for_three_replicas};
 use crate::fleet::takeover::a_killed_holder_is_taken_over;
+use crate::support::fleet::{Load, all_back_on_redis, sample_names};
+use crate::support::routers::slow;
 use crate::support::test_redis::{self, TestCluster};
-use crate::support::{KEY, eventually, settings, spawn_upstream};
+use crate::support::{KEY, ShortVideo, TestApp, eventually};
 
 #[tokio::test]
 async fn a_key_gets_one_quota_from_three_replicas_on_a_cluster() {
@@ -78,19 +76,23 @@ async fn a_names_keys_share_one_slot_a_quota_has_its_own_and_every_key_expires()
     let Some(cluster) = test_redis::start_cluster() else {
         return;
     };
-    let upstream = slow_short_video(Duration::from_millis(500)).await;
-    let mut base = settings(upstream.addr);
-    // One unit a second: the quota's key lives (its bucket is not whole) while we look.
-    base.rate_limit.per_key_per_minute = 60;
-    base.rate_limit.burst = 1_000;
-    let apps = Arc::new(replicas(&cluster.url(), &base).await);
+    let apps = TestApp::on(slow(sv::router(), Duration::from_millis(500)))
+        .with(|s| {
+            // One unit a second: the quota's key lives (its bucket is not whole) while we look.
+            s.rate_limit.per_key_per_minute = 60;
+            s.rate_limit.burst = 1_000;
+        })
+        .on_redis(&cluster.url())
+        .replicas(3)
+        .await;
+    let apps = Arc::new(apps);
     let names = sample_names();
 
     // While a lookup is in flight its lock is in Redis, on the name's slot.
     let first = names[0].clone();
     let in_flight = {
-        let (apps, path) = (apps.clone(), profile(&first));
-        tokio::spawn(async move { apps[0].get(&path).await.status() })
+        let (apps, first) = (apps.clone(), first.clone());
+        tokio::spawn(async move { apps[0].lookup(ShortVideo, &first).await.status() })
     };
     let lock = format!("it:{{n:short-video:{first}}}:l");
     let mut lock_seen = false;
@@ -107,8 +109,8 @@ async fn a_names_keys_share_one_slot_a_quota_has_its_own_and_every_key_expires()
     assert_eq!(in_flight.await.unwrap(), 200);
 
     for (i, name) in names.iter().chain([&"no.such.user".to_owned()]).enumerate() {
-        let status = apps[i % 3].get(&profile(name)).await.status();
-        assert!(matches!(status.as_u16(), 200 | 404), "{name}: {status}");
+        let status = apps[i % 3].lookup(ShortVideo, name).await.status();
+        assert!(matches!(status, 200 | 404), "{name}: {status}");
     }
     let written = every_key(&cluster);
     for (key, node, ttl) in &written {
@@ -149,16 +151,20 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
     let Some(mut cluster) = test_redis::start_cluster() else {
         return;
     };
-    let upstream = spawn_upstream(sv::router()).await;
-    let mut base = settings(upstream.addr);
-    base.redis.timeout_ms = 100;
-    // Ten units a second and a bucket nothing here empties: never a 429, and the quota's key
-    // (whose life is the time until the bucket is whole) outlives the gaps between requests.
-    base.rate_limit.per_key_per_minute = 600;
-    base.rate_limit.burst = 100_000;
-    let apps = Arc::new(replicas(&cluster.url(), &base).await);
-    let stop = Arc::new(AtomicBool::new(false));
-    let running = tokio::spawn(load(apps.clone(), stop.clone()));
+    let apps = TestApp::on(sv::router())
+        .with(|s| {
+            s.redis.timeout_ms = 100;
+            // Ten units a second and a bucket nothing here empties: never a 429, and the
+            // quota's key (whose life is the time until the bucket is whole) outlives the gaps
+            // between requests.
+            s.rate_limit.per_key_per_minute = 600;
+            s.rate_limit.burst = 100_000;
+        })
+        .on_redis(&cluster.url())
+        .replicas(3)
+        .await;
+    let apps = Arc::new(apps);
+    let load = Load::start(apps.clone());
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     // The node holding the key's quota: every request asks it.
@@ -178,16 +184,13 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
             200,
             "ready with a node down"
         );
-        assert_eq!(app.get(&profile(&sample_names()[0])).await.status(), 200);
+        app.lookup(ShortVideo, &sample_names()[0])
+            .await
+            .expect_status(200);
     }
 
     // An empty node on the same ports and cluster config: the same node, its slots back.
-    let cluster = tokio::task::spawn_blocking(move || {
-        cluster.restart_node(victim);
-        cluster
-    })
-    .await
-    .unwrap();
+    let mut cluster = cluster.off_runtime(move |c| c.restart_node(victim)).await;
     assert!(
         all_back_on_redis(&apps).await,
         "back on the cluster within 5 s of its return"
@@ -196,15 +199,9 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
     assert!(requota, "the quota is kept on the restarted node again");
 
     // The same node hung (SIGSTOP) under load, then resumed.
-    let mut cluster = cluster;
     cluster.pause_node(victim);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let mut cluster = tokio::task::spawn_blocking(move || {
-        cluster.resume_node(victim);
-        cluster
-    })
-    .await
-    .unwrap();
+    let mut cluster = cluster.off_runtime(move |c| c.resume_node(victim)).await;
     assert!(
         all_back_on_redis(&apps).await,
         "back on the cluster within 5 s of the node's resumption"
@@ -213,16 +210,11 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
     // The whole cluster down under load, then back (empty): the same again.
     cluster.kill_all();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let _cluster = tokio::task::spawn_blocking(move || {
-        cluster.restart_all();
-        cluster
-    })
-    .await
-    .unwrap();
+    let _cluster = cluster.off_runtime(move |c| c.restart_all()).await;
     assert!(
         all_back_on_redis(&apps).await,
         "back on the cluster within 5 s of its restart"
     );
 
-    stop_load_expecting_no_failure(running, &stop).await;
+    load.stop_expecting_no_failure().await;
 }

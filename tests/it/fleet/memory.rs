@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use profile_lookup::config::RedisConfig;
-use profile_lookup::fleet::{Fleet, Lock, Put, Reservation, SharedEntry, key_id};
+use profile_lookup::fleet::{Lock, Put, Reservation, SharedEntry, key_id};
 
+use crate::support::fleet::handle;
 use crate::support::test_redis;
 
 const SV: &str = "short-video";
@@ -43,16 +43,6 @@ fn shipped_policy() -> String {
         );
     }
     compose
-}
-
-/// A handle on `url` as one replica would hold it.
-fn fleet_at(url: &str) -> Fleet {
-    Fleet::new(&RedisConfig {
-        url: url.to_owned(),
-        key_prefix: "it:".to_owned(),
-        timeout_ms: 500,
-    })
-    .expect("valid config")
 }
 
 fn big_profile(kb: usize) -> SharedEntry {
@@ -97,7 +87,7 @@ async fn a_full_redis_evicts_and_refuses_no_counter_and_no_lock() {
     else {
         return;
     };
-    let (a, b) = (fleet_at(&redis.url()), fleet_at(&redis.url()));
+    let (a, b) = (handle(&redis.url(), "it:", 500), handle(&redis.url(), "it:", 500));
     let ttl = Duration::from_secs(60);
     // Counters and a lock, written before the cache fills memory.
     let id = key_id(&[4; 32]);

@@ -8,13 +8,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
 use stand_in::short_video as sv;
 
-use crate::fleet::shared::{profile, replicas, sample_names, slow_short_video};
+use crate::support::fleet::sample_names;
 use crate::support::relay::Relay;
+use crate::support::routers::slow;
 use crate::support::test_redis::{self, TestRedis};
-use crate::support::{KEY, TestApp, eventually, replica_process, settings, spawn_upstream};
+use crate::support::{
+    AppBuilder, KEY, ShortVideo, TestApp, Upstream, eventually, profile_path, replica_process,
+    spawn_upstream,
+};
 
 /// The longest a takeover may take here: the lock's lease (2 s at the default timeout) plus the
 /// fetch and a loaded machine's slack. The lock once lived the flight deadline (14 s here).
@@ -24,7 +27,7 @@ const REQUEST_TIMEOUT_MS: &str = "10000";
 
 /// The short-video stand-in, except that the first `hang` requests are held for a minute: the
 /// fetch of whoever asks first never ends while the test looks.
-async fn upstream_that_holds_the_first(hang: usize) -> crate::support::Upstream {
+async fn upstream_that_holds_the_first(hang: usize) -> Upstream {
     let left = Arc::new(AtomicUsize::new(hang));
     spawn_upstream(sv::router().layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| {
@@ -88,31 +91,63 @@ fn ask_and_forget(url: String) {
     });
 }
 
-/// Starts `GET name` on `app`; resolves to its status and when it came.
-fn ask(
-    apps: &Arc<Vec<TestApp>>,
-    i: usize,
-    name: &str,
-) -> tokio::task::JoinHandle<(StatusCode, Instant)> {
-    let (apps, path) = (apps.clone(), profile(name));
+/// Starts a lookup of `name` on `apps[i]`; resolves to its status and when it came.
+fn ask(apps: &Arc<Vec<TestApp>>, i: usize, name: &str) -> tokio::task::JoinHandle<(u16, Instant)> {
+    let (apps, name) = (apps.clone(), name.to_owned());
     tokio::spawn(async move {
-        let status = apps[i].get(&path).await.status();
+        let status = apps[i].lookup(ShortVideo, &name).await.status();
         (status, Instant::now())
     })
 }
 
+/// An app on `upstream` with the tests' callers' deadline, on the Redis at `url`.
+fn patient(upstream: impl Into<crate::support::app::Target>, url: &str) -> AppBuilder {
+    TestApp::on(upstream)
+        .with(|s| s.server.request_timeout_ms = REQUEST_TIMEOUT_MS.parse().unwrap())
+        .on_redis(url)
+}
+
 /// Three in-process replicas on `url` with the tests' callers' deadline.
-async fn others(url: &str, upstream: std::net::SocketAddr) -> Arc<Vec<TestApp>> {
-    let mut base = settings(upstream);
-    base.server.request_timeout_ms = REQUEST_TIMEOUT_MS.parse().unwrap();
-    Arc::new(replicas(url, &base).await)
+async fn others(url: &str, upstream: &Upstream) -> Arc<Vec<TestApp>> {
+    Arc::new(patient(upstream, url).replicas(3).await)
+}
+
+/// A replica that is a real process on `url`, its upstream `upstream`, with the tests' callers'
+/// deadline and `extra` settings.
+fn process_holder(
+    upstream: &Upstream,
+    url: &str,
+    extra: &[(&str, &str)],
+) -> replica_process::ReplicaProcess {
+    let mut env = vec![(
+        "PROFILE_LOOKUP__SERVER__REQUEST_TIMEOUT_MS",
+        REQUEST_TIMEOUT_MS,
+    )];
+    env.extend_from_slice(extra);
+    replica_process::start(upstream.addr, url, &env)
+}
+
+/// Every one of `calls` (callers of the replicas that did not hold the name) gets the profile
+/// within [`TAKEOVER`] of `since`, when `event` happened.
+async fn answered_within_a_takeover(
+    calls: [tokio::task::JoinHandle<(u16, Instant)>; 2],
+    since: Instant,
+    event: &str,
+) {
+    for call in calls {
+        let (status, at) = call.await.unwrap();
+        assert_eq!(status, 200, "a caller of another replica");
+        let takeover = at.saturating_duration_since(since);
+        eprintln!("answered {takeover:?} after {event}");
+        assert!(takeover < TAKEOVER, "taken over {takeover:?} after {event}");
+    }
 }
 
 /// After a takeover every replica serves the name at once, and the platform was asked once
 /// more than the held request: by the replica that took over, for the whole fleet.
-async fn every_replica_serves(apps: &[TestApp], name: &str, upstream: &crate::support::Upstream) {
+async fn every_replica_serves(apps: &[TestApp], name: &str, upstream: &Upstream) {
     for app in apps {
-        assert_eq!(app.get(&profile(name)).await.status(), 200);
+        app.lookup(ShortVideo, name).await.expect_status(200);
     }
     assert_eq!(
         upstream.hits(),
@@ -140,16 +175,9 @@ pub(crate) async fn a_killed_holder_is_taken_over(
     held: impl Fn() -> bool + Send + 'static,
 ) {
     let upstream = upstream_that_holds_the_first(1).await;
-    let mut holder = replica_process::start(
-        upstream.addr,
-        url,
-        &[(
-            "PROFILE_LOOKUP__SERVER__REQUEST_TIMEOUT_MS",
-            REQUEST_TIMEOUT_MS,
-        )],
-    );
-    let apps = others(url, upstream.addr).await;
-    ask_and_forget(holder.url(&profile(name)));
+    let mut holder = process_holder(&upstream, url, &[]);
+    let apps = others(url, &upstream).await;
+    ask_and_forget(holder.url(&profile_path(ShortVideo, name)));
     lock_taken(held).await;
     let waiting = ask(&apps, 0, name);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -157,13 +185,7 @@ pub(crate) async fn a_killed_holder_is_taken_over(
     let killed = Instant::now();
     holder.kill();
     let late = ask(&apps, 1, name);
-    for call in [waiting, late] {
-        let (status, at) = call.await.unwrap();
-        assert_eq!(status, 200, "a caller of another replica");
-        let takeover = at.duration_since(killed);
-        eprintln!("answered {takeover:?} after SIGKILL");
-        assert!(takeover < TAKEOVER, "taken over after {takeover:?}");
-    }
+    answered_within_a_takeover([waiting, late], killed, "SIGKILL").await;
     every_replica_serves(&apps, name, &upstream).await;
 }
 
@@ -174,19 +196,13 @@ async fn a_holder_stopped_mid_flight_is_taken_over_within_seconds() {
     };
     let upstream = upstream_that_holds_the_first(1).await;
     let name = &sample_names()[1];
-    let mut holder = replica_process::start(
-        upstream.addr,
+    let mut holder = process_holder(
+        &upstream,
         &redis.url(),
-        &[
-            (
-                "PROFILE_LOOKUP__SERVER__REQUEST_TIMEOUT_MS",
-                REQUEST_TIMEOUT_MS,
-            ),
-            ("PROFILE_LOOKUP__SERVER__SHUTDOWN_GRACE_MS", "500"),
-        ],
+        &[("PROFILE_LOOKUP__SERVER__SHUTDOWN_GRACE_MS", "500")],
     );
-    let apps = others(&redis.url(), upstream.addr).await;
-    ask_and_forget(holder.url(&profile(name)));
+    let apps = others(&redis.url(), &upstream).await;
+    ask_and_forget(holder.url(&profile_path(ShortVideo, name)));
     lock_taken(held_in(&redis, name)).await;
     let waiting = ask(&apps, 0, name);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -199,13 +215,7 @@ async fn a_holder_stopped_mid_flight_is_taken_over_within_seconds() {
     let (exited, gone) = exited.await.unwrap();
     assert!(exited, "the stopped replica drained and exited");
     let late = ask(&apps, 1, name);
-    for call in [waiting, late] {
-        let (status, at) = call.await.unwrap();
-        assert_eq!(status, 200, "a caller of another replica");
-        let takeover = at.saturating_duration_since(gone);
-        eprintln!("answered {takeover:?} after the stopped replica exited");
-        assert!(takeover < TAKEOVER, "taken over after {takeover:?}");
-    }
+    answered_within_a_takeover([waiting, late], gone, "the stopped replica exited").await;
     every_replica_serves(&apps, name, &upstream).await;
 }
 
@@ -214,12 +224,10 @@ async fn a_redis_blip_on_the_holder_does_not_leave_its_lock_behind() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let upstream = slow_short_video(Duration::from_millis(800)).await;
+    let upstream = spawn_upstream(slow(sv::router(), Duration::from_millis(800))).await;
     let relay = Relay::start(([127, 0, 0, 1], redis.port()).into()).await;
-    let mut behind = settings(upstream.addr);
-    behind.server.request_timeout_ms = REQUEST_TIMEOUT_MS.parse().unwrap();
-    let holder = Arc::new(replicas(&relay.redis_url(), &behind).await);
-    let apps = others(&redis.url(), upstream.addr).await;
+    let holder = Arc::new(patient(&upstream, &relay.redis_url()).replicas(3).await);
+    let apps = others(&redis.url(), &upstream).await;
     let name = &sample_names()[2];
 
     let holders_caller = ask(&holder, 0, name);
@@ -235,15 +243,9 @@ async fn a_redis_blip_on_the_holder_does_not_leave_its_lock_behind() {
     let (status, _) = holders_caller.await.unwrap();
     assert_eq!(status, 200, "the holder answers its own caller");
     let late = ask(&apps, 1, name);
-    for call in [waiting, late] {
-        let (status, at) = call.await.unwrap();
-        assert_eq!(status, 200, "a caller of another replica");
-        let after = at.saturating_duration_since(restored);
-        eprintln!("answered {after:?} after Redis came back to the holder");
-        assert!(after < TAKEOVER, "answered {after:?} after the blip");
-    }
+    answered_within_a_takeover([waiting, late], restored, "Redis came back to the holder").await;
     for app in apps.iter().chain(holder.iter()) {
-        assert_eq!(app.get(&profile(name)).await.status(), 200);
+        app.lookup(ShortVideo, name).await.expect_status(200);
     }
     assert!(
         eventually(Duration::from_secs(5), || holder

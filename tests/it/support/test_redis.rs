@@ -247,6 +247,18 @@ pub fn start_cluster() -> Option<TestCluster> {
 }
 
 impl TestCluster {
+    /// Runs `change` (a restart, a resumption: they wait for the cluster, blocking) off the
+    /// test's runtime, so that what runs on it (replicas, their load) keeps running; then
+    /// hands the cluster back.
+    pub async fn off_runtime(mut self, change: impl FnOnce(&mut Self) + Send + 'static) -> Self {
+        tokio::task::spawn_blocking(move || {
+            change(&mut self);
+            self
+        })
+        .await
+        .expect("no panic")
+    }
+
     /// The seed list, as `redis.url` takes it: every node, comma-separated.
     pub fn url(&self) -> String {
         self.nodes
