@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use profile_lookup::config::{Revalidate, Settings};
+use profile_lookup::config::Revalidate;
 use profile_lookup::registry::Platform;
 use stand_in::short_video as sv;
 
@@ -318,37 +318,20 @@ async fn max_stale_takes_a_stale_copy_past_the_window_and_refreshes_it() {
     assert_eq!(app.hits(), 3);
 }
 
-/// The `RateLimit` header of `answer`, which must say `r=left` first.
-#[track_caller]
-pub(crate) fn assert_left(answer: &Answer, left: u32) {
-    let said = answer.header("ratelimit");
-    assert!(
-        said.starts_with(&format!("\"per-key\";r={left};")),
-        "{said}"
-    );
-}
-
-/// Ten units, refilled one a minute: nothing comes back during a test.
-pub(crate) fn ten_units(s: &mut Settings) {
-    s.rate_limit.per_key_per_minute = 1;
-    s.rate_limit.burst = 10;
-}
-
 #[tokio::test]
 async fn a_forced_fetch_costs_one_more_quota_unit() {
     let (app, _) = fresh(Duration::ZERO, 600, 120);
-    let app = app.with(ten_units).start().await;
-    assert_left(&lookup(&app).await, 9);
+    let app = app.with(crate::support::ten_units).start().await;
+    lookup(&app).await.expect_quota_left(9);
     // A no-cache request refusing the stored answer: two units.
-    assert_left(&lookup_with(&app, "no-cache").await, 7);
+    lookup_with(&app, "no-cache").await.expect_quota_left(7);
     // A max-age the stored answer meets: one unit, no fetch.
-    assert_left(&lookup_with(&app, "max-age=600").await, 6);
+    lookup_with(&app, "max-age=600").await.expect_quota_left(6);
     assert_eq!(app.hits(), 2);
     // A no-cache request for a name nothing is stored for forces nothing: one unit.
-    let other = app
-        .lookup_with(ShortVideo, sv::PUBLIC_USER.unique_id, "no-cache")
-        .await;
-    assert_left(&other, 5);
+    app.lookup_with(ShortVideo, sv::PUBLIC_USER.unique_id, "no-cache")
+        .await
+        .expect_quota_left(5);
     for _ in 0..4 {
         lookup(&app).await;
     }

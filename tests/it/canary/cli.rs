@@ -2,20 +2,17 @@
 //! table or JSON, and the exit code that says what to do (0 all ok, 1 a source changed, 2 only
 //! blocks or unreachable sources, 3 settings it cannot use).
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use axum::Router;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use profile_lookup::platform::Platform;
 use serde_json::Value;
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
 
-use crate::canary::rounds::{StandIn, spawn_stand_in};
-use crate::support::{closed_port, spawn_upstream, temp_file, test_redis};
-
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+use crate::canary::rounds::stand_ins;
+use crate::support::binary::Binary;
+use crate::support::routers::plain;
+use crate::support::{Upstream, closed_port, spawn_upstream, temp_file, test_redis};
 
 /// A config with short-video at `short`, photo-share at `photo`, quick retries, and `canary`
 /// as the `[canary]` section's body.
@@ -34,17 +31,19 @@ fn config(short: &str, photo: &str, canary: &str) -> tempfile::NamedTempFile {
 /// runtime, so the stand-ins it serves keep answering.
 async fn canary(args: Vec<String>, env: Vec<(&'static str, String)>) -> Output {
     tokio::task::spawn_blocking(move || {
-        let mut command = Command::new(BIN);
-        command
-            .arg("canary")
-            .args(args)
-            .env_remove("PROFILE_LOOKUP_CONFIG");
+        let mut command = Binary::new(&["canary"]).env_remove("PROFILE_LOOKUP_CONFIG");
+        for arg in args {
+            command = command.arg(arg);
+        }
         for (key, _) in std::env::vars() {
             if key.starts_with("PROFILE_LOOKUP__") {
-                command.env_remove(key);
+                command = command.env_remove(&key);
             }
         }
-        command.envs(env).output().expect("the binary runs")
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+        command.output()
     })
     .await
     .unwrap()
@@ -60,11 +59,15 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-async fn stand_ins() -> (StandIn, StandIn) {
-    (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    )
+/// A platform that answers every request 429.
+async fn refusing() -> Upstream {
+    spawn_upstream(plain(StatusCode::TOO_MANY_REQUESTS, "slow down")).await
+}
+
+/// A config with short-video and photo-share on their stand-ins and `canary` as the
+/// `[canary]` section's body.
+fn on_stand_ins(short: &Upstream, photo: &Upstream, canary: &str) -> tempfile::NamedTempFile {
+    config(&short.addr.to_string(), &photo.addr.to_string(), canary)
 }
 
 const BOTH: &str =
@@ -73,11 +76,7 @@ const BOTH: &str =
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_source_ok_exits_0_with_a_row_per_probe() {
     let (short, photo) = stand_ins().await;
-    let file = config(
-        &short.upstream.addr.to_string(),
-        &photo.upstream.addr.to_string(),
-        BOTH,
-    );
+    let file = on_stand_ins(&short.upstream, &photo.upstream, BOTH);
     let out = canary(with_config(&file, &["--json"]), Vec::new()).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
@@ -136,11 +135,7 @@ async fn every_source_ok_exits_0_with_a_row_per_probe() {
 async fn a_changed_source_exits_1_and_one_platform_can_be_asked_alone() {
     let (short, photo) = stand_ins().await;
     short.drift.set(true);
-    let file = config(
-        &short.upstream.addr.to_string(),
-        &photo.upstream.addr.to_string(),
-        BOTH,
-    );
+    let file = on_stand_ins(&short.upstream, &photo.upstream, BOTH);
     let out = canary(with_config(&file, &["--json"]), Vec::new()).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -150,26 +145,21 @@ async fn a_changed_source_exits_1_and_one_platform_can_be_asked_alone() {
         .find(|s| s["source"] == "page" && s["platform"] == "short-video");
     assert_eq!(page.unwrap()["verdict"], "changed");
     // Photo-share alone: its sources read, so 0; and short-video was not asked.
-    short.forget();
+    short.upstream.forget();
     let only = canary(
         with_config(&file, &["--platform", "photo-share"]),
         Vec::new(),
     )
     .await;
     assert_eq!(only.status.code(), Some(0), "{}", text(&only.stdout));
-    assert!(short.paths().is_empty(), "{:?}", short.paths());
+    assert_eq!(short.upstream.hits(), 0, "{:?}", short.upstream.paths());
     assert!(!text(&only.stdout).contains("short-video"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocks_alone_exit_2() {
-    let refusing = spawn_upstream(
-        Router::new()
-            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response() }),
-    )
-    .await;
-    let addr = refusing.addr.to_string();
-    let file = config(&addr, &addr, BOTH);
+    let refusing = refusing().await;
+    let file = on_stand_ins(&refusing, &refusing, BOTH);
     let out = canary(with_config(&file, &[]), Vec::new()).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("blocked"));
@@ -179,11 +169,7 @@ async fn blocks_alone_exit_2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accounts_come_from_the_environment_too() {
     let (short, photo) = stand_ins().await;
-    let file = config(
-        &short.upstream.addr.to_string(),
-        &photo.upstream.addr.to_string(),
-        "",
-    );
+    let file = on_stand_ins(&short.upstream, &photo.upstream, "");
     let env = vec![(
         "PROFILE_LOOKUP__CANARY__PHOTO_SHARE",
         format!(
@@ -269,12 +255,7 @@ async fn a_round_run_by_hand_against_a_fleet_writes_neither_its_breaker_nor_its_
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let refusing = spawn_upstream(
-        Router::new()
-            .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response() }),
-    )
-    .await;
-    let addr = refusing.addr;
+    let addr = refusing().await.addr;
     // A breaker that one blocked lookup opens, and proxies that refuse every connection (a
     // lookup rests each): the probes meet both, directly and through the proxies.
     let closed = [closed_port().await, closed_port().await].map(|p| format!("\"http://{p}\""));

@@ -2,21 +2,14 @@
 //! per interval between them (the round's lease), and every replica shows the verdicts of the
 //! replica that ran it, orders its lookups by them, and exports them.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::extract::Request;
 use serde_json::Value;
 use stand_in::drift::{DriftSwitch, switchable};
 use stand_in::short_video as sv;
-use tower::ServiceExt;
 
 use crate::support::replica_process::{self, ReplicaProcess};
 use crate::support::{KEY, spawn_upstream, test_redis};
-
-/// Each request the upstream received: when, and its path.
-type Seen = Arc<Mutex<Vec<(Instant, String)>>>;
 
 const CANARY: &str = sv::PUBLIC_USER.unique_id;
 const CALLER: &str = sv::SMALL_USER.unique_id;
@@ -59,23 +52,10 @@ async fn three_replicas_on_redis_run_one_round_per_interval_and_share_its_verdic
     let Some(redis) = test_redis::start() else {
         return;
     };
-    // The short-video stand-in with its page moved from the start, recording when each
-    // request came.
+    // The short-video stand-in with its page moved from the start.
     let drift = DriftSwitch::default();
     drift.set(true);
-    let seen = Seen::default();
-    let keep = seen.clone();
-    let router = switchable(sv::router(), sv::drifted_router(), drift);
-    let upstream = spawn_upstream(Router::new().fallback(move |request: Request| {
-        let (router, keep) = (router.clone(), keep.clone());
-        async move {
-            keep.lock()
-                .unwrap()
-                .push((Instant::now(), request.uri().path().to_owned()));
-            router.oneshot(request).await.unwrap()
-        }
-    }))
-    .await;
+    let upstream = spawn_upstream(switchable(sv::router(), sv::drifted_router(), drift)).await;
     let (url, addr) = (redis.url(), upstream.addr);
     let started = Instant::now();
     let replicas = tokio::task::spawn_blocking(move || {
@@ -120,11 +100,9 @@ async fn three_replicas_on_redis_run_one_round_per_interval_and_share_its_verdic
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()["x-source"], "embed");
     }
-    let caller_paths: Vec<String> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, p)| p.clone())
+    let caller_paths: Vec<String> = upstream
+        .paths()
+        .into_iter()
         .filter(|p| p.contains(CALLER))
         .collect();
     assert_eq!(caller_paths, vec![format!("/embed/@{CALLER}"); 3]);
@@ -137,12 +115,11 @@ async fn three_replicas_on_redis_run_one_round_per_interval_and_share_its_verdic
     }
     let elapsed = started.elapsed().as_secs_f64();
     let total: u64 = per_replica.iter().sum();
-    let probes: Vec<Instant> = seen
-        .lock()
-        .unwrap()
+    let probes: Vec<Instant> = upstream
+        .seen()
         .iter()
-        .filter(|(_, p)| *p == format!("/@{CANARY}"))
-        .map(|(at, _)| *at)
+        .filter(|s| s.path() == format!("/@{CANARY}"))
+        .map(|s| s.at)
         .collect();
     // Each round asks the page once; a round may be under way while the counters are read.
     assert!(

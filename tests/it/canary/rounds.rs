@@ -6,14 +6,10 @@
 //! twice, lookups are answered by the embed without the page being asked first, until the page
 //! reads again.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use profile_lookup::config::Settings;
 use profile_lookup::config::canary::AccountList;
 use profile_lookup::platform::Platform;
@@ -21,89 +17,62 @@ use serde_json::Value;
 use stand_in::drift::DriftSwitch;
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
-use tower::ServiceExt;
 
-use crate::support::{self, KEY, TestApp, eventually, spawn_app, spawn_upstream};
+use crate::support::capture_dir::CaptureDir;
+use crate::support::routers::{fixed, plain, split};
+use crate::support::{
+    AppBuilder, ShortVideo, TestApp, Upstream, eventually, spawn_upstream, ten_units,
+};
 
-/// Every request path (with its query) an upstream received, in order.
-pub(crate) type Log = Arc<Mutex<Vec<String>>>;
-
-/// `router` behind a recorder of every request's path and query.
-pub(crate) fn recorded(router: Router, log: Log) -> Router {
-    Router::new().fallback(move |request: Request| {
-        let (router, log) = (router.clone(), log.clone());
-        async move {
-            let path = request
-                .uri()
-                .path_and_query()
-                .map(|p| p.to_string())
-                .unwrap_or_default();
-            log.lock().unwrap().push(path);
-            router.oneshot(request).await.unwrap()
-        }
-    })
-}
-
-/// A platform's stand-in with its drift switch, recorded.
+/// A platform's stand-in with its drift switch; the upstream keeps what it was asked.
 pub(crate) struct StandIn {
-    pub upstream: support::Upstream,
+    pub upstream: Upstream,
     pub drift: DriftSwitch,
-    pub log: Log,
 }
 
-impl StandIn {
-    pub(crate) fn paths(&self) -> Vec<String> {
-        self.log.lock().unwrap().clone()
-    }
-
-    pub(crate) fn forget(&self) {
-        self.log.lock().unwrap().clear();
-    }
-}
-
-/// `platform`'s stand-in, switchable to its drifted shape, recorded.
+/// `platform`'s stand-in, switchable to its drifted shape.
 pub(crate) async fn spawn_stand_in(platform: Platform) -> StandIn {
     let drift = DriftSwitch::default();
-    let log = Log::default();
     let plays = stand_in::platform(platform.as_str()).expect("every platform has a stand-in");
-    let router = plays.switchable(drift.clone());
     StandIn {
-        upstream: spawn_upstream(recorded(router, log.clone())).await,
+        upstream: spawn_upstream(plays.switchable(drift.clone())).await,
         drift,
-        log,
     }
+}
+
+/// Both stand-ins: short-video's and photo-share's.
+pub(crate) async fn stand_ins() -> (StandIn, StandIn) {
+    (
+        spawn_stand_in(Platform::ShortVideo).await,
+        spawn_stand_in(Platform::PhotoShare).await,
+    )
 }
 
 fn names(list: &[&str]) -> AccountList {
     AccountList::Names(list.iter().map(|n| (*n).to_owned()).collect())
 }
 
-/// The test settings with short-video at `short`, photo-share at `photo`, a round every second
-/// without jitter, and these canary accounts.
-fn canary_settings(
-    short: &StandIn,
-    photo: &StandIn,
-    sv_names: &[&str],
-    ps_names: &[&str],
-) -> Settings {
-    let mut s = support::settings(short.upstream.addr);
-    s.platform_mut(Platform::PhotoShare).base_url =
-        format!("http://{}", photo.upstream.addr).parse().unwrap();
-    s.canary.interval_seconds = 1;
-    s.canary.jitter = 0.0;
-    s.canary
-        .accounts
-        .insert("short_video".into(), names(sv_names));
-    s.canary
-        .accounts
-        .insert("photo_share".into(), names(ps_names));
-    s
+/// An app with short-video at `short`, photo-share at `photo`, a round every second without
+/// jitter, and these canary accounts.
+fn canary_app(short: &Upstream, photo: &Upstream, sv_names: &[&str], ps_names: &[&str]) -> AppBuilder {
+    TestApp::on(short).with(|s| {
+        s.platform_mut(Platform::PhotoShare).base_url =
+            format!("http://{}", photo.addr).parse().unwrap();
+        s.canary.interval_seconds = 1;
+        s.canary.jitter = 0.0;
+        s.canary
+            .accounts
+            .insert("short_video".into(), names(sv_names));
+        s.canary
+            .accounts
+            .insert("photo_share".into(), names(ps_names));
+    })
 }
 
 /// Points every registered platform but the two above at its own stand-in, watching the
 /// accounts its samples name, so that a round covers every platform; the stand-ins serve as
 /// long as the returned upstreams live.
-async fn the_other_platforms_on_their_stand_ins(s: &mut Settings) -> Vec<support::Upstream> {
+async fn the_other_platforms_on_their_stand_ins(s: &mut Settings) -> Vec<Upstream> {
     let mut upstreams = Vec::new();
     let others = Platform::ALL
         .iter()
@@ -125,6 +94,11 @@ async fn status(app: &TestApp) -> Value {
     let response = app.get_anonymous("/status").await;
     assert_eq!(response.status(), 200);
     response.json().await.unwrap()
+}
+
+/// `/status` once a round has ended (at most 10 s).
+async fn after_a_round(app: &TestApp) -> Value {
+    status_until(app, Duration::from_secs(10), |s| s["last_round"].is_object()).await
 }
 
 /// The `/status` entry of one source.
@@ -161,13 +135,10 @@ fn verdict_of<'a>(status: &'a Value, platform: &str, src: &str) -> &'a Value {
 
 #[tokio::test]
 async fn a_round_reads_every_source_of_every_platform() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
-    let mut s = canary_settings(
-        &short,
-        &photo,
+    let (short, photo) = stand_ins().await;
+    let app = canary_app(
+        &short.upstream,
+        &photo.upstream,
         &[sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id],
         &[
             ps::PUBLIC_USER.username,
@@ -175,8 +146,9 @@ async fn a_round_reads_every_source_of_every_platform() {
             ps::BUSINESS_USER.username,
         ],
     );
+    let mut s = app.settings().clone();
     let _others = the_other_platforms_on_their_stand_ins(&mut s).await;
-    let app = spawn_app(s).await;
+    let app = app.with(|settings| *settings = s).start().await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&now, "ok"), "{now}");
     assert_eq!(now["enabled"], true);
@@ -206,7 +178,7 @@ async fn a_round_reads_every_source_of_every_platform() {
         assert!(!text.contains(name), "{text}");
     }
     // Each source was asked, for each account, as its own request.
-    let (sv_paths, ps_paths) = (short.paths(), photo.paths());
+    let (sv_paths, ps_paths) = (short.upstream.targets(), photo.upstream.targets());
     for name in [sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id] {
         assert!(sv_paths.contains(&format!("/@{name}")), "{sv_paths:?}");
         assert!(
@@ -220,7 +192,7 @@ async fn a_round_reads_every_source_of_every_platform() {
         assert!(ps_paths.contains(&format!("/{name}/")), "{ps_paths:?}");
     }
     // Probes are no lookups; the canary's series are out.
-    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    let metrics = app.metrics().await;
     for series in [
         "profile_lookup_canary_verdict{platform=\"short-video\",source=\"embed\",verdict=\"ok\"}",
         "profile_lookup_canary_last_ok_timestamp_seconds{platform=\"photo-share\",source=\"json\"}",
@@ -238,17 +210,18 @@ async fn a_round_reads_every_source_of_every_platform() {
 
 #[tokio::test]
 async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_is_captured() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
+    let (short, photo) = stand_ins().await;
     let name = sv::PUBLIC_USER.unique_id;
-    let mut s = canary_settings(&short, &photo, &[name], &[ps::PUBLIC_USER.username]);
-    let dir = capture_dir("canary-drift");
-    s.upstream.capture_dir = dir.clone();
-    s.validate_for_serve()
-        .expect("the capture folder is usable");
-    let app = spawn_app(s).await;
+    let dir = CaptureDir::new();
+    let app = canary_app(
+        &short.upstream,
+        &photo.upstream,
+        &[name],
+        &[ps::PUBLIC_USER.username],
+    )
+    .capturing_into(&dir)
+    .start()
+    .await;
     let before = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&before, "ok"), "{before}");
 
@@ -269,12 +242,13 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
     assert!(reason.contains("no state script"), "{reason}");
     // The moved page is kept for `extract`, named after the canary account.
     assert!(
-        eventually(Duration::from_secs(5), || files(&dir)
+        eventually(Duration::from_secs(5), || dir
+            .names()
             .iter()
             .any(|f| f.contains(name) && f.ends_with(".html")))
         .await,
         "no capture of the moved page: {:?}",
-        files(&dir)
+        dir.names()
     );
 
     // The photo-share JSON moving turns that source, and only it, `changed` too (and it is
@@ -285,12 +259,12 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
     assert!(json_changed(&now), "{now}");
     assert_eq!(verdict_of(&now, "photo-share", "page"), "ok", "{now}");
     assert!(
-        eventually(Duration::from_secs(5), || files(&dir).iter().any(|f| f
+        eventually(Duration::from_secs(5), || dir.names().iter().any(|f| f
             .contains(ps::PUBLIC_USER.username)
             && f.ends_with(".json")))
         .await,
         "no capture of the moved JSON: {:?}",
-        files(&dir)
+        dir.names()
     );
 
     // Back to the usual shapes: one round and every source reads again.
@@ -298,41 +272,36 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
     photo.drift.set(false);
     let back = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&back, "ok"), "{back}");
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A short-video platform whose pages are all the "Security Check" captcha page (200), and
+/// whose embeds `embed` answers.
+fn captcha_page_and(embed: Router) -> Router {
+    split("/embed/", embed, fixed(StatusCode::OK, sv::captcha_page(10000)))
 }
 
 #[tokio::test]
 async fn a_blocking_platform_is_blocked_never_changed() {
     // Short-video answers the "Security Check" captcha page (200) everywhere, embed included
     // (429 there); photo-share answers 429 to both of its sources.
-    let short = spawn_upstream(Router::new().fallback(|request: Request| async move {
-        if request.uri().path().starts_with("/embed/") {
-            (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response()
-        } else {
-            (
-                [(axum::http::header::CONTENT_TYPE, "text/html")],
-                sv::captcha_page(10000),
-            )
-                .into_response()
-        }
-    }))
+    let short = spawn_upstream(captcha_page_and(plain(
+        StatusCode::TOO_MANY_REQUESTS,
+        "slow down",
+    )))
     .await;
-    let photo = spawn_upstream(Router::new().fallback(|| async {
-        (StatusCode::TOO_MANY_REQUESTS, "Please wait a few minutes").into_response()
-    }))
+    let photo = spawn_upstream(plain(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Please wait a few minutes",
+    ))
     .await;
-    let mut s = support::settings(short.addr);
-    s.platform_mut(Platform::PhotoShare).base_url =
-        format!("http://{}", photo.addr).parse().unwrap();
-    s.canary.interval_seconds = 1;
-    s.canary.jitter = 0.0;
-    s.canary
-        .accounts
-        .insert("short_video".into(), names(&[sv::PUBLIC_USER.unique_id]));
-    s.canary
-        .accounts
-        .insert("photo_share".into(), names(&[ps::PUBLIC_USER.username]));
-    let app = spawn_app(s).await;
+    let app = canary_app(
+        &short,
+        &photo,
+        &[sv::PUBLIC_USER.unique_id],
+        &[ps::PUBLIC_USER.username],
+    )
+    .start()
+    .await;
     let now = status_until(&app, Duration::from_secs(15), |s| all(s, "blocked")).await;
     assert!(all(&now, "blocked"), "{now}");
     let reason = source(&now, "short-video", "page")["reason"]
@@ -345,24 +314,24 @@ async fn a_blocking_platform_is_blocked_never_changed() {
 
 #[tokio::test]
 async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
+    let (short, photo) = stand_ins().await;
     let (cached, probed_only) = (sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id);
-    let mut s = canary_settings(&short, &photo, &[cached, probed_only], &[]);
-    // A quota that does not refill during the test: every unit spent shows.
-    s.rate_limit.per_key_per_minute = 1;
-    s.rate_limit.burst = 10;
-    // The first round only after the caller's first lookup.
-    s.canary.interval_seconds = 2;
-    s.canary.jitter = 0.5;
-    let app = spawn_app(s).await;
-    let first = app.get(&format!("/short-video/profile/{cached}")).await;
-    assert_eq!(first.status(), 200);
-    assert_eq!(first.headers()["x-cache"], "miss");
-    assert_eq!(remaining(&first), 9);
-    let body = first.bytes().await.unwrap();
+    let app = canary_app(&short.upstream, &photo.upstream, &[cached, probed_only], &[])
+        // A quota that does not refill during the test: every unit spent shows.
+        .with(ten_units)
+        .with(|s| {
+            // The first round only after the caller's first lookup.
+            s.canary.interval_seconds = 2;
+            s.canary.jitter = 0.5;
+        })
+        .start()
+        .await;
+    let first = app
+        .lookup(ShortVideo, cached)
+        .await
+        .expect_status(200)
+        .expect_header("x-cache", "miss")
+        .expect_quota_left(9);
 
     // Two rounds, whose every probe asks the cached name and the other one upstream.
     let rounds = |s: &Value| s["last_round"].is_object();
@@ -373,7 +342,7 @@ async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     })
     .await;
     assert!(all(&later, "ok"), "{later}");
-    let asked = short.paths();
+    let asked = short.upstream.targets();
     assert!(
         asked
             .iter()
@@ -385,50 +354,42 @@ async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
 
     // The caller's entry is as it was (the canary neither refreshed nor evicted it), the name
     // only the canary asked is not cached, and the quota lost only the caller's own units.
-    let again = app.get(&format!("/short-video/profile/{cached}")).await;
-    assert_eq!(again.headers()["x-cache"], "hit");
-    let age: u64 = again.headers()["age"].to_str().unwrap().parse().unwrap();
+    let again = app
+        .lookup(ShortVideo, cached)
+        .await
+        .expect_header("x-cache", "hit");
+    let age = again.age();
     assert!(age >= 1, "the entry is the first lookup's (age {age})");
-    assert_eq!(remaining(&again), 8);
-    assert_eq!(again.bytes().await.unwrap(), body);
+    let again = again.expect_quota_left(8);
+    assert_eq!(again.body(), first.body());
     let other = app
-        .get(&format!("/short-video/profile/{probed_only}"))
-        .await;
-    assert_eq!(
-        other.headers()["x-cache"],
-        "miss",
-        "the canary filled no entry"
-    );
-    assert_eq!(remaining(&other), 7);
-}
-
-/// The `r=` of a lookup's `RateLimit` header: units left in the caller's quota.
-fn remaining(response: &reqwest::Response) -> u64 {
-    let header = response.headers()["ratelimit"].to_str().unwrap();
-    let r = header
-        .split(';')
-        .find_map(|p| p.trim().strip_prefix("r="))
-        .unwrap();
-    r.parse().unwrap()
+        .lookup(ShortVideo, probed_only)
+        .await
+        .about("the canary filled no entry")
+        .expect_header("x-cache", "miss")
+        .expect_quota_left(7);
 }
 
 #[tokio::test]
 async fn probes_spend_the_outbound_budget_and_never_pass_it() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
-    let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
+    let (short, photo) = stand_ins().await;
     // One request a second, none queued: the page probe takes it, the embed probe right after
     // finds none and is skipped (our budget is no verdict about the platform).
-    s.platform_mut(Platform::ShortVideo).requests_per_second = 1;
-    s.platform_mut(Platform::ShortVideo).burst = 1;
-    s.platform_mut(Platform::ShortVideo).max_queue_ms = 0;
-    let app = spawn_app(s).await;
-    let now = status_until(&app, Duration::from_secs(10), |s| {
-        s["last_round"].is_object()
+    let app = canary_app(
+        &short.upstream,
+        &photo.upstream,
+        &[sv::PUBLIC_USER.unique_id],
+        &[],
+    )
+    .with(|s| {
+        let platform = s.platform_mut(Platform::ShortVideo);
+        platform.requests_per_second = 1;
+        platform.burst = 1;
+        platform.max_queue_ms = 0;
     })
+    .start()
     .await;
+    let now = after_a_round(&app).await;
     assert_eq!(verdict_of(&now, "short-video", "page"), "ok", "{now}");
     assert_eq!(
         verdict_of(&now, "short-video", "embed"),
@@ -436,12 +397,13 @@ async fn probes_spend_the_outbound_budget_and_never_pass_it() {
         "{now}"
     );
     let embeds = short
+        .upstream
         .paths()
         .iter()
         .filter(|p| p.starts_with("/embed/"))
         .count();
     assert_eq!(embeds, 0, "the embed probe went out without budget");
-    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    let metrics = app.metrics().await;
     assert!(metrics.contains(
         "profile_lookup_canary_skipped_total{platform=\"short-video\",source=\"embed\",reason=\"overloaded\"}"
     ));
@@ -451,31 +413,26 @@ async fn probes_spend_the_outbound_budget_and_never_pass_it() {
 async fn a_moved_page_fails_lookups_until_the_canary_moves_it_last() {
     // Without the canary, the moved page is what every caller gets: 500 extraction_failed
     // (the page's unreadable answer never hides behind the embed).
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
+    let (short, photo) = stand_ins().await;
     short.drift.set(true);
-    let caller = sv::SMALL_USER.unique_id;
-    let mut s = canary_settings(&short, &photo, &[], &[]);
-    s.cache.enabled = false;
-    let plain = spawn_app(s).await;
-    let failed = plain.get(&format!("/short-video/profile/{caller}")).await;
-    assert_eq!(failed.status(), 500);
-    assert_eq!(support::problem(failed).await["code"], "extraction_failed");
+    let app = canary_app(&short.upstream, &photo.upstream, &[], &[])
+        .with(|s| s.cache.enabled = false)
+        .start()
+        .await;
+    app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+        .await
+        .expect_problem(500, "extraction_failed");
 }
 
 #[tokio::test]
 async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_again_once_it_reads() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
+    let (short, photo) = stand_ins().await;
     short.drift.set(true);
     let (canary, caller) = (sv::PUBLIC_USER.unique_id, sv::SMALL_USER.unique_id);
-    let mut s = canary_settings(&short, &photo, &[canary], &[]);
-    s.cache.enabled = false;
-    let app = spawn_app(s).await;
+    let app = canary_app(&short.upstream, &photo.upstream, &[canary], &[])
+        .with(|s| s.cache.enabled = false)
+        .start()
+        .await;
     let demoted = |s: &Value| source(s, "short-video", "page")["demoted"] == true;
     let now = status_until(&app, Duration::from_secs(10), demoted).await;
     assert!(demoted(&now), "{now}");
@@ -485,17 +442,17 @@ async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_agai
     );
 
     let answers_before = answers(&app, "embed").await;
-    short.forget();
-    let response = app.get(&format!("/short-video/profile/{caller}")).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "embed");
-    let asked: Vec<String> = short
-        .paths()
-        .into_iter()
-        .filter(|p| p.contains(caller))
-        .collect();
+    let asked_for_caller = || -> Vec<String> {
+        let asked = short.upstream.targets();
+        asked.into_iter().filter(|p| p.contains(caller)).collect()
+    };
+    short.upstream.forget();
+    app.lookup(ShortVideo, caller)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
     assert_eq!(
-        asked,
+        asked_for_caller(),
         [format!("/embed/@{caller}")],
         "the page was asked first"
     );
@@ -507,20 +464,16 @@ async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_agai
     let now = status_until(&app, Duration::from_secs(10), restored).await;
     assert!(restored(&now), "{now}");
     assert_eq!(verdict_of(&now, "short-video", "page"), "ok");
-    short.forget();
-    let response = app.get(&format!("/short-video/profile/{caller}")).await;
-    assert_eq!(response.headers()["x-source"], "page");
-    let asked: Vec<String> = short
-        .paths()
-        .into_iter()
-        .filter(|p| p.contains(caller))
-        .collect();
-    assert_eq!(asked, [format!("/@{caller}")]);
+    short.upstream.forget();
+    app.lookup(ShortVideo, caller)
+        .await
+        .expect_header("x-source", "page");
+    assert_eq!(asked_for_caller(), [format!("/@{caller}")]);
 }
 
 /// `profile_lookup_source_answers_total` of short-video's `source` (0 before the first).
 async fn answers(app: &TestApp, source: &str) -> u64 {
-    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    let metrics = app.metrics().await;
     let series = format!(
         "profile_lookup_source_answers_total{{platform=\"short-video\",source=\"{source}\"}} "
     );
@@ -532,13 +485,16 @@ async fn answers(app: &TestApp, source: &str) -> u64 {
 
 #[tokio::test]
 async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_when_public() {
-    let (short, photo) = (
-        spawn_stand_in(Platform::ShortVideo).await,
-        spawn_stand_in(Platform::PhotoShare).await,
-    );
-    let mut s = canary_settings(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[]);
-    s.canary.public_names = true;
-    let app = spawn_app(s).await;
+    let (short, photo) = stand_ins().await;
+    let app = canary_app(
+        &short.upstream,
+        &photo.upstream,
+        &[sv::PUBLIC_USER.unique_id],
+        &[],
+    )
+    .with(|s| s.canary.public_names = true)
+    .start()
+    .await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert_eq!(
         source(&now, "short-video", "page")["account"],
@@ -574,35 +530,17 @@ async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_wh
         .await
         .unwrap();
     assert_eq!(wrong_key.status(), 200, "open like /healthz");
-    let _ = KEY;
 }
 
 #[tokio::test]
 async fn status_says_off_when_no_account_is_configured() {
-    let upstream = spawn_upstream(sv::router()).await;
-    let app = spawn_app(support::settings(upstream.addr)).await;
+    let app = TestApp::on(sv::router()).start().await;
     let now = status(&app).await;
     assert_eq!(now["enabled"], false);
     assert_eq!(now["sources"], serde_json::json!([]));
     assert_eq!(now["last_round"], Value::Null);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(upstream.hits(), 0, "no round runs");
-}
-
-fn capture_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("it-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn files(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+    assert_eq!(app.hits(), 0, "no round runs");
 }
 
 #[tokio::test]
@@ -610,31 +548,8 @@ async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_20
     // The page refuses everyone (the captcha page), the embed serves as the stand-in does: a
     // caller's lookup hands over to the embed. Six canary accounts probe the page every round;
     // a probe of one document is not a lookup, so the callers' breaker never hears of them.
-    let embed = sv::router();
-    let short = spawn_upstream(Router::new().fallback(move |request: Request| {
-        let embed = embed.clone();
-        async move {
-            if request.uri().path().starts_with("/embed/") {
-                embed.oneshot(request).await.unwrap()
-            } else {
-                (
-                    [(axum::http::header::CONTENT_TYPE, "text/html")],
-                    sv::captcha_page(10000),
-                )
-                    .into_response()
-            }
-        }
-    }))
-    .await;
+    let short = spawn_upstream(captcha_page_and(sv::router())).await;
     let photo = spawn_stand_in(Platform::PhotoShare).await;
-    let mut s = support::settings(short.addr);
-    s.platform_mut(Platform::PhotoShare).base_url =
-        format!("http://{}", photo.upstream.addr).parse().unwrap();
-    s.breaker.failure_threshold = 5;
-    s.breaker.cooldown_seconds = 30;
-    s.cache.enabled = false;
-    s.canary.interval_seconds = 1;
-    s.canary.jitter = 0.0;
     let accounts = [
         sv::PUBLIC_USER.unique_id,
         sv::SMALL_USER.unique_id,
@@ -643,10 +558,15 @@ async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_20
         "canary.five",
         "canary.six",
     ];
-    s.canary
-        .accounts
-        .insert("short_video".into(), names(&accounts));
-    let app = spawn_app(s).await;
+    let app = canary_app(&short, &photo.upstream, &accounts, &[])
+        .with(|s| {
+            s.canary.accounts.remove("photo_share");
+            s.breaker.failure_threshold = 5;
+            s.breaker.cooldown_seconds = 30;
+            s.cache.enabled = false;
+        })
+        .start()
+        .await;
     let judged = |s: &Value| {
         verdict_of(s, "short-video", "page") == "blocked"
             && !verdict_of(s, "short-video", "embed").is_null()
@@ -655,9 +575,9 @@ async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_20
     assert!(judged(&now), "{now}");
     assert_eq!(verdict_of(&now, "short-video", "embed"), "ok", "{now}");
     for _ in 0..3 {
-        let caller = sv::SMALL_USER.unique_id;
-        let response = app.get(&format!("/short-video/profile/{caller}")).await;
-        assert_eq!(response.status(), 200, "{:?}", response.headers());
-        assert_eq!(response.headers()["x-source"], "embed");
+        app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+            .await
+            .expect_status(200)
+            .expect_header("x-source", "embed");
     }
 }

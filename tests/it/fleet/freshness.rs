@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cache::freshness::{assert_left, fresh, lookup, lookup_with, ten_units};
+use crate::cache::freshness::{fresh, lookup, lookup_with};
+use crate::support::ten_units;
 use crate::support::routers::FAILING;
 use crate::support::test_redis;
 
@@ -106,7 +107,7 @@ async fn a_fetch_forced_past_the_fleets_answer_is_charged_on_any_replica() {
     };
     let (apps, _) = fresh(Duration::ZERO, 600, 120);
     let apps = apps.with(ten_units).on_redis(&redis.url()).replicas(3).await;
-    assert_left(&lookup(&apps[0]).await, 9);
+    lookup(&apps[0]).await.expect_quota_left(9);
     // C holds nothing in memory; the fleet's answer is what no-cache refuses: two units.
     let forced = lookup_with(&apps[2], "no-cache").await;
     let status = forced.header("cache-status");
@@ -114,7 +115,7 @@ async fn a_fetch_forced_past_the_fleets_answer_is_charged_on_any_replica() {
         status.starts_with("profile-lookup; fwd=request"),
         "{status}"
     );
-    assert_left(&forced, 7);
+    forced.expect_quota_left(7);
     assert_eq!(apps[0].hits(), 2);
 }
 

@@ -161,6 +161,18 @@ impl Answer {
         self
     }
 
+    /// Asserts the `RateLimit` header says `left` units remain in the caller's quota.
+    #[track_caller]
+    pub fn expect_quota_left(self, left: u32) -> Self {
+        let said = self.header("ratelimit");
+        assert!(
+            said.starts_with(&format!("\"per-key\";r={left};")),
+            "{}{said}",
+            self.about
+        );
+        self
+    }
+
     /// Asserts the header `name` is there.
     #[track_caller]
     pub fn expect_has(self, name: &str) -> Self {

@@ -54,6 +54,13 @@ pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     s
 }
 
+/// Ten quota units for the test key, refilled one a minute: nothing comes back during a test,
+/// so every unit spent shows.
+pub fn ten_units(s: &mut Settings) {
+    s.rate_limit.per_key_per_minute = 1;
+    s.rate_limit.burst = 10;
+}
+
 /// The problem document of an error response, after checking its media type and fields.
 pub async fn problem(response: reqwest::Response) -> serde_json::Value {
     Answer::read(response).await.problem()
