@@ -11,10 +11,8 @@ use profile_lookup::config::Revalidate;
 use profile_lookup::registry::Platform;
 use stand_in::short_video as sv;
 
-use crate::support::routers::{
-    FAILING, FOUND, GONE, Switch, short_video_found_gone_failing, slow,
-};
-use crate::support::{AppBuilder, Answer, ShortVideo, TestApp};
+use crate::support::routers::{FAILING, FOUND, GONE, Switch, short_video_found_gone_failing, slow};
+use crate::support::{Answer, AppBuilder, ShortVideo, TestApp};
 
 /// The short-video stand-in behind `delay`, told by the returned switch to answer as usual,
 /// to say every name is gone, or to fail; the app on it with a TTL of `ttl` s and a
@@ -281,7 +279,12 @@ async fn max_age_serves_what_is_young_enough_and_fetches_the_rest() {
     // (Cache-Control, what Cache-Status starts with, the upstream's requests after it.)
     for (cache_control, status, hits, wait) in [
         ("max-age=60", "profile-lookup; hit", 1, 1_100),
-        ("max-age=\"0\", foo=bar", "profile-lookup; fwd=request", 2, 0),
+        (
+            "max-age=\"0\", foo=bar",
+            "profile-lookup; fwd=request",
+            2,
+            0,
+        ),
         // Values that are not numbers are ignored: a plain hit.
         ("max-age=soon, max-age=-1", "profile-lookup; hit", 2, 0),
     ] {
@@ -391,7 +394,10 @@ async fn cache_status_and_age_in_every_case() {
     app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
         .await
         .expect_status(500)
-        .expect_header("cache-status", "profile-lookup; fwd=uri-miss; fwd-status=500");
+        .expect_header(
+            "cache-status",
+            "profile-lookup; fwd=uri-miss; fwd-status=500",
+        );
     // Refused before the cache: no Cache-Status.
     let invalid = app.lookup(ShortVideo, "x").await.expect_status(400);
     assert!(!invalid.has("cache-status"));

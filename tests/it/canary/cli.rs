@@ -279,12 +279,7 @@ async fn a_round_run_by_hand_against_a_fleet_writes_neither_its_breaker_nor_its_
             text(&out.stdout)
         );
     }
-    let mut conn = redis.raw().await;
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("cli:*")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let keys = redis.keys("cli:*").await;
     assert!(
         keys.iter()
             .all(|k| !k.contains("{b:") && !k.contains("{r:")),

@@ -54,7 +54,12 @@ fn names(list: &[&str]) -> AccountList {
 
 /// An app with short-video at `short`, photo-share at `photo`, a round every second without
 /// jitter, and these canary accounts.
-fn canary_app(short: &Upstream, photo: &Upstream, sv_names: &[&str], ps_names: &[&str]) -> AppBuilder {
+fn canary_app(
+    short: &Upstream,
+    photo: &Upstream,
+    sv_names: &[&str],
+    ps_names: &[&str],
+) -> AppBuilder {
     TestApp::on(short).with(|s| {
         s.platform_mut(Platform::PhotoShare).base_url =
             format!("http://{}", photo.addr).parse().unwrap();
@@ -98,7 +103,10 @@ async fn status(app: &TestApp) -> Value {
 
 /// `/status` once a round has ended (at most 10 s).
 async fn after_a_round(app: &TestApp) -> Value {
-    status_until(app, Duration::from_secs(10), |s| s["last_round"].is_object()).await
+    status_until(app, Duration::from_secs(10), |s| {
+        s["last_round"].is_object()
+    })
+    .await
 }
 
 /// The `/status` entry of one source.
@@ -277,7 +285,11 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
 /// A short-video platform whose pages are all the "Security Check" captcha page (200), and
 /// whose embeds `embed` answers.
 fn captcha_page_and(embed: Router) -> Router {
-    split("/embed/", embed, fixed(StatusCode::OK, sv::captcha_page(10000)))
+    split(
+        "/embed/",
+        embed,
+        fixed(StatusCode::OK, sv::captcha_page(10000)),
+    )
 }
 
 #[tokio::test]
@@ -316,16 +328,21 @@ async fn a_blocking_platform_is_blocked_never_changed() {
 async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     let (short, photo) = stand_ins().await;
     let (cached, probed_only) = (sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id);
-    let app = canary_app(&short.upstream, &photo.upstream, &[cached, probed_only], &[])
-        // A quota that does not refill during the test: every unit spent shows.
-        .with(ten_units)
-        .with(|s| {
-            // The first round only after the caller's first lookup.
-            s.canary.interval_seconds = 2;
-            s.canary.jitter = 0.5;
-        })
-        .start()
-        .await;
+    let app = canary_app(
+        &short.upstream,
+        &photo.upstream,
+        &[cached, probed_only],
+        &[],
+    )
+    // A quota that does not refill during the test: every unit spent shows.
+    .with(ten_units)
+    .with(|s| {
+        // The first round only after the caller's first lookup.
+        s.canary.interval_seconds = 2;
+        s.canary.jitter = 0.5;
+    })
+    .start()
+    .await;
     let first = app
         .lookup(ShortVideo, cached)
         .await
@@ -362,8 +379,7 @@ async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     assert!(age >= 1, "the entry is the first lookup's (age {age})");
     let again = again.expect_quota_left(8);
     assert_eq!(again.body(), first.body());
-    let other = app
-        .lookup(ShortVideo, probed_only)
+    app.lookup(ShortVideo, probed_only)
         .await
         .about("the canary filled no entry")
         .expect_header("x-cache", "miss")

@@ -35,7 +35,9 @@ async fn replicas_queueing_differently_send_no_more_than_the_fleets_budget() {
         let apps = apps.clone();
         tokio::spawn(async move { apps[replica].lookup(ShortVideo, &name).await.status() })
     };
-    let mut calls: Vec<_> = (0..10).map(|i| ask(0, format!("patient.name{i}"))).collect();
+    let mut calls: Vec<_> = (0..10)
+        .map(|i| ask(0, format!("patient.name{i}")))
+        .collect();
     for i in 0..30 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         calls.push(ask(1, format!("hasty.name{i}")));

@@ -328,28 +328,17 @@ async fn every_key_has_an_expiry_and_no_secret_reaches_redis() {
     let digest: [u8; 32] = Sha256::digest(api_key.as_bytes()).into();
     let digest_hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     workload(&f, &key_id(&digest)).await;
-    let mut raw = redis.raw().await;
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let keys = redis.every_key("*").await;
     assert!(keys.len() >= 10, "{keys:?}");
-    for key in &keys {
-        let left = pttl(&mut raw, key).await;
-        assert!(left > 0, "{key} has no expiry ({left})");
-        let dump: Vec<u8> = redis::cmd("DUMP")
-            .arg(key)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
+    for (key, left, dump) in &keys {
+        assert!(*left > 0, "{key} has no expiry ({left})");
         for secret in [
             api_key.as_bytes(),
             digest_hex.as_bytes(),
             &digest[..],
             b"SECRETKEY",
         ] {
-            let hay = [key.as_bytes(), &dump].concat();
+            let hay = [key.as_bytes(), dump].concat();
             assert!(
                 !hay.windows(secret.len())
                     .any(|w| w.eq_ignore_ascii_case(secret)),

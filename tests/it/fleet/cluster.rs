@@ -85,7 +85,6 @@ async fn a_names_keys_share_one_slot_a_quota_has_its_own_and_every_key_expires()
         .on_redis(&cluster.url())
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let names = sample_names();
 
     // While a lookup is in flight its lock is in Redis, on the name's slot.
@@ -163,7 +162,6 @@ async fn a_node_killed_paused_or_the_whole_cluster_down_under_load_fails_no_requ
         .on_redis(&cluster.url())
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let load = Load::start(apps.clone());
     tokio::time::sleep(Duration::from_millis(300)).await;
 

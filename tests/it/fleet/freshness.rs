@@ -4,12 +4,11 @@
 //! the fleet; `only-if-cached` is answered from the fleet's cache; a forced fetch is charged
 //! on a replica that only Redis told of the stored answer.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cache::freshness::{fresh, lookup, lookup_with};
-use crate::support::ten_units;
 use crate::support::routers::FAILING;
+use crate::support::ten_units;
 use crate::support::test_redis;
 
 #[tokio::test]
@@ -18,7 +17,7 @@ async fn a_background_refresh_happens_once_per_fleet() {
         return;
     };
     let (apps, _) = fresh(Duration::from_millis(300), 1, 30);
-    let apps = Arc::new(apps.on_redis(&redis.url()).replicas(3).await);
+    let apps = apps.on_redis(&redis.url()).replicas(3).await;
     lookup(&apps[0]).await.expect_status(200);
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     // Five callers on each replica at once: A holds the stale entry in memory, B and C read it
@@ -55,7 +54,7 @@ async fn max_age_0_fetches_once_for_the_fleet() {
         return;
     };
     let (apps, _) = fresh(Duration::from_millis(300), 600, 120);
-    let apps = Arc::new(apps.on_redis(&redis.url()).replicas(3).await);
+    let apps = apps.on_redis(&redis.url()).replicas(3).await;
     lookup(&apps[0]).await.expect_status(200);
     let calls: Vec<_> = (0..30)
         .map(|i| {
@@ -106,7 +105,11 @@ async fn a_fetch_forced_past_the_fleets_answer_is_charged_on_any_replica() {
         return;
     };
     let (apps, _) = fresh(Duration::ZERO, 600, 120);
-    let apps = apps.with(ten_units).on_redis(&redis.url()).replicas(3).await;
+    let apps = apps
+        .with(ten_units)
+        .on_redis(&redis.url())
+        .replicas(3)
+        .await;
     lookup(&apps[0]).await.expect_quota_left(9);
     // C holds nothing in memory; the fleet's answer is what no-cache refuses: two units.
     let forced = lookup_with(&apps[2], "no-cache").await;

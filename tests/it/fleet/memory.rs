@@ -87,7 +87,10 @@ async fn a_full_redis_evicts_and_refuses_no_counter_and_no_lock() {
     else {
         return;
     };
-    let (a, b) = (handle(&redis.url(), "it:", 500), handle(&redis.url(), "it:", 500));
+    let (a, b) = (
+        handle(&redis.url(), "it:", 500),
+        handle(&redis.url(), "it:", 500),
+    );
     let ttl = Duration::from_secs(60);
     // Counters and a lock, written before the cache fills memory.
     let id = key_id(&[4; 32]);

@@ -3,7 +3,6 @@
 //! cache, one flight, one outbound budget and one breaker for the fleet, and Redis failing
 //! under load without a single failed request.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -70,7 +69,6 @@ pub(crate) async fn one_flight_and_one_cache(url: &str) {
         .on_redis(url)
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let upstream = apps[0].upstream();
     let names = sample_names();
     let (found, missing) = (names[0].clone(), "nobody.here.at.all".to_owned());
@@ -193,7 +191,6 @@ async fn the_outbound_budget_is_the_fleets_not_each_replicas() {
         .on_redis(&redis.url())
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let mut calls = Vec::new();
     for i in 0..9 {
         let apps = apps.clone();
@@ -223,7 +220,6 @@ async fn redis_killed_paused_and_restarted_under_load_fails_no_request() {
         .on_redis(&redis.url())
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let load = Load::start(apps.clone());
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -261,22 +257,6 @@ async fn redis_killed_paused_and_restarted_under_load_fails_no_request() {
     load.stop_expecting_no_failure().await;
 }
 
-/// Every key the fleet wrote: name, remaining life (ms) and value bytes.
-async fn every_key(conn: &mut redis::aio::MultiplexedConnection) -> Vec<(String, i64, Vec<u8>)> {
-    let keys: Vec<String> = conn.keys("*").await.unwrap();
-    let mut out = Vec::new();
-    for key in keys {
-        let ttl: i64 = conn.pttl(&key).await.unwrap();
-        let value: Vec<u8> = redis::cmd("DUMP")
-            .arg(&key)
-            .query_async(conn)
-            .await
-            .unwrap_or_default();
-        out.push((key, ttl, value));
-    }
-    out
-}
-
 /// Every sample name and one unknown name, spread over `apps`: each a 200 or a 404.
 async fn workload(apps: &[TestApp]) {
     for (i, name) in sample_names()
@@ -304,7 +284,7 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
     let apps = replicas().await;
     workload(&apps).await;
     let mut conn = redis.raw().await;
-    let written = every_key(&mut conn).await;
+    let written = redis.every_key("*").await;
     assert!(written.len() >= 4, "{written:?}");
     let digest: String = Sha256::digest(KEY.as_bytes())
         .iter()
@@ -339,7 +319,7 @@ async fn every_key_expires_holds_no_secret_and_garbage_is_survived() {
     workload(&fresh).await;
     workload(&apps).await;
     assert_eq!(upstream.hits() - hits, sample_names().len() + 1);
-    for (key, ttl, _) in every_key(&mut conn).await {
+    for (key, ttl, _) in redis.every_key("*").await {
         assert!(ttl > 0, "{key} has no expiry after the garbage round");
     }
 }
@@ -368,9 +348,8 @@ async fn a_replica_without_memory_cache_reads_every_answer_from_redis() {
     }
     assert_eq!(bare.hits(), 1, "served from Redis");
     // With the fleet's entry gone, the bare replica has nothing of its own to serve.
-    let mut conn = redis.raw().await;
-    let keys: Vec<String> = conn.keys("it:*:e").await.unwrap();
-    let _: () = conn.del(keys).await.unwrap();
+    let keys = redis.keys("it:*:e").await;
+    let _: () = redis.raw().await.del(keys).await.unwrap();
     bare.lookup(ShortVideo, name).await.expect_status(200);
     assert_eq!(bare.hits(), 2, "fetched again: nothing was kept in memory");
 }
@@ -384,7 +363,6 @@ async fn a_caller_that_waited_on_another_replicas_fetch_is_told_it_collapsed() {
         .on_redis(&redis.url())
         .replicas(3)
         .await;
-    let apps = Arc::new(apps);
     let name = sample_names()[0].clone();
     let first = {
         let (apps, name) = (apps.clone(), name.clone());

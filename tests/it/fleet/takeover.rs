@@ -109,7 +109,7 @@ fn patient(upstream: impl Into<crate::support::app::Target>, url: &str) -> AppBu
 
 /// Three in-process replicas on `url` with the tests' callers' deadline.
 async fn others(url: &str, upstream: &Upstream) -> Arc<Vec<TestApp>> {
-    Arc::new(patient(upstream, url).replicas(3).await)
+    patient(upstream, url).replicas(3).await
 }
 
 /// A replica that is a real process on `url`, its upstream `upstream`, with the tests' callers'
@@ -226,7 +226,7 @@ async fn a_redis_blip_on_the_holder_does_not_leave_its_lock_behind() {
     };
     let upstream = spawn_upstream(slow(sv::router(), Duration::from_millis(800))).await;
     let relay = Relay::start(([127, 0, 0, 1], redis.port()).into()).await;
-    let holder = Arc::new(patient(&upstream, &relay.redis_url()).replicas(3).await);
+    let holder = patient(&upstream, &relay.redis_url()).replicas(3).await;
     let apps = others(&redis.url(), &upstream).await;
     let name = &sample_names()[2];
 

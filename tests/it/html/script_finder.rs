@@ -143,7 +143,10 @@ fn an_escaped_script_stays_open_past_its_first_script_end_tag() {
     ));
     // `-->` (however many dashes) leaves the escape, so the next `</script>` ends the script;
     // an escape without a nested `<script` still ends at the first `</script>`.
-    for script in ["<script><!-- x=1 ---></script>", "<script><!-- x=1 </script>"] {
+    for script in [
+        "<script><!-- x=1 ---></script>",
+        "<script><!-- x=1 </script>",
+    ] {
         let mut page = script.as_bytes().to_vec();
         page.extend_from_slice(
             samples::profile_page(Era::Universal, &PUBLIC_USER, 16 * 1024).as_bytes(),

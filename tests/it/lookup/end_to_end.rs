@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::routers::{
-    FAILING, behind_the_waf, fixed, found_gone_failing, plain, split,
-};
+use crate::support::routers::{FAILING, behind_the_waf, fixed, found_gone_failing, plain, split};
 use crate::support::{PhotoShare, ShortVideo, TestApp};
 use axum::Router;
 use axum::extract::Request;
@@ -71,7 +69,10 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
             "escapes decoded"
         );
     }
-    let body = app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id).await.json();
+    let body = app
+        .lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
+        .await
+        .json();
     assert_eq!(
         body["userInfo"]["stats"]["followerCount"], 12_345_678,
         "exact statsV2 wins"

@@ -2,12 +2,13 @@
 //! up, every retry wait inside the budget, a confirmed not-found ends stale serving, and a retry
 //! the local budget refused still ends as the block it was.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::routers::{FAILING, GONE, always, found_gone_failing, slow, status};
-use crate::support::{KEY, PhotoShare, ShortVideo, TestApp, eventually};
+use crate::support::{Answer, KEY, PhotoShare, ShortVideo, TestApp, eventually};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
+use profile_lookup::config::{RetryConfig, Settings};
 use profile_lookup::registry::Platform;
 use stand_in::photo_share as ps;
 use stand_in::short_video as sv;
@@ -83,25 +84,36 @@ fn always_throttled(retry_after: Option<&'static str>) -> axum::Router {
     })
 }
 
-#[tokio::test]
-async fn a_retry_after_longer_than_the_budget_left_ends_the_retries_with_a_block() {
-    let app = TestApp::on(always_throttled(Some("1")))
-        .with(|s| {
-            s.retry.max_attempts = 4;
-            s.retry.max_delay_ms = 5_000;
-            s.retry.max_total_ms = 1_500;
-            s.server.request_timeout_ms = 2_500;
-            s.breaker.failure_threshold = 1;
-            s.breaker.cooldown_seconds = 60;
-        })
+/// A photo-share lookup of `name` on [`always_throttled`]`(retry_after)`, the test settings
+/// adjusted by `adjust`: the app, its answer (which must be 429 `upstream_blocked`), and how
+/// long it took.
+async fn throttled_lookup(
+    retry_after: Option<&'static str>,
+    name: &str,
+    adjust: impl FnOnce(&mut Settings),
+) -> (TestApp, Answer, Duration) {
+    let app = TestApp::on(always_throttled(retry_after))
+        .with(adjust)
         .start()
         .await;
-    let started = Instant::now();
-    let answer = app
-        .lookup(PhotoShare, "somebody")
-        .await
+    let (answer, took) = app.timed_lookup(PhotoShare, name).await;
+    let answer = answer
+        .about(format!("Retry-After {retry_after:?}"))
         .expect_problem(429, "upstream_blocked");
-    let took = started.elapsed();
+    (app, answer, took)
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_the_budget_left_ends_the_retries_with_a_block() {
+    let (app, answer, took) = throttled_lookup(Some("1"), "somebody", |s| {
+        s.retry.max_attempts = 4;
+        s.retry.max_delay_ms = 5_000;
+        s.retry.max_total_ms = 1_500;
+        s.server.request_timeout_ms = 2_500;
+        s.breaker.failure_threshold = 1;
+        s.breaker.cooldown_seconds = 60;
+    })
+    .await;
     let retry_after = answer.retry_after();
     assert!((1..=3600).contains(&retry_after), "{retry_after}");
     assert!(
@@ -122,24 +134,17 @@ async fn a_block_that_outlasts_the_request_deadline_is_answered_as_the_block() {
     // No Retry-After, then a short one: the retries would go on for a minute, the caller's
     // deadline passes first, and what the platform last said is a block.
     for (retry_after, told) in [(None, 30..=30), (Some("1"), 1..=2)] {
-        let app = TestApp::on(always_throttled(retry_after))
-            .with(|s| {
-                s.retry.max_attempts = 100;
-                s.retry.base_delay_ms = 300;
-                s.retry.max_delay_ms = 1_000;
-                s.retry.max_total_ms = 60_000;
-                s.breaker.cooldown_seconds = 30;
-                s.server.request_timeout_ms = 1_500;
-            })
-            .start()
-            .await;
-        let started = Instant::now();
-        let answer = app
-            .lookup(PhotoShare, "blocked.for.long")
-            .await
-            .about(format!("Retry-After {retry_after:?}"))
-            .expect_problem(429, "upstream_blocked");
-        let took = started.elapsed();
+        let (app, answer, took) = throttled_lookup(retry_after, "blocked.for.long", |s| {
+            s.retry = RetryConfig {
+                max_attempts: 100,
+                base_delay_ms: 300,
+                max_delay_ms: 1_000,
+                max_total_ms: 60_000,
+            };
+            s.breaker.cooldown_seconds = 30;
+            s.server.request_timeout_ms = 1_500;
+        })
+        .await;
         let wait = answer.retry_after();
         assert!(
             told.contains(&wait),
@@ -156,38 +161,27 @@ async fn a_block_that_outlasts_the_request_deadline_is_answered_as_the_block() {
 #[tokio::test]
 async fn a_retry_after_of_eons_is_429_at_once_capped_at_an_hour() {
     // Photo-share waits its blocks out; a wait far past the budget is not waited at all.
-    let app = TestApp::on(always_throttled(Some("99999999999")))
-        .with(|s| {
-            s.retry.max_total_ms = 20_000;
-            s.server.request_timeout_ms = 5_000;
-        })
-        .start()
-        .await;
-    let started = Instant::now();
-    let answer = app
-        .lookup(PhotoShare, "eons.away")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    let (app, answer, took) = throttled_lookup(Some("99999999999"), "eons.away", |s| {
+        s.retry.max_total_ms = 20_000;
+        s.server.request_timeout_ms = 5_000;
+    })
+    .await;
     assert_eq!(answer.retry_after(), 3600);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "no wait beyond the budget"
-    );
+    assert!(took < Duration::from_secs(2), "no wait beyond the budget");
     assert_eq!(app.hits(), 1);
 }
 
 #[tokio::test]
 async fn retry_after_zero_does_not_give_back_to_back_retries() {
-    let app = TestApp::on(always_throttled(Some("0")))
-        .with(|s| {
-            s.retry.max_attempts = 3;
-            s.retry.base_delay_ms = 100;
-            s.retry.max_delay_ms = 1_000;
-            s.retry.max_total_ms = 5_000;
-        })
-        .start()
-        .await;
-    app.lookup(PhotoShare, "somebody").await.expect_status(429);
+    let (app, _, _) = throttled_lookup(Some("0"), "somebody", |s| {
+        s.retry = RetryConfig {
+            max_attempts: 3,
+            base_delay_ms: 100,
+            max_delay_ms: 1_000,
+            max_total_ms: 5_000,
+        };
+    })
+    .await;
     let seen = app.upstream().arrivals();
     assert_eq!(seen.len(), 3);
     for pair in seen.windows(2) {

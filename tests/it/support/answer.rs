@@ -117,7 +117,10 @@ impl Answer {
         );
         let body = self.json();
         for key in ["type", "title", "status", "detail", "code"] {
-            assert!(body.get(key).is_some(), "{about}problem lacks {key}: {body}");
+            assert!(
+                body.get(key).is_some(),
+                "{about}problem lacks {key}: {body}"
+            );
         }
         body
     }
@@ -150,7 +153,12 @@ impl Answer {
     #[track_caller]
     pub fn expect_problem(self, status: u16, code: &str) -> Self {
         let this = self.expect_status(status);
-        assert_eq!(this.problem()["code"], code, "{}the problem's code", this.about);
+        assert_eq!(
+            this.problem()["code"],
+            code,
+            "{}the problem's code",
+            this.about
+        );
         this
     }
 

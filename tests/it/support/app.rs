@@ -9,6 +9,7 @@
 //! ```
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -239,8 +240,9 @@ impl AppBuilder {
     }
 
     /// Starts the upstream (unless it runs already) and `n` apps on it with these settings:
-    /// with [`AppBuilder::on_redis`], `n` replicas of one fleet.
-    pub async fn replicas(self, n: usize) -> Vec<TestApp> {
+    /// with [`AppBuilder::on_redis`], `n` replicas of one fleet. Shared, so that tasks of the
+    /// test can call them at once.
+    pub async fn replicas(self, n: usize) -> Arc<Vec<TestApp>> {
         let (upstream, settings) = self.upstream_and_settings();
         let mut apps = Vec::new();
         for _ in 0..n {
@@ -248,7 +250,7 @@ impl AppBuilder {
             app.upstream = upstream.clone();
             apps.push(app);
         }
-        apps
+        Arc::new(apps)
     }
 
     fn upstream_and_settings(self) -> (Option<Upstream>, Settings) {

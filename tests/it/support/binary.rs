@@ -144,7 +144,12 @@ impl Binary {
             assert!(started.elapsed() < START, "serve did not come up");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Running::new(child, format!("http://{listen}"), key.to_owned(), Vec::new())
+        Running::new(
+            child,
+            format!("http://{listen}"),
+            key.to_owned(),
+            Vec::new(),
+        )
     }
 }
 

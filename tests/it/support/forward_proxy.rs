@@ -18,6 +18,12 @@ use tokio::net::{TcpListener, TcpStream};
 /// are the client's).
 pub const TAG_HEADER: &str = "x-test-proxy";
 
+/// The tag of the proxy a request came through, as the upstream reads it; `None` when it came
+/// straight.
+pub fn tag_of(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers.get(TAG_HEADER).and_then(|v| v.to_str().ok())
+}
+
 /// How a proxy behaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

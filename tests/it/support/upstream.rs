@@ -10,14 +10,14 @@ use axum::Router;
 use axum::http::HeaderMap;
 use tokio::net::TcpListener;
 
-use super::forward_proxy::TAG_HEADER;
+use super::forward_proxy::tag_of;
 
 /// One request as the upstream saw it, noted as it arrived (before the handler ran).
 #[derive(Clone, Debug)]
 pub struct Seen {
     /// When it arrived.
     pub at: Instant,
-    /// The tag of the test proxy it came through ([`TAG_HEADER`]), `-` when it came straight.
+    /// The tag of the test proxy it came through ([`tag_of`]), `-` when it came straight.
     pub via: String,
     /// Its path and query (`/api/v1/users/web_profile_info/?username=x`).
     pub target: String,
@@ -56,11 +56,7 @@ impl Upstream {
         let router = router.layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let headers = request.headers();
-                let via = headers
-                    .get(TAG_HEADER)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("-")
-                    .to_owned();
+                let via = tag_of(headers).unwrap_or("-").to_owned();
                 let seen = Seen {
                     at: Instant::now(),
                     via,

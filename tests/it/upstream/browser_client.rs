@@ -2,9 +2,11 @@
 //! (rustls, HTTP/1.1) always, the browser-grade client (`--features browser`) when built.
 //! The observed fingerprints are printed (`--nocapture`) for the release notes.
 
+#[cfg(feature = "browser")]
+use crate::support::fingerprint::PROFILE_PAGE;
 use crate::support::fingerprint::akamai::parse_opening;
 use crate::support::fingerprint::ja4::parse_client_hello;
-use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE, Recording};
+use crate::support::fingerprint::{Alpn, FingerprintServer, Recording};
 use profile_lookup::config::{Settings, UpstreamClient};
 use profile_lookup::upstream::Upstream;
 use reqwest::header::HeaderMap;
@@ -28,12 +30,7 @@ pub(crate) fn only_recording(server: &FingerprintServer) -> Recording {
 async fn the_plain_client_trusts_ca_file_and_speaks_http1() {
     let server = FingerprintServer::start(Alpn::H2AndHttp1).await;
     let upstream = Upstream::new(&settings_for(&server)).unwrap();
-    let response = upstream
-        .get(server.url("/profile"), HeaderMap::new())
-        .await
-        .unwrap();
-    assert_eq!(response.status, 200);
-    assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    server.expect_profile_page(&upstream).await;
     let rec = only_recording(&server);
     let hello = parse_client_hello(&rec.raw).unwrap();
     let ja4 = hello.ja4();

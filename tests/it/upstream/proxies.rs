@@ -16,7 +16,7 @@ use profile_lookup::config::Settings;
 use stand_in::short_video as sv;
 
 use crate::support::binary::Binary;
-use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
+use crate::support::forward_proxy::{ForwardProxy, Mode, tag_of};
 use crate::support::routers::{behind_the_waf, both_platforms};
 use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp};
 
@@ -39,10 +39,7 @@ fn guarded(router: Router, set_cookie: bool) -> (Router, Blocked) {
         move |request: Request, next: axum::middleware::Next| {
             let deny = deny.clone();
             async move {
-                let via = match request.headers().get(TAG_HEADER) {
-                    Some(tag) => tag.to_str().unwrap_or("").to_owned(),
-                    None => "-".to_owned(),
-                };
+                let via = tag_of(request.headers()).unwrap_or("-").to_owned();
                 if deny.0.lock().unwrap().contains(&via) {
                     return (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response();
                 }
@@ -103,7 +100,11 @@ async fn every_request_of_one_lookup_goes_through_one_proxy() {
     }
     let seen = app.upstream().seen();
     assert_eq!(seen.len(), 4, "{seen:?}");
-    assert!(seen[0].target.starts_with("/api/v1/users/web_profile_info/"));
+    assert!(
+        seen[0]
+            .target
+            .starts_with("/api/v1/users/web_profile_info/")
+    );
     assert_eq!(seen[1].target, "/no.such.person/");
     assert_eq!((seen[0].via.as_str(), seen[1].via.as_str()), ("a", "a"));
     assert_eq!((seen[2].via.as_str(), seen[3].via.as_str()), ("b", "b"));
@@ -276,18 +277,13 @@ fn client_via(settings: &Settings, proxy: &str) -> profile_lookup::upstream::Ups
 
 #[tokio::test]
 async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
-    use crate::support::fingerprint::{Alpn, FingerprintServer, PROFILE_PAGE};
+    use crate::support::fingerprint::{Alpn, FingerprintServer};
     let server = FingerprintServer::start(Alpn::Http1Only).await;
     let proxy = ForwardProxy::start("t", Mode::Forward, Some(("agent", "tunnel-pw"))).await;
-    let mut settings = Settings::default();
-    settings.upstream.ca_file = server.pki.write_ca_file();
-    settings.upstream.timeout_ms = 3_000;
-    let response = client_via(&settings, &proxy.url())
-        .get(server.url("/profile"), Default::default())
-        .await
-        .unwrap();
-    assert_eq!(response.status, 200);
-    assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    let settings = crate::upstream::browser_client::settings_for(&server);
+    server
+        .expect_profile_page(&client_via(&settings, &proxy.url()))
+        .await;
     assert_eq!((proxy.tunnels(), proxy.refused_auth()), (1, 0));
     // Without the credentials the tunnel is refused, and that is a connect failure.
     let err = client_via(&settings, &proxy.url_without_credentials())
@@ -403,19 +399,15 @@ async fn a_fleet_shares_proxy_rests_through_redis() {
     assert_eq!(first.upstream().via(), ["a", "b", "b", "b", "b", "b"]);
     assert_eq!(a.forwarded(), 1);
     // Redis names the proxy by position; no key or value holds its URL or credentials.
-    let mut conn = redis.raw().await;
-    let keys: Vec<String> = redis::AsyncCommands::keys(&mut conn, "*").await.unwrap();
-    let rest = "it:{r:short-video}:0";
-    assert!(keys.iter().any(|k| k == rest), "{keys:?}");
-    let left: i64 = redis::AsyncCommands::pttl(&mut conn, rest).await.unwrap();
+    let keys = redis.every_key("*").await;
+    let rest = keys
+        .iter()
+        .find(|(k, _, _)| k == "it:{r:short-video}:0")
+        .unwrap_or_else(|| panic!("{keys:?}"));
+    let left = rest.1;
     assert!(left > 0 && left <= 300_000, "{left}");
-    for key in &keys {
-        let dump: Vec<u8> = redis::cmd("DUMP")
-            .arg(key)
-            .query_async(&mut conn)
-            .await
-            .unwrap_or_default();
-        let text = String::from_utf8_lossy(&dump);
+    for (key, _, dump) in &keys {
+        let text = String::from_utf8_lossy(dump);
         for needle in [SECRET, "agent", &a.addr.port().to_string()] {
             assert!(!key.contains(needle) && !text.contains(needle), "{key}");
         }
@@ -431,12 +423,7 @@ async fn a_region_lock_is_tried_on_another_proxy_then_answered_451() {
     let router = Router::new().fallback(move |request: Request| {
         let (regions, page) = (regions.clone(), page.clone());
         async move {
-            let via = request
-                .headers()
-                .get(TAG_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
+            let via = tag_of(request.headers()).unwrap_or("").to_owned();
             if regions.lock().unwrap().contains(&via) {
                 sv::status_page(10231).into_response()
             } else {

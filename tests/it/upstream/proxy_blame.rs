@@ -72,10 +72,7 @@ async fn a_slow_platform_rests_no_proxy_anywhere_in_the_fleet() {
         .await
         .expect_problem(500, "upstream_unavailable");
     // No rest was written for the fleet.
-    let mut conn = redis.raw().await;
-    let rests: Vec<String> = redis::AsyncCommands::keys(&mut conn, "it:{r:*")
-        .await
-        .unwrap();
+    let rests = redis.keys("it:{r:*").await;
     assert!(rests.is_empty(), "{rests:?}");
     // Both replicas go on through both proxies.
     for app in [first, second, second, first] {

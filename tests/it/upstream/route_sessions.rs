@@ -14,7 +14,7 @@ use stand_in::photo_share as ps;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::support::forward_proxy::{ForwardProxy, Mode, TAG_HEADER};
+use crate::support::forward_proxy::{ForwardProxy, Mode, tag_of};
 use crate::support::{PhotoShare, TestApp};
 
 /// The `Cookie` header of one request as a raw upstream read it: its length and how many
@@ -104,12 +104,7 @@ async fn a_flood_of_one_cookie_name_on_many_paths_keeps_the_jar_within_its_bound
 fn token_per_proxy() -> axum::Router {
     ps::router().layer(axum::middleware::from_fn(
         |request: Request, next: axum::middleware::Next| async move {
-            let via = request
-                .headers()
-                .get(TAG_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
+            let via = tag_of(request.headers()).unwrap_or("").to_owned();
             let mut response = next.run(request).await;
             if let Ok(value) = HeaderValue::from_str(&format!("csrftoken={via}; Path=/")) {
                 response.headers_mut().append(header::SET_COOKIE, value);

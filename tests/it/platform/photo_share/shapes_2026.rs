@@ -14,7 +14,7 @@ use stand_in::photo_share as ps;
 use tower::ServiceExt;
 
 use crate::support::binary::Binary;
-use crate::support::forward_proxy::{ForwardProxy, TAG_HEADER};
+use crate::support::forward_proxy::{ForwardProxy, tag_of};
 use crate::support::routers::{always, switchable};
 use crate::support::upstream::Seen;
 use crate::support::{PhotoShare, TestApp, Upstream, profile_path};
@@ -46,12 +46,7 @@ fn answering(answer: fn(&'static str, &str, &Request) -> Option<Response>) -> Ro
             } else {
                 "page"
             };
-            let via = request
-                .headers()
-                .get(TAG_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-")
-                .to_owned();
+            let via = tag_of(request.headers()).unwrap_or("-").to_owned();
             match answer(doc, &via, &request) {
                 Some(response) => response,
                 None => stand_in.oneshot(request).await.into_response(),
@@ -178,7 +173,11 @@ async fn a_profile_page_that_is_an_app_shell_is_upstream_blocked_never_500() {
         .expect_has("retry-after")
         .expect_header("x-source", "page");
     let upstream = app.upstream();
-    assert_eq!(count(upstream, "json"), 1, "the business 400 is not retried");
+    assert_eq!(
+        count(upstream, "json"),
+        1,
+        "the business 400 is not retried"
+    );
     assert_eq!(
         count(upstream, "page"),
         MAX_ATTEMPTS,

@@ -4,8 +4,8 @@
 
 use crate::support::{capture, short_video_name as name};
 use profile_lookup::platform::PageVerdict;
-use profile_lookup::platform::short_video::{ShortVideoProfile, ShortVideoStats};
 use profile_lookup::platform::short_video::extract::extract;
+use profile_lookup::platform::short_video::{ShortVideoProfile, ShortVideoStats};
 
 fn profile(page: &[u8], requested: &str) -> ShortVideoProfile {
     match extract(page, &name(requested)) {

@@ -156,27 +156,27 @@ impl ClientHello {
 
     /// The versions of the supported_versions extension, GREASE included.
     pub fn supported_versions(&self) -> Vec<u16> {
-        let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_SUPPORTED_VERSIONS) {
-            let mut list = Reader(data);
-            if let Ok(inner) = list.vec8() {
-                let mut versions = Reader(inner);
-                while let Ok(v) = versions.u16() {
-                    out.push(v);
-                }
-            }
-        }
-        out
+        self.u16_list(EXT_SUPPORTED_VERSIONS, Reader::vec8)
     }
 
     /// The signature algorithms, in the order sent.
     pub fn signature_algorithms(&self) -> Vec<u16> {
+        self.u16_list(EXT_SIG_ALGS, Reader::vec16)
+    }
+
+    /// The list of two-byte values extension `id` carries (its length read by `length`): empty
+    /// when the extension is absent, as far as it reads when it is cut short.
+    fn u16_list<'a>(
+        &'a self,
+        id: u16,
+        length: fn(&mut Reader<'a>) -> Result<&'a [u8], String>,
+    ) -> Vec<u16> {
         let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_SIG_ALGS) {
+        if let Some(data) = self.extension(id) {
             let mut list = Reader(data);
-            if let Ok(inner) = list.vec16() {
-                let mut algs = Reader(inner);
-                while let Ok(v) = algs.u16() {
+            if let Ok(inner) = length(&mut list) {
+                let mut values = Reader(inner);
+                while let Ok(v) = values.u16() {
                     out.push(v);
                 }
             }
