@@ -5,14 +5,13 @@
 //! that folder is absent those cases print a notice and are skipped.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::real;
-
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+use crate::support::binary::{BIN, Binary, Running};
+use crate::support::{PhotoShare, ShortVideo, profile_path, real};
 
 fn temp_file(name: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
     crate::support::temp_file("profile-lookup-cli-", &format!("-{name}"), bytes)
@@ -365,166 +364,96 @@ fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
 
 #[test]
 fn serve_refuses_to_start_without_a_key_or_with_a_bad_value() {
-    let out = Command::new(BIN)
-        .arg("serve")
+    let out = Binary::new(&["serve"])
         .env_remove("PROFILE_LOOKUP_CONFIG")
         .env_remove("PROFILE_LOOKUP__AUTH__API_KEYS")
         .env("PROFILE_LOOKUP__SERVER__LISTEN", "127.0.0.1:0")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("no API key"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = Command::new(BIN)
-        .arg("serve")
+    let out = Binary::new(&["serve"])
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k")
         .env("PROFILE_LOOKUP__RETRY__MAX_ATTEMPTS", "0")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("max_attempts"));
 }
 
-#[test]
-fn demo_answers_real_lookups_offline() {
-    let mut child = Command::new(BIN)
-        .args(["demo", "--listen", "127.0.0.1:0"])
-        .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let mut base_and_key = None;
-    let mut curl_lines = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
-        if let Some(rest) = line.strip_prefix("Listening on ") {
-            let mut parts = rest.split_whitespace();
-            let base = parts.next().unwrap().to_owned();
-            let key = rest.rsplit(' ').next().unwrap().to_owned();
-            base_and_key = Some((base, key));
-        }
-        if line.trim_start().starts_with("curl ") {
-            curl_lines.push(line.clone());
-        }
-        if line.starts_with("Ctrl-C") {
-            break;
-        }
-    }
-    let (base, key) = base_and_key.expect("the demo printed its address and key");
-    assert!(curl_lines.len() >= 6, "{curl_lines:?}");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let docs = client.get(format!("{base}/docs/")).send().await.unwrap();
-        assert_eq!(docs.status(), 200, "the banner's docs page is served");
-        let get = |path: &str| client.get(format!("{base}{path}")).bearer_auth(&key).send();
-        let r = get("/short-video/profile/sunny.kitchen.lab").await.unwrap();
-        assert_eq!(r.status(), 200);
-        let r = get("/short-video/profile/QUIET.FOX_22").await.unwrap();
-        assert_eq!(
-            r.json::<Value>().await.unwrap()["userInfo"]["user"]["privateAccount"],
-            true
-        );
-        assert_eq!(
-            get("/short-video/profile/no_such_user_404")
-                .await
-                .unwrap()
-                .status(),
-            404
-        );
-        // The stateless-shell user and the embed-only user: printed, and the embed answers.
-        for user in ["late.night.loops", "harbor.lights.crafts"] {
-            assert!(
-                curl_lines.iter().any(|l| l.contains(user)),
-                "{user} in {curl_lines:?}"
-            );
-            let r = get(&format!("/short-video/profile/{user}")).await.unwrap();
-            assert_eq!(r.status(), 200, "{user}");
-            assert_eq!(r.headers()["x-source"], "embed", "{user}");
-        }
-        assert_eq!(
-            get("/photo-share/profile/lumen.trails")
-                .await
-                .unwrap()
-                .status(),
-            200
-        );
-        assert_eq!(
-            get("/photo-share/profile/no.such.sample_user")
-                .await
-                .unwrap()
-                .status(),
-            404
-        );
-    });
-    let _ = child.kill();
-    let _ = child.wait();
+/// The lines of the demo's banner that are curl commands.
+fn curl_lines(demo: &Running) -> Vec<&String> {
+    demo.banner
+        .iter()
+        .filter(|l| l.trim_start().starts_with("curl "))
+        .collect()
 }
 
-#[test]
-fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
-    let mut child = Command::new(BIN)
-        .args(["demo", "--listen", "127.0.0.1:0"])
+#[tokio::test]
+async fn demo_answers_real_lookups_offline() {
+    let demo = Binary::demo()
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
+        .start_demo();
+    let curl_lines = curl_lines(&demo);
+    assert!(curl_lines.len() >= 6, "{curl_lines:?}");
+    demo.get_anonymous("/docs/")
+        .await
+        .about("the banner's docs page is served")
+        .expect_status(200);
+    demo.lookup(ShortVideo, "sunny.kitchen.lab")
+        .await
+        .expect_status(200);
+    let private = demo.lookup(ShortVideo, "QUIET.FOX_22").await;
+    assert_eq!(private.json()["userInfo"]["user"]["privateAccount"], true);
+    demo.lookup(ShortVideo, "no_such_user_404")
+        .await
+        .expect_status(404);
+    // The stateless-shell user and the embed-only user: printed, and the embed answers.
+    for user in ["late.night.loops", "harbor.lights.crafts"] {
+        assert!(
+            curl_lines.iter().any(|l| l.contains(user)),
+            "{user} in {curl_lines:?}"
+        );
+        demo.lookup(ShortVideo, user)
+            .await
+            .about(user)
+            .expect_status(200)
+            .expect_header("x-source", "embed");
+    }
+    demo.lookup(PhotoShare, "lumen.trails")
+        .await
+        .expect_status(200);
+    demo.lookup(PhotoShare, "no.such.sample_user")
+        .await
+        .expect_status(404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
+    let demo = Binary::demo()
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
         .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (base, key) = {
-        use std::io::BufRead;
-        // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
-        let lines = Box::leak(Box::new(std::io::BufReader::new(stdout).lines()));
-        loop {
-            let line = lines.next().expect("banner").unwrap();
-            if let Some(rest) = line.strip_prefix("Listening on ") {
-                break (
-                    rest.split_whitespace().next().unwrap().to_owned(),
-                    rest.rsplit(' ').next().unwrap().to_owned(),
-                );
-            }
-        }
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let lookup = format!("{base}/short-video/profile/tiny.baker_7");
-        let r = client
-            .get(&lookup)
-            .bearer_auth(&key)
-            .header("x-request-id", "trace-77")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        let r = client.get(&lookup).bearer_auth(&key).send().await.unwrap();
-        assert_eq!(r.headers()["x-cache"], "hit");
-        let r = client
-            .get(&lookup)
-            .bearer_auth("secret-token-xyz")
-            .header("cookie", "session=cookie-secret-abc")
-            .header("x-request-id", "evil\"id")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 401);
-    });
-    let out = crate::support::terminate(child);
+        .logs()
+        .start_demo();
+    let lookup = profile_path(ShortVideo, "tiny.baker_7");
+    let key = demo.key.clone();
+    demo.get_as(&lookup, Some(&key), &[("x-request-id", "trace-77")])
+        .await
+        .expect_status(200);
+    demo.get(&lookup).await.expect_header("x-cache", "hit");
+    demo.get_as(
+        &lookup,
+        Some("secret-token-xyz"),
+        &[
+            ("cookie", "session=cookie-secret-abc"),
+            ("x-request-id", "evil\"id"),
+        ],
+    )
+    .await
+    .expect_status(401);
+    let out = demo.stop().await;
     assert_eq!(out.status.code(), Some(0), "SIGTERM drains and exits 0");
     let stderr = String::from_utf8(out.stderr).unwrap();
     for secret in [
@@ -554,126 +483,59 @@ fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
     assert_eq!(requests[2]["code"], "unauthorized");
 }
 
-#[test]
-fn the_demo_keeps_serving_after_its_stdout_is_closed() {
-    let mut child = Command::new(BIN)
-        .args(["demo", "--listen", "127.0.0.1:0"])
+#[tokio::test]
+async fn the_demo_keeps_serving_after_its_stdout_is_closed() {
+    let mut demo = Binary::demo()
         .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = {
-        use std::io::BufRead;
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        loop {
-            let line = lines.next().expect("banner").unwrap();
-            if let Some(rest) = line.strip_prefix("Listening on ") {
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        // The reader, and with it the pipe, is dropped here, mid-banner.
-    };
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "the demo is still running"
-    );
-    let status = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        reqwest::get(format!("{base}/healthz"))
-            .await
-            .map(|r| r.status().as_u16())
-    });
-    assert_eq!(status.unwrap(), 200);
-    let _ = child.kill();
-    let _ = child.wait();
+        .closing_stdout_at_address()
+        .start_demo();
+    // The reader, and with it the pipe, was dropped mid-banner.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(demo.is_running(), "the demo is still running");
+    demo.get_anonymous("/healthz").await.expect_status(200);
 }
 
-#[test]
-fn the_demos_throttled_line_answers_429_within_two_seconds() {
-    let mut child = Command::new(BIN)
-        .args(["demo", "--listen", "127.0.0.1:0"])
+#[tokio::test]
+async fn the_demos_throttled_line_answers_429_within_two_seconds() {
+    let demo = Binary::demo()
         .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (base, key, throttled_heading) = {
-        use std::io::BufRead;
-        // The reader is leaked on purpose: the demo's stdout stays open for its whole life.
-        let lines = Box::leak(Box::new(
-            std::io::BufReader::new(child.stdout.take().unwrap()).lines(),
-        ));
-        let (mut base, mut key, mut heading) = (None, None, None);
-        for line in lines.by_ref() {
-            let line = line.unwrap();
-            if let Some(rest) = line.strip_prefix("Listening on ") {
-                base = rest.split_whitespace().next().map(str::to_owned);
-                key = rest.rsplit(' ').next().map(str::to_owned);
-            }
-            // The throttled name's curl line says what it shows, after a `#`.
-            if line.contains("throttled.demo") {
-                heading = line.split_once('#').map(|(_, what)| what.to_owned());
-            }
-            if line.starts_with("Ctrl-C") {
-                break;
-            }
-        }
-        (
-            base.unwrap(),
-            key.unwrap(),
-            heading.expect("a throttling line"),
-        )
-    };
+        .start_demo();
+    // The throttled name's curl line says what it shows, after a `#`.
+    let throttled_heading = demo
+        .banner
+        .iter()
+        .filter(|l| l.contains("throttled.demo"))
+        .find_map(|l| l.split_once('#').map(|(_, what)| what.to_owned()))
+        .expect("a throttling line");
     assert!(
         throttled_heading.contains("429") && throttled_heading.contains("upstream_blocked"),
         "the banner says what the throttled line shows: {throttled_heading}"
     );
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (status, code, elapsed) = runtime.block_on(async {
-        let started = std::time::Instant::now();
-        let r = reqwest::Client::new()
-            .get(format!("{base}/photo-share/profile/throttled.demo"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        let body: Value = r.json().await.unwrap();
-        (status, body["code"].clone(), started.elapsed())
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(status, 429);
-    assert_eq!(code, "upstream_blocked");
+    let started = std::time::Instant::now();
+    demo.lookup(PhotoShare, "throttled.demo")
+        .await
+        .expect_problem(429, "upstream_blocked");
+    let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
 }
 
 #[test]
 fn healthcheck_follows_the_configured_listen_address() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(BIN)
-        .arg("serve")
-        .env(
-            "PROFILE_LOOKUP__SERVER__LISTEN",
-            format!("127.0.0.1:{port}"),
-        )
+        .unwrap();
+    let port = listen.port();
+    let serve = Binary::new(&["serve"])
+        .env("PROFILE_LOOKUP__SERVER__LISTEN", listen.to_string())
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", "healthcheck-test-key")
         .env("PROFILE_LOOKUP__LOG__LEVEL", "off")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .start_serving(listen, "healthcheck-test-key");
     let probe = |listen: &str| {
-        Command::new(BIN)
-            .arg("healthcheck")
+        Binary::new(&["healthcheck"])
             .env("PROFILE_LOOKUP__SERVER__LISTEN", listen)
-            .status()
-            .unwrap()
+            .output()
+            .status
             .success()
     };
     let up = (0..100).any(|_| {
@@ -682,8 +544,7 @@ fn healthcheck_follows_the_configured_listen_address() {
     });
     // An unspecified address is probed on loopback.
     let unspecified = probe(&format!("0.0.0.0:{port}"));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(serve);
     assert!(up, "healthcheck without --addr probes server.listen");
     assert!(unspecified, "0.0.0.0 is probed as 127.0.0.1");
     assert!(

@@ -2,13 +2,10 @@
 //! a free port and says so, `serve` fails naming the address and what to do), a config file
 //! that cannot be read, and logs piped to a file carrying no colour escapes.
 
-use std::io::BufRead;
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
+use crate::support::binary::{Binary, Running};
 
 /// A loopback address the OS chose, held by this test for as long as the listener lives.
 fn occupied() -> (TcpListener, SocketAddr) {
@@ -17,72 +14,32 @@ fn occupied() -> (TcpListener, SocketAddr) {
     (listener, addr)
 }
 
-/// The demo's banner lines, up to its last one (`Ctrl-C stops.`).
-fn banner(child: &mut Child) -> Vec<String> {
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut lines = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
-        let last = line.starts_with("Ctrl-C");
-        lines.push(line);
-        if last {
-            break;
-        }
-    }
-    lines
-}
-
-fn stop(child: Child) -> std::process::Output {
-    let out = crate::support::terminate(child);
+/// SIGTERM, and what the demo wrote; it ended by its handler of the signal.
+async fn stop(demo: Running) -> Output {
+    let out = demo.stop().await;
     assert!(out.status.code().is_some(), "ended by SIGTERM's handler");
     out
 }
 
-fn healthz(base: &str) -> u16 {
-    tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(async { reqwest::get(format!("{base}/healthz")).await })
-        .map(|r| r.status().as_u16())
-        .unwrap_or(0)
-}
-
-#[test]
-fn demo_moves_to_a_free_port_when_its_default_address_is_taken() {
+#[tokio::test]
+async fn demo_moves_to_a_free_port_when_its_default_address_is_taken() {
     let (_held, taken) = occupied();
     // The demo's default address is `server.listen`: here one this test holds.
-    let mut child = Command::new(BIN)
-        .arg("demo")
+    let demo = Binary::new(&["demo"])
         .env_remove("PROFILE_LOOKUP_CONFIG")
         .env("PROFILE_LOOKUP__SERVER__LISTEN", taken.to_string())
         .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = banner(&mut child);
-    let text = lines.join("\n");
+        .logs()
+        .start_demo();
+    let text = demo.banner.join("\n");
     assert!(
         text.contains(&format!("{taken} is in use")),
         "the demo says the address was taken: {text}"
     );
-    let base = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("Listening on "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in the banner: {text}"))
-        .to_owned();
+    let base = demo.base.clone();
     assert_ne!(base, format!("http://{taken}"), "a different port");
-    let curls: Vec<&String> = lines
+    let curls: Vec<&String> = demo
+        .banner
         .iter()
         .filter(|l| l.trim_start().starts_with("curl "))
         .collect();
@@ -93,26 +50,23 @@ fn demo_moves_to_a_free_port_when_its_default_address_is_taken() {
             "the curl line uses the real port: {curl}"
         );
     }
-    assert_eq!(
-        healthz(&base),
-        200,
-        "the demo answers on the port it printed"
-    );
-    let out = stop(child);
+    demo.get_anonymous("/healthz")
+        .await
+        .about("the demo answers on the port it printed")
+        .expect_status(200);
+    let out = stop(demo).await;
     assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]
 fn serve_on_a_taken_address_names_it_and_says_what_to_do() {
     let (_held, taken) = occupied();
-    let out = Command::new(BIN)
-        .arg("serve")
+    let out = Binary::new(&["serve"])
         .env_remove("PROFILE_LOOKUP_CONFIG")
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key")
         .env("PROFILE_LOOKUP__SERVER__LISTEN", taken.to_string())
         .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for needle in [
@@ -133,13 +87,10 @@ fn serve_names_a_config_file_it_cannot_read() {
     ));
     let directory = std::env::temp_dir();
     for path in [&missing, &directory] {
-        let out = Command::new(BIN)
-            .arg("serve")
-            .arg("--config")
+        let out = Binary::new(&["serve", "--config"])
             .arg(path)
             .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key")
-            .output()
-            .unwrap();
+            .output();
         assert_eq!(out.status.code(), Some(2));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -150,27 +101,17 @@ fn serve_names_a_config_file_it_cannot_read() {
     }
 }
 
-#[test]
-fn piped_pretty_logs_carry_no_colour_escapes() {
-    let mut child = Command::new(BIN)
-        .args(["demo", "--listen", "127.0.0.1:0"])
+#[tokio::test]
+async fn piped_pretty_logs_carry_no_colour_escapes() {
+    let demo = Binary::demo()
         .env_remove("NO_COLOR")
         .env_remove("RUST_LOG")
         .env("PROFILE_LOOKUP__LOG__FORMAT", "pretty")
         .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = banner(&mut child);
-    let base = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("Listening on "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .expect("banner")
-        .to_owned();
-    assert_eq!(healthz(&base), 200);
-    let out = stop(child);
+        .logs()
+        .start_demo();
+    demo.get_anonymous("/healthz").await.expect_status(200);
+    let out = stop(demo).await;
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("INFO"), "the log was captured: {log}");
     assert!(

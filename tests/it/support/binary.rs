@@ -9,7 +9,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use profile_lookup::platform::Platform;
+
 use super::answer::Answer;
+use super::app::profile_path;
 
 /// The `profile-lookup` binary.
 pub const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
@@ -179,6 +182,11 @@ impl Running {
     /// `GET path` with the key it accepts, read whole.
     pub async fn get(&self, path: &str) -> Answer {
         self.get_as(path, Some(&self.key.clone()), &[]).await
+    }
+
+    /// Looks `name` up on `platform` with the key it accepts.
+    pub async fn lookup(&self, platform: Platform, name: &str) -> Answer {
+        self.get(&profile_path(platform, name)).await
     }
 
     /// `GET path` with no key, read whole.

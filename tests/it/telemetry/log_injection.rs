@@ -4,12 +4,13 @@
 //! given for an unreadable page never quote it), so the message must not reach the log at
 //! all, and every line of it stays one line (one JSON object), in both log formats.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
 
-use crate::support::{closed_port, spawn_upstream};
+use crate::support::binary::Binary;
+use crate::support::routers::always;
+use crate::support::{ShortVideo, closed_port, profile_path, spawn_upstream};
 
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 const KEY: &str = "log-injection-key";
 const FORGED: &str = "2026-01-01T00:00:00Z  INFO forged line";
 
@@ -28,20 +29,14 @@ fn forged_page() -> String {
 /// with SIGTERM and returns its stderr, which must name the status code and not the message.
 async fn captured_log(format: &str) -> String {
     let page = forged_page();
-    let upstream = spawn_upstream(axum::Router::new().fallback(move || {
-        let page = page.clone();
-        async move {
-            (
-                [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
-                page,
-            )
-        }
+    let upstream = spawn_upstream(always(move || {
+        let html = [(header::CONTENT_TYPE, "text/html; charset=utf-8")];
+        (StatusCode::OK, html, page.clone()).into_response()
     }))
     .await
     .addr;
     let listen = closed_port().await;
-    let child = Command::new(BIN)
-        .arg("serve")
+    let serve = Binary::new(&["serve"])
         .env_remove("PROFILE_LOOKUP_CONFIG")
         .env_remove("RUST_LOG")
         .env("PROFILE_LOOKUP__AUTH__API_KEYS", KEY)
@@ -52,33 +47,18 @@ async fn captured_log(format: &str) -> String {
         )
         .env("PROFILE_LOOKUP__LOG__FORMAT", format)
         .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while tokio::net::TcpStream::connect(listen).await.is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "serve did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let response = reqwest::Client::new()
-        .get(format!("http://{listen}/short-video/profile/someone"))
-        .bearer_auth(KEY)
-        .header("x-request-id", "inject-1")
-        .send()
+        .logs()
+        .start_serving(listen, KEY);
+    serve
+        .get_as(
+            &profile_path(ShortVideo, "someone"),
+            Some(KEY),
+            &[("x-request-id", "inject-1")],
+        )
         .await
-        .unwrap();
-    assert_eq!(
-        response.status(),
-        500,
-        "an unexpected status is a failed extraction"
-    );
-    let out = tokio::task::spawn_blocking(move || crate::support::terminate(child))
-        .await
-        .unwrap();
+        .about("an unexpected status is a failed extraction")
+        .expect_status(500);
+    let out = serve.stop().await;
     let log = String::from_utf8(out.stderr).unwrap();
     assert!(log.contains("12345"), "the status code is logged: {log}");
     assert!(

@@ -330,14 +330,11 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
     // Through the good proxy (with its credentials), then the 407 one (rested, and the lookup
     // moves to the good one).
     for _ in 0..2 {
-        serve
-            .get(&support::profile_path(ShortVideo, SV_NAME))
-            .await
-            .expect_status(200);
+        serve.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
     // Photo-share's only proxy refuses connections: 429 and a problem body.
     let problem = serve
-        .get(&support::profile_path(PhotoShare, "no.such.person"))
+        .lookup(PhotoShare, "no.such.person")
         .await
         .expect_status(429)
         .text();

@@ -17,7 +17,7 @@ use crate::support::binary::Binary;
 use crate::support::forward_proxy::{ForwardProxy, tag_of};
 use crate::support::routers::{always, switchable};
 use crate::support::upstream::Seen;
-use crate::support::{PhotoShare, TestApp, Upstream, profile_path};
+use crate::support::{PhotoShare, TestApp, Upstream};
 
 /// The 400 the JSON endpoint gives business and creator accounts since mid-2026.
 const SUBVERTICAL_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}";
@@ -377,7 +377,7 @@ async fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
         (ps::HTML_FOR_JSON_NAME, 429, "json"),
     ];
     for (name, status, source) in cases {
-        demo.get(&profile_path(PhotoShare, name))
+        demo.lookup(PhotoShare, name)
             .await
             .about(name)
             .expect_status(status)

@@ -293,7 +293,7 @@ async fn each_block_kind_is_logged_with_its_reason_and_source() {
         .start_serving(listen, support::KEY);
     for (name, _) in sv::STATELESS_BLOCK_NAMES {
         serve
-            .get(&support::profile_path(ShortVideo, name))
+            .lookup(ShortVideo, name)
             .await
             .about(name)
             .expect_status(429);
