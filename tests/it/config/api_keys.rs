@@ -2,38 +2,23 @@
 //! refused with a message naming their position when no `Bearer` header could carry them, and
 //! never printed in any error.
 //!
-//! Environment variables are process-wide, so every test here holds [`ENV`] while it sets them.
+//! Environment variables are process-wide, so every test here sets them
+//! through [`with_env`].
 //!
 //! They run in a child process of their own: see [`crate::support::run_alone`].
 
-use std::sync::Mutex;
-
 use profile_lookup::config::Settings;
 
-static ENV: Mutex<()> = Mutex::new(());
+use crate::support::with_env;
 
 const KEYS: &str = "PROFILE_LOOKUP__AUTH__API_KEYS";
 const DIGESTS: &str = "PROFILE_LOOKUP__AUTH__API_KEY_SHA256";
 
 /// Loads the settings with `vars` set (and the config file env unset), then unsets them.
 fn load_with(vars: &[(&str, &str)], file: Option<&str>) -> Result<Settings, String> {
-    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let file = file
-        .map(|toml| crate::support::temp_file("profile-lookup-keys-", ".toml", toml.as_bytes()));
-    let path = file.as_ref().map(|f| f.path().to_path_buf());
-    unsafe {
-        std::env::remove_var("PROFILE_LOOKUP_CONFIG");
-        for (k, v) in vars {
-            std::env::set_var(k, v);
-        }
-    }
-    let result = Settings::load(path.as_deref()).map_err(|e| e.to_string());
-    unsafe {
-        for (k, _) in vars {
-            std::env::remove_var(k);
-        }
-    }
-    result
+    with_env(vars, ("profile-lookup-keys-", file), |path| {
+        Settings::load(path).map_err(|e| e.to_string())
+    })
 }
 
 #[test]

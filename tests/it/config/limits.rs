@@ -2,15 +2,15 @@
 //! is a clear error naming the key and its range, never a panic at start or later (an
 //! `Instant + Duration` overflow when the breaker opens, a semaphore over its maximum, …).
 //!
-//! Environment variables are process-wide, so every test here holds [`ENV`] while it sets them.
+//! Environment variables are process-wide, so every test here sets them
+//! through [`with_env`] (or holds [`ENV`] while a child inherits them).
 //!
 //! They run in a child process of their own: see [`crate::support::run_alone`].
 
-use std::sync::Mutex;
-
 use profile_lookup::config::Settings;
 
-static ENV: Mutex<()> = Mutex::new(());
+use crate::support::binary::Binary;
+use crate::support::{ENV, with_env};
 
 /// Every range-checked key, as `section.key`.
 const KEYS: [&str; 23] = [
@@ -44,31 +44,18 @@ const I64_MAX: &str = "9223372036854775807";
 
 /// Loads with `env` set and, when given, `toml` as the config file; catches any panic.
 fn load(env: &[(String, String)], toml: Option<&str>) -> Result<Settings, String> {
-    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let file = toml
-        .map(|toml| crate::support::temp_file("profile-lookup-limits-", ".toml", toml.as_bytes()));
-    let path = file.as_ref().map(|f| f.path().to_path_buf());
-    unsafe {
-        std::env::remove_var("PROFILE_LOOKUP_CONFIG");
-        for (k, v) in env {
-            std::env::set_var(k, v);
-        }
-    }
-    let result = std::panic::catch_unwind(|| {
-        // Building the state is where the huge values used to panic.
-        let settings = Settings::load(path.as_deref()).map_err(|e| e.to_string())?;
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async {
-            profile_lookup::AppState::new(settings.clone()).map_err(|e| e.to_string())
-        })?;
-        Ok(settings)
-    });
-    unsafe {
-        for (k, _) in env {
-            std::env::remove_var(k);
-        }
-    }
-    result.unwrap_or_else(|_| Err("PANICKED".into()))
+    with_env(env, ("profile-lookup-limits-", toml), |path| {
+        std::panic::catch_unwind(|| {
+            // Building the state is where the huge values used to panic.
+            let settings = Settings::load(path).map_err(|e| e.to_string())?;
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async {
+                profile_lookup::AppState::new(settings.clone()).map_err(|e| e.to_string())
+            })?;
+            Ok(settings)
+        })
+        .unwrap_or_else(|_| Err("PANICKED".into()))
+    })
 }
 
 fn env_name(key: &str) -> String {
@@ -146,14 +133,12 @@ fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
         "cache.max_stale_seconds",
         "breaker.cooldown_seconds",
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-lookup"))
-            .arg("serve")
+        let out = Binary::new(&["serve"])
             .env_remove("PROFILE_LOOKUP_CONFIG")
             .env("PROFILE_LOOKUP__AUTH__API_KEYS", "limits-key")
             .env("PROFILE_LOOKUP__SERVER__LISTEN", "127.0.0.1:0")
-            .env(env_name(key), U64_MAX)
-            .output()
-            .unwrap();
+            .env(&env_name(key), U64_MAX)
+            .output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
         assert_clear(&stderr, key, "serve");

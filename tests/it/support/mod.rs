@@ -150,6 +150,38 @@ pub fn temp_file(prefix: &str, suffix: &str, bytes: &[u8]) -> tempfile::NamedTem
     file
 }
 
+/// Held by every test that sets environment variables while it runs (see [`with_env`]).
+pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` with `vars` set in this process's environment (and `PROFILE_LOOKUP_CONFIG`
+/// unset), given the path of a config file holding `toml` when there is one (named
+/// `{prefix}….toml`); unsets `vars` after. Holds [`ENV`] throughout: environment variables are
+/// process-wide, so the tests that use this run in a process of their own ([`run_alone`]) and
+/// one at a time in it.
+pub fn with_env<T>(
+    vars: &[(impl AsRef<str>, impl AsRef<str>)],
+    (prefix, toml): (&str, Option<&str>),
+    f: impl FnOnce(Option<&std::path::Path>) -> T,
+) -> T {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let file = toml.map(|toml| temp_file(prefix, ".toml", toml.as_bytes()));
+    // SAFETY: the tests that set variables run alone in their process and hold ENV.
+    unsafe {
+        std::env::remove_var("PROFILE_LOOKUP_CONFIG");
+        for (k, v) in vars {
+            std::env::set_var(k.as_ref(), v.as_ref());
+        }
+    }
+    let result = f(file.as_ref().map(|f| f.path()));
+    // SAFETY: as above.
+    unsafe {
+        for (k, _) in vars {
+            std::env::remove_var(k.as_ref());
+        }
+    }
+    result
+}
+
 /// Sends SIGTERM to `child` (a `profile-lookup` process the test started) and waits for it:
 /// what it wrote while serving, and how it exited.
 pub fn terminate(child: std::process::Child) -> std::process::Output {
