@@ -20,9 +20,7 @@ use stand_in::short_video as sv;
 
 use crate::support::capture_dir::CaptureDir;
 use crate::support::routers::{fixed, plain, split};
-use crate::support::{
-    AppBuilder, ShortVideo, TestApp, Upstream, eventually, spawn_upstream, ten_units,
-};
+use crate::support::{AppBuilder, ShortVideo, TestApp, Upstream, spawn_upstream, ten_units};
 
 /// A platform's stand-in with its drift switch; the upstream keeps what it was asked.
 pub(crate) struct StandIn {
@@ -37,6 +35,12 @@ pub(crate) async fn spawn_stand_in(platform: Platform) -> StandIn {
     StandIn {
         upstream: spawn_upstream(plays.switchable(drift.clone())).await,
         drift,
+    }
+}
+
+impl AsRef<Upstream> for StandIn {
+    fn as_ref(&self) -> &Upstream {
+        &self.upstream
     }
 }
 
@@ -55,12 +59,13 @@ fn names(list: &[&str]) -> AccountList {
 /// An app with short-video at `short`, photo-share at `photo`, a round every second without
 /// jitter, and these canary accounts.
 fn canary_app(
-    short: &Upstream,
-    photo: &Upstream,
+    short: &impl AsRef<Upstream>,
+    photo: &impl AsRef<Upstream>,
     sv_names: &[&str],
     ps_names: &[&str],
 ) -> AppBuilder {
-    TestApp::on(short).with(|s| {
+    let photo = photo.as_ref();
+    TestApp::on(short.as_ref()).with(|s| {
         s.platform_mut(Platform::PhotoShare).base_url =
             format!("http://{}", photo.addr).parse().unwrap();
         s.canary.interval_seconds = 1;
@@ -145,8 +150,8 @@ fn verdict_of<'a>(status: &'a Value, platform: &str, src: &str) -> &'a Value {
 async fn a_round_reads_every_source_of_every_platform() {
     let (short, photo) = stand_ins().await;
     let app = canary_app(
-        &short.upstream,
-        &photo.upstream,
+        &short,
+        &photo,
         &[sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id],
         &[
             ps::PUBLIC_USER.username,
@@ -221,15 +226,10 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
     let (short, photo) = stand_ins().await;
     let name = sv::PUBLIC_USER.unique_id;
     let dir = CaptureDir::new();
-    let app = canary_app(
-        &short.upstream,
-        &photo.upstream,
-        &[name],
-        &[ps::PUBLIC_USER.username],
-    )
-    .capturing_into(&dir)
-    .start()
-    .await;
+    let app = canary_app(&short, &photo, &[name], &[ps::PUBLIC_USER.username])
+        .capturing_into(&dir)
+        .start()
+        .await;
     let before = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&before, "ok"), "{before}");
 
@@ -249,15 +249,7 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
         .unwrap();
     assert!(reason.contains("no state script"), "{reason}");
     // The moved page is kept for `extract`, named after the canary account.
-    assert!(
-        eventually(Duration::from_secs(5), || dir
-            .names()
-            .iter()
-            .any(|f| f.contains(name) && f.ends_with(".html")))
-        .await,
-        "no capture of the moved page: {:?}",
-        dir.names()
-    );
+    dir.expect_capture(name, ".html").await;
 
     // The photo-share JSON moving turns that source, and only it, `changed` too (and it is
     // captured, though a lookup reads the page after it).
@@ -266,14 +258,7 @@ async fn a_moved_shape_turns_exactly_that_source_changed_within_an_interval_and_
     let now = status_until(&app, Duration::from_secs(10), json_changed).await;
     assert!(json_changed(&now), "{now}");
     assert_eq!(verdict_of(&now, "photo-share", "page"), "ok", "{now}");
-    assert!(
-        eventually(Duration::from_secs(5), || dir.names().iter().any(|f| f
-            .contains(ps::PUBLIC_USER.username)
-            && f.ends_with(".json")))
-        .await,
-        "no capture of the moved JSON: {:?}",
-        dir.names()
-    );
+    dir.expect_capture(ps::PUBLIC_USER.username, ".json").await;
 
     // Back to the usual shapes: one round and every source reads again.
     short.drift.set(false);
@@ -328,21 +313,16 @@ async fn a_blocking_platform_is_blocked_never_changed() {
 async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     let (short, photo) = stand_ins().await;
     let (cached, probed_only) = (sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id);
-    let app = canary_app(
-        &short.upstream,
-        &photo.upstream,
-        &[cached, probed_only],
-        &[],
-    )
-    // A quota that does not refill during the test: every unit spent shows.
-    .with(ten_units)
-    .with(|s| {
-        // The first round only after the caller's first lookup.
-        s.canary.interval_seconds = 2;
-        s.canary.jitter = 0.5;
-    })
-    .start()
-    .await;
+    let app = canary_app(&short, &photo, &[cached, probed_only], &[])
+        // A quota that does not refill during the test: every unit spent shows.
+        .with(ten_units)
+        .with(|s| {
+            // The first round only after the caller's first lookup.
+            s.canary.interval_seconds = 2;
+            s.canary.jitter = 0.5;
+        })
+        .start()
+        .await;
     let first = app
         .lookup(ShortVideo, cached)
         .await
@@ -391,20 +371,15 @@ async fn probes_spend_the_outbound_budget_and_never_pass_it() {
     let (short, photo) = stand_ins().await;
     // One request a second, none queued: the page probe takes it, the embed probe right after
     // finds none and is skipped (our budget is no verdict about the platform).
-    let app = canary_app(
-        &short.upstream,
-        &photo.upstream,
-        &[sv::PUBLIC_USER.unique_id],
-        &[],
-    )
-    .with(|s| {
-        let platform = s.platform_mut(Platform::ShortVideo);
-        platform.requests_per_second = 1;
-        platform.burst = 1;
-        platform.max_queue_ms = 0;
-    })
-    .start()
-    .await;
+    let app = canary_app(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[])
+        .with(|s| {
+            let platform = s.platform_mut(Platform::ShortVideo);
+            platform.requests_per_second = 1;
+            platform.burst = 1;
+            platform.max_queue_ms = 0;
+        })
+        .start()
+        .await;
     let now = after_a_round(&app).await;
     assert_eq!(verdict_of(&now, "short-video", "page"), "ok", "{now}");
     assert_eq!(
@@ -431,7 +406,7 @@ async fn a_moved_page_fails_lookups_until_the_canary_moves_it_last() {
     // (the page's unreadable answer never hides behind the embed).
     let (short, photo) = stand_ins().await;
     short.drift.set(true);
-    let app = canary_app(&short.upstream, &photo.upstream, &[], &[])
+    let app = canary_app(&short, &photo, &[], &[])
         .with(|s| s.cache.enabled = false)
         .start()
         .await;
@@ -445,7 +420,7 @@ async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_agai
     let (short, photo) = stand_ins().await;
     short.drift.set(true);
     let (canary, caller) = (sv::PUBLIC_USER.unique_id, sv::SMALL_USER.unique_id);
-    let app = canary_app(&short.upstream, &photo.upstream, &[canary], &[])
+    let app = canary_app(&short, &photo, &[canary], &[])
         .with(|s| s.cache.enabled = false)
         .start()
         .await;
@@ -502,15 +477,10 @@ async fn answers(app: &TestApp, source: &str) -> u64 {
 #[tokio::test]
 async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_when_public() {
     let (short, photo) = stand_ins().await;
-    let app = canary_app(
-        &short.upstream,
-        &photo.upstream,
-        &[sv::PUBLIC_USER.unique_id],
-        &[],
-    )
-    .with(|s| s.canary.public_names = true)
-    .start()
-    .await;
+    let app = canary_app(&short, &photo, &[sv::PUBLIC_USER.unique_id], &[])
+        .with(|s| s.canary.public_names = true)
+        .start()
+        .await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert_eq!(
         source(&now, "short-video", "page")["account"],
@@ -520,32 +490,22 @@ async fn status_is_open_json_or_a_page_without_script_and_names_accounts_only_wh
     let json = app.get_anonymous("/status").await;
     assert_eq!(json.headers()["content-type"], "application/json");
     assert_eq!(json.headers()["cache-control"], "no-store");
+    let html = [("accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
     let page = app
-        .client
-        .get(app.url("/status"))
-        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-        .send()
+        .get_as("/status", None, &html)
         .await
-        .unwrap();
-    assert_eq!(page.status(), 200);
-    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
-    let csp = page.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+        .expect_status(200)
+        .expect_header("content-type", "text/html; charset=utf-8");
+    let csp = page.header("content-security-policy");
     assert!(csp.starts_with("default-src 'none'"), "{csp}");
-    let html = page.text().await.unwrap();
+    let html = page.text();
     assert!(html.contains("<table") && html.contains("short-video") && !html.contains("<script"));
     let head = app.client.head(app.url("/status")).send().await.unwrap();
     assert_eq!(head.status(), 200);
-    let wrong_key = app
-        .client
-        .get(app.url("/status"))
-        .bearer_auth("not-a-key")
-        .send()
+    app.get_as("/status", Some("not-a-key"), &[])
         .await
-        .unwrap();
-    assert_eq!(wrong_key.status(), 200, "open like /healthz");
+        .about("open like /healthz")
+        .expect_status(200);
 }
 
 #[tokio::test]
@@ -574,7 +534,7 @@ async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_20
         "canary.five",
         "canary.six",
     ];
-    let app = canary_app(&short, &photo.upstream, &accounts, &[])
+    let app = canary_app(&short, &photo, &accounts, &[])
         .with(|s| {
             s.canary.accounts.remove("photo_share");
             s.breaker.failure_threshold = 5;

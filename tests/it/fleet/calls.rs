@@ -45,6 +45,14 @@ fn fleet_on(redis: &TestRedis, timeout_ms: u64) -> Fleet {
     fleet_at(&redis.url(), timeout_ms)
 }
 
+/// A Redis of the test's own and two replicas' handles on it (calls time out after 500 ms),
+/// or `None` without `redis-server` (see [`test_redis::start`]).
+fn two_replicas() -> Option<(TestRedis, Fleet, Fleet)> {
+    let redis = test_redis::start()?;
+    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
+    Some((redis, a, b))
+}
+
 async fn pttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     conn.pttl(key).await.expect("PTTL")
 }
@@ -68,10 +76,9 @@ async fn no_url_no_fleet_and_no_runtime_is_an_error() {
 
 #[tokio::test]
 async fn gcra_allows_burst_then_spaces_and_two_replicas_share_it() {
-    let Some(redis) = test_redis::start() else {
+    let Some((redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let id = key_id(&[7; 32]);
     // 60 a minute: one unit a second; burst 5. A second per unit leaves a loaded machine's
     // delays between the calls (tens of ms) far inside every bound below.
@@ -128,10 +135,9 @@ async fn gcra_allows_burst_then_spaces_and_two_replicas_share_it() {
 
 #[tokio::test]
 async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
-    let Some(redis) = test_redis::start() else {
+    let Some((redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     assert_eq!(a.cache_get(SV, "alice").await, Some(None));
     let entry = found("{\"name\":\"alice\"}");
     a.cache_put(
@@ -174,10 +180,9 @@ async fn shared_cache_round_trip_with_ttls_and_stale_copy() {
 
 #[tokio::test]
 async fn a_confirmed_not_found_replaces_the_stale_copy_with_a_tombstone() {
-    let Some(redis) = test_redis::start() else {
+    let Some((redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(60);
     a.cache_put(SV, "bob", &found("{}"), ttl, ttl, None)
         .await
@@ -350,10 +355,9 @@ async fn every_key_has_an_expiry_and_no_secret_reaches_redis() {
 
 #[tokio::test]
 async fn the_flight_lock_is_exclusive_and_waiters_get_the_answer() {
-    let Some(redis) = test_redis::start() else {
+    let Some((redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(10);
     let Lock::Acquired(token) = a.flight_lock(SV, "carol").await else {
         panic!("first")
@@ -533,10 +537,9 @@ async fn a_wait_timeout(f: &Fleet, started: Instant) -> Wait {
 
 #[tokio::test]
 async fn outbound_reservations_space_two_replicas_at_the_fleet_rate() {
-    let Some(redis) = test_redis::start() else {
+    let Some((_redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let start = Instant::now();
     let mut sends = Vec::new();
     // 20 a second (one every 50 ms), burst 2.
@@ -591,10 +594,9 @@ async fn outbound_reservations_space_two_replicas_at_the_fleet_rate() {
 
 #[tokio::test]
 async fn a_breaker_and_proxy_rests_are_shared() {
-    let Some(redis) = test_redis::start() else {
+    let Some((_redis, a, b)) = two_replicas() else {
         return;
     };
-    let (a, b) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     assert_eq!(b.breaker_open_for(SV).await, Some(None));
     a.breaker_open(SV, Duration::from_millis(800))
         .await
@@ -890,10 +892,9 @@ async fn a_paused_node_answers_unavailable_within_the_timeout_then_recovers() {
 
 #[tokio::test]
 async fn a_holder_whose_lock_lapsed_cannot_overwrite_a_newer_answer() {
-    let Some(redis) = test_redis::start() else {
+    let Some((redis, late, next)) = two_replicas() else {
         return;
     };
-    let (late, next) = (fleet_on(&redis, 500), fleet_on(&redis, 500));
     let ttl = Duration::from_secs(30);
     let Lock::Acquired(old) = late.flight_lock(SV, "ivy").await else {
         panic!("first")

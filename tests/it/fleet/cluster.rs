@@ -21,10 +21,7 @@ use crate::support::{KEY, ShortVideo, TestApp, eventually};
 
 #[tokio::test]
 async fn a_key_gets_one_quota_from_three_replicas_on_a_cluster() {
-    let Some(cluster) = test_redis::start_cluster() else {
-        return;
-    };
-    one_quota_for_three_replicas(&cluster.url()).await;
+    test_redis::on_a_cluster(one_quota_for_three_replicas).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,10 +46,7 @@ async fn a_holder_killed_mid_flight_on_a_cluster_is_taken_over_within_seconds() 
 
 #[tokio::test]
 async fn concurrent_misses_on_a_cluster_make_one_upstream_request_and_one_cache() {
-    let Some(cluster) = test_redis::start_cluster() else {
-        return;
-    };
-    one_flight_and_one_cache(&cluster.url()).await;
+    test_redis::on_a_cluster(one_flight_and_one_cache).await;
 }
 
 /// The fleet's quota key of the test key (`it:` is the replicas' prefix).

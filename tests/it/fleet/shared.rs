@@ -17,20 +17,17 @@ use crate::support::{KEY, ShortVideo, TestApp, test_redis};
 
 #[tokio::test]
 async fn a_key_gets_one_quota_from_three_replicas() {
-    let Some(redis) = test_redis::start() else {
-        return;
-    };
-    one_quota_for_three_replicas(&redis.url()).await;
+    test_redis::on_a_redis(one_quota_for_three_replicas).await;
 }
 
 /// A key sending round-robin to three replicas on `url` gets one replica's quota (±5 %).
-pub(crate) async fn one_quota_for_three_replicas(url: &str) {
+pub(crate) async fn one_quota_for_three_replicas(url: String) {
     let apps = TestApp::on(sv::router())
         .with(|s| {
             s.rate_limit.per_key_per_minute = 60;
             s.rate_limit.burst = 20;
         })
-        .on_redis(url)
+        .on_redis(&url)
         .replicas(3)
         .await;
     let name = &sample_names()[0];
@@ -56,17 +53,14 @@ pub(crate) async fn one_quota_for_three_replicas(url: &str) {
 
 #[tokio::test]
 async fn concurrent_misses_on_three_replicas_make_one_upstream_request() {
-    let Some(redis) = test_redis::start() else {
-        return;
-    };
-    one_flight_and_one_cache(&redis.url()).await;
+    test_redis::on_a_redis(one_flight_and_one_cache).await;
 }
 
 /// Concurrent misses of one name (found, and not found) on three replicas on `url` make one
 /// upstream request, and every replica then serves both from the fleet's cache.
-pub(crate) async fn one_flight_and_one_cache(url: &str) {
+pub(crate) async fn one_flight_and_one_cache(url: String) {
     let apps = TestApp::on(slow(sv::router(), Duration::from_millis(300)))
-        .on_redis(url)
+        .on_redis(&url)
         .replicas(3)
         .await;
     let upstream = apps[0].upstream();

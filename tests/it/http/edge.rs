@@ -113,28 +113,20 @@ async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
         KEY.into(),
     ];
     for value in values {
-        let response = app
-            .client
-            .get(app.url(path))
-            .header("authorization", value.as_str())
-            .send()
+        let answer = app
+            .get_as(path, None, &[("authorization", &value)])
             .await
-            .unwrap();
-        assert_eq!(response.status(), 401, "{value:.40}");
-        assert_eq!(response.headers()["www-authenticate"], "Bearer");
-        let body = problem(response).await;
+            .about(format!("{value:.40}"))
+            .expect_status(401)
+            .expect_header("www-authenticate", "Bearer");
+        let body = answer.problem();
         assert_eq!(body, reference, "every refusal has the same body");
         assert!(!body.to_string().contains(KEY));
     }
-    for (name, value) in [("x-api-key", KEY.to_string())] {
-        let response = app
-            .client
-            .get(app.url(path))
-            .header(name, value)
-            .send()
+    for (name, value) in [("x-api-key", KEY)] {
+        app.get_as(path, None, &[(name, value)])
             .await
-            .unwrap();
-        assert_eq!(response.status(), 401);
+            .expect_status(401);
     }
     let response = app
         .get_anonymous(&format!("{path}?access_token={KEY}"))
@@ -148,14 +140,9 @@ async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
     let app = rig().await;
     let path = "/short-video/profile/someone";
     for scheme in ["bearer", "BEARER", "Bearer", "bEaReR"] {
-        let response = app
-            .client
-            .get(app.url(path))
-            .header("authorization", format!("{scheme} {KEY}"))
-            .send()
-            .await
-            .unwrap();
-        assert_ne!(response.status(), 401, "{scheme}");
+        let value = format!("{scheme} {KEY}");
+        let answer = app.get_as(path, None, &[("authorization", &value)]).await;
+        assert_ne!(answer.status(), 401, "{scheme}");
     }
     for order in [
         [format!("Bearer {KEY}"), "Bearer nope".into()],
@@ -234,22 +221,14 @@ async fn every_response_carries_a_request_id_and_sane_ones_are_echoed() {
         .unwrap()
         .to_owned();
     assert_eq!(generated.len(), 36, "a UUID: {generated}");
-    let response = app
-        .client
-        .get(app.url("/nope"))
-        .header("x-request-id", "trace-42.a:b")
-        .send()
+    let id = |value| [("x-request-id", value)];
+    app.get_as("/nope", None, &id("trace-42.a:b"))
         .await
-        .unwrap();
-    assert_eq!(response.headers()["x-request-id"], "trace-42.a:b");
-    let response = app
-        .client
-        .get(app.url("/healthz"))
-        .header("x-request-id", "bad id with spaces")
-        .send()
-        .await
-        .unwrap();
-    assert_ne!(response.headers()["x-request-id"], "bad id with spaces");
+        .expect_header("x-request-id", "trace-42.a:b");
+    let answer = app
+        .get_as("/healthz", None, &id("bad id with spaces"))
+        .await;
+    assert_ne!(answer.header("x-request-id"), "bad id with spaces");
     let response = app.get_anonymous("/short-video/profile/x1").await;
     assert!(
         response.headers().contains_key("x-request-id"),
@@ -301,14 +280,9 @@ async fn the_rate_limit_answers_429_with_headers_before_any_upstream_request() {
     );
     // Other keys are unaffected; unauthenticated floods never reach the limiter.
     for _ in 0..50 {
-        let response = app
-            .client
-            .get(app.url("/photo-share/profile/x"))
-            .bearer_auth(uuid_like())
-            .send()
+        app.get_as("/photo-share/profile/x", Some(&uuid_like()), &[])
             .await
-            .unwrap();
-        assert_eq!(response.status(), 401);
+            .expect_status(401);
     }
 }
 

@@ -135,9 +135,12 @@ impl TestApp {
         Answer::read(self.get(path).await).await
     }
 
-    /// `GET path` with the test key and `headers`, read whole.
-    pub async fn answer_with(&self, path: &str, headers: &[(&str, &str)]) -> Answer {
-        let mut request = self.client.get(self.url(path)).bearer_auth(KEY);
+    /// `GET path` with `key` (none when `None`) and `headers`, read whole.
+    pub async fn get_as(&self, path: &str, key: Option<&str>, headers: &[(&str, &str)]) -> Answer {
+        let mut request = self.client.get(self.url(path));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
@@ -158,11 +161,9 @@ impl TestApp {
 
     /// Looks `name` up on `platform` with the test key and `Cache-Control: cache_control`.
     pub async fn lookup_with(&self, platform: Platform, name: &str, cache_control: &str) -> Answer {
-        self.answer_with(
-            &profile_path(platform, name),
-            &[("cache-control", cache_control)],
-        )
-        .await
+        let cache_control = [("cache-control", cache_control)];
+        self.get_as(&profile_path(platform, name), Some(KEY), &cache_control)
+            .await
     }
 
     /// The text of `GET /metrics`.

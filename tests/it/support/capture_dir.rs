@@ -42,6 +42,17 @@ impl CaptureDir {
         names
     }
 
+    /// Waits (at most 5 s) for a file named `{…}{about}{…}{ending}` to land; fails naming the
+    /// files there when none does.
+    pub async fn expect_capture(&self, about: &str, ending: &str) {
+        let landed = |n: &String| n.contains(about) && n.ends_with(ending);
+        let seen = super::eventually(std::time::Duration::from_secs(5), || {
+            self.names().iter().any(landed)
+        })
+        .await;
+        assert!(seen, "no capture of {about} ({ending}): {:?}", self.names());
+    }
+
     /// Every sidecar (`*.meta.json`) in it, read.
     pub fn sidecars(&self) -> Vec<Value> {
         self.names()

@@ -29,7 +29,10 @@ use profile_lookup::platform::Platform;
 use profile_lookup::username::Username;
 
 pub use answer::Answer;
-pub use app::{AppBuilder, TestApp, profile_path, spawn_app};
+pub use app::{AppBuilder, TestApp, profile_path};
+// Only the browser-grade client's suites start apps from settings no builder makes.
+#[cfg_attr(not(feature = "browser"), allow(unused_imports))]
+pub use app::spawn_app;
 pub use profile_lookup::platform::Platform::{PhotoShare, ShortVideo};
 pub use upstream::{Upstream, closed_port, spawn_slow_not_found, spawn_upstream};
 

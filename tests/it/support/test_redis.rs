@@ -20,6 +20,21 @@ pub fn start() -> Option<TestRedis> {
     start_with(&[])
 }
 
+/// Runs `test` with the URL of a Redis of its own, stopped after; skipped as [`start`] says.
+pub async fn on_a_redis<T: Future<Output = ()>>(test: impl FnOnce(String) -> T) {
+    if let Some(redis) = start() {
+        test(redis.url()).await;
+    }
+}
+
+/// Runs `test` with the seed list of a cluster of its own, stopped after; skipped as
+/// [`start_cluster`] says.
+pub async fn on_a_cluster<T: Future<Output = ()>>(test: impl FnOnce(String) -> T) {
+    if let Some(cluster) = start_cluster() {
+        test(cluster.url()).await;
+    }
+}
+
 /// [`start`] with `extra` arguments for `redis-server` (kept for restarts).
 pub fn start_with(extra: &[&str]) -> Option<TestRedis> {
     if !installed("redis-server", "redis-server", "the fleet tests") {

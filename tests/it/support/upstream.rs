@@ -128,6 +128,12 @@ impl Upstream {
     }
 }
 
+impl AsRef<Upstream> for Upstream {
+    fn as_ref(&self) -> &Upstream {
+        self
+    }
+}
+
 /// Serves `router` on 127.0.0.1:0, noting every request.
 pub async fn spawn_upstream(router: Router) -> Upstream {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

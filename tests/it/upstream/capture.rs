@@ -12,7 +12,7 @@ use stand_in::short_video as sv;
 use crate::support::binary::Binary;
 use crate::support::capture_dir::CaptureDir;
 use crate::support::routers::always;
-use crate::support::{ShortVideo, TestApp, eventually, settings};
+use crate::support::{ShortVideo, TestApp, settings};
 
 #[tokio::test]
 async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
@@ -39,15 +39,7 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         let answer = app.lookup(ShortVideo, name).await;
         assert_eq!(answer.problem()["code"], "extraction_failed");
         // One capture at a time: let this one land before the next lookup.
-        assert!(
-            eventually(Duration::from_secs(5), || dir
-                .names()
-                .iter()
-                .any(|n| n.contains(name) && n.ends_with(".meta.json")))
-            .await,
-            "{name} was captured: {:?}",
-            dir.names()
-        );
+        dir.expect_capture(name, ".meta.json").await;
     }
     let kept = dir.names();
     assert_eq!(kept.len(), 4, "two pages and their sidecars: {kept:?}");
