@@ -91,17 +91,17 @@ async fn every_source_ok_exits_0_with_a_row_per_probe() {
         2 * 2 + 2,
         "two accounts on two sources, one on two"
     );
-    let private_embed = probes
-        .iter()
-        .find(|p| p["account"] == "quiet.fox_22" && p["source"] == "embed")
-        .unwrap();
+    let probe = |account: &str, source: &str| {
+        probes
+            .iter()
+            .find(|p| p["account"] == account && p["source"] == source)
+            .unwrap_or_else(|| panic!("no probe of {account} on {source}"))
+    };
+    let private_embed = probe("quiet.fox_22", "embed");
     assert_eq!(private_embed["verdict"], "skipped");
     assert_eq!(private_embed["status"], 400);
     assert_eq!(private_embed["reason"], "embed_private_or_missing");
-    let page = probes
-        .iter()
-        .find(|p| p["account"] == "sunny.kitchen.lab" && p["source"] == "page")
-        .unwrap();
+    let page = probe("sunny.kitchen.lab", "page");
     assert_eq!(page["verdict"], "ok");
     assert_eq!(page["status"], 200);
     assert!(page["bytes"].as_u64().unwrap() > 100_000, "{page}");

@@ -5,25 +5,36 @@
 //! that folder is absent those cases print a notice and are skipped.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::binary::{BIN, Binary, Running};
+use crate::support::binary::{Binary, Running};
 use crate::support::{PhotoShare, ShortVideo, profile_path, real};
 
 fn temp_file(name: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
     crate::support::temp_file("profile-lookup-cli-", &format!("-{name}"), bytes)
 }
 
+/// `profile-lookup extract PLATFORM PATH ARGS…`, run to its end.
+fn run_extract(platform: &str, path: &Path, args: &[&str]) -> Output {
+    let mut command = Binary::new(&["extract", platform]).arg(path);
+    for arg in args {
+        command = command.arg(arg);
+    }
+    command.output()
+}
+
+/// Runs `extract` over a folder: its stdout, and its exit code.
+fn extract_folder(platform: &str, dir: &Path) -> (String, Option<i32>) {
+    let out = run_extract(platform, dir, &[]);
+    (String::from_utf8(out.stdout).unwrap(), out.status.code())
+}
+
 /// Runs `extract`; `Ok(body)` on exit 0, `Err(problem)` on a non-zero exit.
 fn extract(platform: &str, file: &Path) -> Result<Value, Value> {
-    let out = Command::new(BIN)
-        .args(["extract", platform])
-        .arg(file)
-        .output()
-        .unwrap();
+    let out = run_extract(platform, file, &[]);
     if out.status.success() {
         Ok(serde_json::from_slice(&out.stdout).expect("stdout is the JSON body"))
     } else {
@@ -179,19 +190,12 @@ fn extract_reads_the_projects_own_samples() {
         extract("photo-share", json.path()).unwrap(),
         ps::expected_body(&ps::PUBLIC_USER)
     );
-    let wrong = Command::new(BIN)
-        .args(["extract", "photo-share", "--username", "someone.else"])
-        .arg(json.path())
-        .output()
-        .unwrap();
+    let wrong = run_extract("photo-share", json.path(), &["--username", "someone.else"]);
     assert!(
         !wrong.status.success(),
         "a document about somebody else is refused"
     );
-    let missing = Command::new(BIN)
-        .args(["extract", "short-video", "/nonexistent/file"])
-        .output()
-        .unwrap();
+    let missing = run_extract("short-video", Path::new("/nonexistent/file"), &[]);
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -213,12 +217,7 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
     )
     .unwrap();
 
-    let out = Command::new(BIN)
-        .args(["extract", "short-video"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (text, code) = extract_folder("short-video", &dir);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines.len(),
@@ -234,25 +233,13 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
         lines[2],
         "2 files: 1 with a profile, 1 without, 0 unreadable, 0 of another platform skipped"
     );
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "a file without a profile fails the run"
-    );
+    assert_eq!(code, Some(1), "a file without a profile fails the run");
     // Piped: plain lines, never a progress bar's escapes.
     assert!(!text.contains('\x1b'));
 
     std::fs::remove_file(dir.join("b-changed.html")).unwrap();
-    let out = Command::new(BIN)
-        .args(["extract", "short-video"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let (text, code) = extract_folder("short-video", &dir);
+    assert_eq!(code, Some(0), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -315,12 +302,7 @@ fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
     );
     // No sidecar: read as the named platform, about whoever it is about.
     write("d-bare.html", page.as_bytes());
-    let out = Command::new(BIN)
-        .args(["extract", "short-video"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (text, code) = extract_folder("short-video", dir.path());
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "three lines and a summary:\n{text}");
     assert!(lines[0].starts_with("a-own.html\tok @"), "{text}");
@@ -331,14 +313,9 @@ fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
         lines[3],
         "4 files: 2 with a profile, 1 without, 0 unreadable, 1 of another platform skipped"
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(code, Some(1));
     // The other platform reads its own file and skips the three short-video ones.
-    let out = Command::new(BIN)
-        .args(["extract", "photo-share"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (text, _) = extract_folder("photo-share", dir.path());
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("c-photo.json\tok @"), "{text}");
     assert!(lines[1].starts_with("d-bare.html\t"), "{text}");
@@ -348,11 +325,7 @@ fn extract_over_a_folder_reads_each_file_as_its_sidecar_says() {
     );
     // One file reads its sidecar the same way: its user, and only as its own platform.
     let code = |platform: &str, name: &str| {
-        Command::new(BIN)
-            .args(["extract", platform])
-            .arg(dir.path().join(name))
-            .output()
-            .unwrap()
+        run_extract(platform, &dir.path().join(name), &[])
             .status
             .code()
     };
@@ -514,7 +487,7 @@ async fn the_demos_throttled_line_answers_429_within_two_seconds() {
     let started = std::time::Instant::now();
     demo.lookup(PhotoShare, "throttled.demo")
         .await
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
 }

@@ -827,7 +827,7 @@ async fn a_killed_node_is_redis_down_for_its_calls_and_used_again_once_back() {
     let first = started.elapsed();
     assert!(first <= timeout + Duration::from_millis(150), "{first:?}");
     assert!(!f.is_up());
-    let mut cluster = cluster.off_runtime(move |c| c.restart_node(victim)).await;
+    let cluster = cluster.off_runtime(move |c| c.restart_node(victim)).await;
     let started = Instant::now();
     while f.cache_get(SV, "fred").await != Some(None) {
         assert!(
@@ -838,11 +838,20 @@ async fn a_killed_node_is_redis_down_for_its_calls_and_used_again_once_back() {
     }
     assert!(f.is_up());
     // The whole cluster down, then back (empty): the same handle finds it again.
+    down_then_back(cluster, &f).await;
+}
+
+/// Kills every node of `cluster`: `f` has no Redis; then [`restarted_and_back`].
+async fn down_then_back(mut cluster: test_redis::TestCluster, f: &Fleet) {
     cluster.kill_all();
     assert_eq!(f.quota_check("k", 60, 5).await, None);
-    let cluster = cluster.off_runtime(move |c| c.restart_all()).await;
-    back_within_5s(&f).await;
-    drop(cluster);
+    restarted_and_back(cluster, f).await;
+}
+
+/// Restarts every node of `cluster` (empty): `f` uses them again within 5 s.
+async fn restarted_and_back(cluster: test_redis::TestCluster, f: &Fleet) {
+    let _cluster = cluster.off_runtime(move |c| c.restart_all()).await;
+    back_within_5s(f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -853,9 +862,7 @@ async fn a_replica_started_while_the_cluster_is_down_uses_it_once_it_is_up() {
     cluster.kill_all();
     let f = fleet_at(&cluster.url(), 200);
     assert_eq!(f.quota_check("k", 60, 5).await, None);
-    let cluster = cluster.off_runtime(move |c| c.restart_all()).await;
-    back_within_5s(&f).await;
-    drop(cluster);
+    restarted_and_back(cluster, &f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

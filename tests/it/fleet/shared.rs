@@ -3,6 +3,7 @@
 //! cache, one flight, one outbound budget and one breaker for the fleet, and Redis failing
 //! under load without a single failed request.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -14,6 +15,13 @@ use stand_in::short_video as sv;
 use crate::support::fleet::{Load, all_back_on_redis, sample_names};
 use crate::support::routers::{plain, slow};
 use crate::support::{KEY, ShortVideo, TestApp, test_redis};
+
+/// Three replicas on the Redis at `url`, before the short-video stand-in made `delay` slow so
+/// that their lookups overlap.
+pub(crate) async fn slow_replicas(url: &str, delay: Duration) -> Arc<Vec<TestApp>> {
+    let upstream = slow(sv::router(), delay);
+    TestApp::on(upstream).on_redis(url).replicas(3).await
+}
 
 #[tokio::test]
 async fn a_key_gets_one_quota_from_three_replicas() {
@@ -59,10 +67,7 @@ async fn concurrent_misses_on_three_replicas_make_one_upstream_request() {
 /// Concurrent misses of one name (found, and not found) on three replicas on `url` make one
 /// upstream request, and every replica then serves both from the fleet's cache.
 pub(crate) async fn one_flight_and_one_cache(url: String) {
-    let apps = TestApp::on(slow(sv::router(), Duration::from_millis(300)))
-        .on_redis(&url)
-        .replicas(3)
-        .await;
+    let apps = slow_replicas(&url, Duration::from_millis(300)).await;
     let upstream = apps[0].upstream();
     let names = sample_names();
     let (found, missing) = (names[0].clone(), "nobody.here.at.all".to_owned());
@@ -115,10 +120,7 @@ async fn a_fetch_survives_its_caller_hanging_up_and_serves_the_fleet() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let apps = TestApp::on(slow(sv::router(), Duration::from_millis(400)))
-        .on_redis(&redis.url())
-        .replicas(3)
-        .await;
+    let apps = slow_replicas(&redis.url(), Duration::from_millis(400)).await;
     let name = &sample_names()[1];
     let impatient = reqwest::Client::builder()
         .timeout(Duration::from_millis(100))
@@ -353,10 +355,7 @@ async fn a_caller_that_waited_on_another_replicas_fetch_is_told_it_collapsed() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let apps = TestApp::on(slow(sv::router(), Duration::from_millis(400)))
-        .on_redis(&redis.url())
-        .replicas(3)
-        .await;
+    let apps = slow_replicas(&redis.url(), Duration::from_millis(400)).await;
     let name = sample_names()[0].clone();
     let first = {
         let (apps, name) = (apps.clone(), name.clone());

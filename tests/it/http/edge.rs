@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::routers::status;
-use crate::support::{KEY, TestApp, eventually, problem, spawn_slow_not_found};
+use crate::support::{KEY, PhotoShare, TestApp, eventually, problem, spawn_slow_not_found};
 use axum::Router;
 use axum::http::StatusCode;
 use profile_lookup::config::Settings;
@@ -497,6 +497,15 @@ async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
     }
 }
 
+/// The number a structured header (`"per-key";q=10;w=100`) gives `name`.
+fn parameter(header: &str, name: &str) -> u32 {
+    header
+        .split(';')
+        .find_map(|p| p.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {header}"))
+}
+
 #[tokio::test]
 async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
     let app = TestApp::on(status(StatusCode::NOT_FOUND))
@@ -510,27 +519,13 @@ async fn the_rate_limit_policy_states_the_burst_the_limiter_allows() {
     let mut admitted = 0;
     let mut policy = String::new();
     for i in 0..11 {
-        let response = app.get(&format!("/photo-share/profile/burst{i}")).await;
-        policy = response.headers()["ratelimit-policy"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let state = response.headers()["ratelimit"].to_str().unwrap().to_owned();
-        let remaining: u32 = state
-            .split(";r=")
-            .nth(1)
-            .and_then(|r| r.split(';').next())
-            .and_then(|r| r.parse().ok())
-            .unwrap();
-        if response.status() != 429 {
+        let answer = app.lookup(PhotoShare, &format!("burst{i}")).await;
+        policy = answer.header("ratelimit-policy").to_owned();
+        let remaining = parameter(answer.header("ratelimit"), "r");
+        if answer.status() != 429 {
             admitted += 1;
         }
-        let quota: u32 = policy
-            .split(";q=")
-            .nth(1)
-            .and_then(|q| q.split(';').next())
-            .and_then(|q| q.parse().ok())
-            .unwrap();
+        let quota = parameter(&policy, "q");
         assert!(remaining < quota, "r={remaining} is more than q={quota}");
     }
     assert_eq!(admitted, 10, "the burst");

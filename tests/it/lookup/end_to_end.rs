@@ -276,7 +276,7 @@ async fn an_unsolvable_challenge_is_upstream_blocked() {
         .await;
     app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
         .await
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     assert_eq!(app.hits(), 2);
 }
 
@@ -356,8 +356,7 @@ async fn photo_share_blocks_that_never_end_are_429_after_max_attempts() {
         app.lookup(PhotoShare, ps::PUBLIC_USER.username)
             .await
             .about(name)
-            .expect_problem(429, "upstream_blocked")
-            .expect_has("retry-after");
+            .expect_blocked();
         assert_eq!(app.hits(), 4, "{name}");
     }
 }
@@ -405,9 +404,7 @@ async fn user_null_without_a_404_page_is_not_taken_as_absence() {
         plain(StatusCode::OK, ps::shell_page("somebody")),
     );
     let app = TestApp::on(upstream).start().await;
-    app.lookup(PhotoShare, "somebody")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    app.lookup(PhotoShare, "somebody").await.expect_blocked();
 }
 
 #[tokio::test]

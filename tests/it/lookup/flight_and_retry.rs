@@ -99,7 +99,7 @@ async fn throttled_lookup(
     let (answer, took) = app.timed_lookup(PhotoShare, name).await;
     let answer = answer
         .about(format!("Retry-After {retry_after:?}"))
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     (app, answer, took)
 }
 
@@ -125,7 +125,7 @@ async fn a_retry_after_longer_than_the_budget_left_ends_the_retries_with_a_block
     // The block reached the breaker (threshold 1): the next lookup is refused locally.
     app.lookup(PhotoShare, "someone.else")
         .await
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     assert_eq!(app.hits(), 2, "the open breaker sent nothing");
 }
 
@@ -238,7 +238,7 @@ async fn a_retry_refused_by_the_local_budget_still_ends_as_the_block() {
     app.lookup(PhotoShare, "somebody")
         .await
         .about("the platform's block, not our budget")
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     assert_eq!(app.hits(), 1);
     // The breaker counted that block: the next lookup is refused without a request.
     assert!(

@@ -162,6 +162,20 @@ impl Answer {
         this
     }
 
+    /// Asserts a block as SPEC answers one: 429 `upstream_blocked` with a `Retry-After` of at
+    /// most an hour.
+    #[track_caller]
+    pub fn expect_blocked(self) -> Self {
+        let this = self.expect_problem(429, "upstream_blocked");
+        let wait = this.retry_after();
+        assert!(
+            wait <= 3600,
+            "{}Retry-After {wait} is over an hour",
+            this.about
+        );
+        this
+    }
+
     /// Asserts the header `name` is `value`.
     #[track_caller]
     pub fn expect_header(self, name: &str, value: &str) -> Self {

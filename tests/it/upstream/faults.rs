@@ -34,10 +34,7 @@ async fn a_platform_that_always_throttles_is_retried_then_blocked() {
         .start()
         .await;
     let started = Instant::now();
-    app.lookup(PhotoShare, NAME)
-        .await
-        .expect_problem(429, "upstream_blocked")
-        .expect_has("retry-after");
+    app.lookup(PhotoShare, NAME).await.expect_blocked();
     assert_eq!(
         app.hits(),
         4,
@@ -59,9 +56,7 @@ async fn retry_after_from_the_platform_is_honoured() {
     .start()
     .await;
     let started = Instant::now();
-    app.lookup(PhotoShare, NAME)
-        .await
-        .expect_problem(429, "upstream_blocked");
+    app.lookup(PhotoShare, NAME).await.expect_blocked();
     assert!(
         started.elapsed() >= Duration::from_millis(950),
         "waited as asked"
@@ -348,8 +343,7 @@ async fn short_video_block_signals_are_final_and_429() {
         app.lookup(ShortVideo, NAME)
             .await
             .about(name)
-            .expect_problem(429, "upstream_blocked")
-            .expect_has("retry-after");
+            .expect_blocked();
         assert_eq!(
             app.hits(),
             2,
@@ -436,16 +430,11 @@ async fn the_breaker_opens_after_repeated_blocks_then_probes() {
         .start()
         .await;
     for name in ["a1", "a2"] {
-        app.lookup(ShortVideo, name)
-            .await
-            .expect_problem(429, "upstream_blocked");
+        app.lookup(ShortVideo, name).await.expect_blocked();
     }
     assert_eq!(app.hits(), 2);
     let started = Instant::now();
-    let answer = app
-        .lookup(ShortVideo, "a3")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    let answer = app.lookup(ShortVideo, "a3").await.expect_blocked();
     assert!(
         started.elapsed() < Duration::from_millis(200),
         "answered at once"
@@ -453,15 +442,11 @@ async fn the_breaker_opens_after_repeated_blocks_then_probes() {
     assert_eq!(answer.header("retry-after"), "1");
     assert_eq!(app.hits(), 2, "the open breaker sent nothing upstream");
     // The other platform has its own breaker.
-    app.lookup(PhotoShare, "a3")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    app.lookup(PhotoShare, "a3").await.expect_blocked();
     assert!(app.hits() > 2);
     let hits = app.hits();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    app.lookup(ShortVideo, "a4")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    app.lookup(ShortVideo, "a4").await.expect_blocked();
     assert_eq!(app.hits(), hits + 1, "one probe after the cool-down");
 }
 
@@ -616,10 +601,7 @@ async fn a_huge_platform_retry_after_reaches_callers_capped_at_an_hour() {
     .start()
     .await;
     let started = Instant::now();
-    let answer = app
-        .lookup(ShortVideo, NAME)
-        .await
-        .expect_problem(429, "upstream_blocked");
+    let answer = app.lookup(ShortVideo, NAME).await.expect_blocked();
     let retry_after = answer.retry_after();
     assert!(
         (1..=3600).contains(&retry_after),

@@ -206,10 +206,7 @@ async fn with_every_proxy_resting_the_caller_gets_429_and_retry_after() {
         .with(|s| s.upstream.proxy_cooldown_seconds = 120)
         .start()
         .await;
-    let answer = app
-        .lookup(ShortVideo, SV_NAME)
-        .await
-        .expect_problem(429, "upstream_blocked");
+    let answer = app.lookup(ShortVideo, SV_NAME).await.expect_blocked();
     let wait = answer.retry_after();
     assert!((100..=120).contains(&wait), "{wait}");
     // The page on a, the page on b, then (b being the last) the embed on b.

@@ -142,9 +142,7 @@ async fn end_to_end_user_text_never_confirms_absence() {
     ))
     .start()
     .await;
-    app.lookup(PhotoShare, "sorry.user")
-        .await
-        .expect_problem(429, "upstream_blocked");
+    app.lookup(PhotoShare, "sorry.user").await.expect_blocked();
 }
 
 /// The profile JSON and the page of a user whose name and bio are the 404 text: 200.

@@ -78,8 +78,7 @@ async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no
         app.lookup(ShortVideo, name)
             .await
             .about(name)
-            .expect_problem(429, "upstream_blocked")
-            .expect_has("retry-after")
+            .expect_blocked()
             .expect_header("x-source", "page");
         // The page, then the embed, which says "private or missing": never a 404.
         assert_eq!(
@@ -102,8 +101,7 @@ async fn an_embed_that_cannot_be_reached_leaves_the_pages_block_standing() {
     let app = TestApp::on(upstream).start().await;
     app.lookup(ShortVideo, "someone.here")
         .await
-        .expect_problem(429, "upstream_blocked")
-        .expect_has("retry-after")
+        .expect_blocked()
         .expect_header("x-source", "page");
     // The page once, the embed twice (a 5xx gets one more try).
     assert_eq!(app.hits(), 3);
@@ -136,7 +134,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     let app = with_sources(sv::router(), &["page"]).start().await;
     app.lookup(ShortVideo, sv::SHELL_PAGE_USER.unique_id)
         .await
-        .expect_problem(429, "upstream_blocked");
+        .expect_blocked();
     assert_eq!(app.upstream().paths(), ["/@late.night.loops"]);
 
     let app = with_sources(sv::router(), &["embed", "page"]).start().await;
@@ -162,7 +160,7 @@ async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
     let app = with_sources(sv::router(), &["embed"]).start().await;
     app.lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
         .await
-        .expect_problem(429, "upstream_blocked")
+        .expect_blocked()
         .expect_header("x-source", "embed");
 }
 
