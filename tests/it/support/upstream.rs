@@ -109,13 +109,10 @@ impl Upstream {
     }
 
     /// Waits until `n` requests came, then a while longer to see no more come; asserts `n`.
-    #[track_caller]
-    pub fn settles_at(&self, n: usize) -> impl Future<Output = ()> + '_ {
-        async move {
-            super::eventually(std::time::Duration::from_secs(5), || self.hits() >= n).await;
-            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-            assert_eq!(self.hits(), n, "upstream requests");
-        }
+    pub async fn settles_at(&self, n: usize) {
+        super::eventually(std::time::Duration::from_secs(5), || self.hits() >= n).await;
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        assert_eq!(self.hits(), n, "upstream requests");
     }
 
     /// Forgets what was asked so far.
