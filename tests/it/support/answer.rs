@@ -162,8 +162,8 @@ impl Answer {
         this
     }
 
-    /// Asserts a block as SPEC answers one: 429 `upstream_blocked` with a `Retry-After` of at
-    /// most an hour.
+    /// Asserts a block as the API answers every one (the contract's error table): 429
+    /// `upstream_blocked` with a `Retry-After` of at most an hour.
     #[track_caller]
     pub fn expect_blocked(self) -> Self {
         let this = self.expect_problem(429, "upstream_blocked");
