@@ -4,7 +4,6 @@
 //! and it reads the service's own `/openapi.json`. (`scripts/docs-browser.sh` opens it in a
 //! real browser; these tests check what the server sends.)
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::{TestApp, spawn_slow_not_found};
@@ -123,23 +122,13 @@ async fn unknown_docs_files_are_404() {
 async fn the_docs_page_is_neither_shed_nor_rate_limited() {
     // Lookups hang on the upstream and fill server.max_in_flight; the page still answers.
     // Under the test settings' 2 s upstream timeout, so the lookup ends in a 404.
-    let app = TestApp::on(&spawn_slow_not_found(Duration::from_millis(1500)).await)
+    let (app, busy) = TestApp::on(&spawn_slow_not_found(Duration::from_millis(1500)).await)
         .with(|s| {
-            s.server.max_in_flight = 1;
             s.rate_limit.per_key_per_minute = 1;
             s.rate_limit.burst = 1;
         })
-        .start()
+        .start_full(1)
         .await;
-    let app = Arc::new(app);
-    let busy = {
-        let app = app.clone();
-        tokio::spawn(async move { app.get("/photo-share/profile/slow.user").await.status() })
-    };
-    assert!(
-        crate::support::eventually(Duration::from_secs(2), || app.hits() > 0).await,
-        "the lookup reached the upstream"
-    );
     assert_eq!(
         app.get("/short-video/profile/another.user").await.status(),
         503,
@@ -149,7 +138,9 @@ async fn the_docs_page_is_neither_shed_nor_rate_limited() {
         assert_eq!(app.get("/docs/").await.status(), 200);
         assert_eq!(app.get("/docs/swagger-ui.css").await.status(), 200);
     }
-    assert_eq!(busy.await.unwrap(), 404);
+    for lookup in busy {
+        assert_eq!(lookup.await.unwrap(), 404);
+    }
     assert_eq!(
         app.get("/short-video/profile/third.user").await.status(),
         429,

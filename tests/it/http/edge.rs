@@ -469,24 +469,10 @@ async fn shutdown_finishes_in_flight_requests_then_returns() {
 #[tokio::test]
 async fn operator_endpoints_answer_while_lookups_fill_max_in_flight() {
     // An upstream that holds every request, so lookups sit in flight.
-    let app = TestApp::on(&spawn_slow_not_found(Duration::from_secs(30)).await)
-        .with(|s| {
-            s.server.max_in_flight = 2;
-            s.upstream.timeout_ms = 20_000;
-        })
-        .start()
+    let (app, holders) = TestApp::on(&spawn_slow_not_found(Duration::from_secs(30)).await)
+        .with(|s| s.upstream.timeout_ms = 20_000)
+        .start_full(2)
         .await;
-    let app = std::sync::Arc::new(app);
-    let holders: Vec<_> = (0..2)
-        .map(|i| {
-            let app = app.clone();
-            tokio::spawn(async move { app.get(&format!("/photo-share/profile/held{i}")).await })
-        })
-        .collect();
-    assert!(
-        eventually(Duration::from_secs(5), || app.hits() == 2).await,
-        "both lookups reached the upstream"
-    );
     let shed = app.get("/photo-share/profile/third").await;
     assert_eq!(shed.status(), 503, "max_in_flight is full");
     for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {

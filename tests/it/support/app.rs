@@ -254,6 +254,23 @@ impl AppBuilder {
         Arc::new(apps)
     }
 
+    /// Starts the app with `server.max_in_flight` at `n` and fills it: `n` photo-share lookups,
+    /// which the upstream must hold, have reached the upstream (within 5 s). The app, shared,
+    /// and the lookups in flight (each resolving to its status).
+    pub async fn start_full(self, n: usize) -> (Arc<TestApp>, Vec<tokio::task::JoinHandle<u16>>) {
+        let app = Arc::new(self.with(|s| s.server.max_in_flight = n).start().await);
+        let holders = (0..n)
+            .map(|i| {
+                let app = app.clone();
+                let name = format!("held{i}");
+                tokio::spawn(async move { app.lookup(Platform::PhotoShare, &name).await.status() })
+            })
+            .collect();
+        let reached = super::eventually(Duration::from_secs(5), || app.hits() == n).await;
+        assert!(reached, "the {n} lookups reached the upstream");
+        (app, holders)
+    }
+
     fn upstream_and_settings(self) -> (Option<Upstream>, Settings) {
         let upstream = match self.pending {
             Some((listener, router)) => Some(Upstream::serve_on(
