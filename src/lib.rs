@@ -62,8 +62,8 @@
 //!   the standing that moves a source found `changed` to the end of every lookup's plan.
 //!
 //! The module graph has no cycle at any depth, among the top-level modules or among the files
-//! of any folder (`tests/it/module_graph.rs` resolves every `crate::`, `super::` and `self::`
-//! path of every file). Data moves one way: nothing below the handlers
+//! of any folder (`tests/it/docs/module_graph.rs` resolves every `crate::`, `super::` and
+//! `self::` path of every file). Data moves one way: nothing below the handlers
 //! knows about HTTP responses to the caller, and nothing above the platform fetchers knows
 //! about page formats.
 

@@ -20,18 +20,24 @@ pub fn start() -> Option<TestRedis> {
     start_with(&[])
 }
 
+/// Runs `test` with the URL of a Redis of its own, stopped after; skipped as [`start`] says.
+pub async fn on_a_redis<T: Future<Output = ()>>(test: impl FnOnce(String) -> T) {
+    if let Some(redis) = start() {
+        test(redis.url()).await;
+    }
+}
+
+/// Runs `test` with the seed list of a cluster of its own, stopped after; skipped as
+/// [`start_cluster`] says.
+pub async fn on_a_cluster<T: Future<Output = ()>>(test: impl FnOnce(String) -> T) {
+    if let Some(cluster) = start_cluster() {
+        test(cluster.url()).await;
+    }
+}
+
 /// [`start`] with `extra` arguments for `redis-server` (kept for restarts).
 pub fn start_with(extra: &[&str]) -> Option<TestRedis> {
-    if Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        let why = "redis-server is not installed (Debian package redis-server)";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{why}; CI must run the fleet tests");
-        }
-        eprintln!("skipped: {why}");
+    if !installed("redis-server", "redis-server", "the fleet tests") {
         return None;
     }
     for _ in 0..10 {
@@ -47,6 +53,20 @@ pub fn start_with(extra: &[&str]) -> Option<TestRedis> {
         }
     }
     panic!("could not start redis-server on a free port");
+}
+
+/// Whether `tool` runs; when it does not, says so (naming the Debian `packages`) and, under
+/// `CI=true`, fails: CI must run `tests`.
+fn installed(tool: &str, packages: &str, tests: &str) -> bool {
+    if Command::new(tool).arg("--version").output().is_ok() {
+        return true;
+    }
+    let why = format!("{tool} is not installed (Debian packages {packages})");
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{why}; CI must run {tests}");
+    }
+    eprintln!("skipped: {why}");
+    false
 }
 
 /// A port that was free a moment ago (another process may take it: callers retry).
@@ -76,16 +96,38 @@ impl TestRedis {
             .expect("raw connection")
     }
 
+    /// The keys matching `pattern` (`KEYS`).
+    pub async fn keys(&self, pattern: &str) -> Vec<String> {
+        redis::cmd("KEYS")
+            .arg(pattern)
+            .query_async(&mut self.raw().await)
+            .await
+            .expect("KEYS")
+    }
+
+    /// Every key matching `pattern`: its name, its remaining life in ms (`PTTL`: -1 without
+    /// an expiry, -2 when it went meanwhile) and its value as `DUMP` gives it.
+    pub async fn every_key(&self, pattern: &str) -> Vec<(String, i64, Vec<u8>)> {
+        let mut conn = self.raw().await;
+        let mut out = Vec::new();
+        for key in self.keys(pattern).await {
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .expect("PTTL");
+            let value: Vec<u8> = redis::cmd("DUMP")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap_or_default();
+            out.push((key, ttl, value));
+        }
+        out
+    }
+
     fn spawn(&mut self) -> bool {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string()])
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(&self.extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        self.child = answering(child, self.port);
+        self.child = start_server(self.port, &self.extra);
         self.child.is_some()
     }
 
@@ -146,6 +188,20 @@ fn signal(child: &Child, sig: &str) {
     assert!(status.success(), "kill {sig} failed");
 }
 
+/// A `redis-server` on 127.0.0.1:`port` that keeps nothing on disk, with `extra` arguments,
+/// once it answers (see [`answering`]).
+fn start_server(port: u16, extra: &[impl AsRef<std::ffi::OsStr>]) -> Option<Child> {
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string()])
+        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn redis-server");
+    answering(child, port)
+}
+
 /// `child` once it answers PING on `port` (within 5 s), or `None` when it exited first (a
 /// port was taken after all: the caller tries others) or never answered (then it is killed).
 fn answering(mut child: Child, port: u16) -> Option<Child> {
@@ -196,13 +252,7 @@ pub const CLUSTER_NODES: usize = 3;
 /// `redis-cli`; under `CI=true` that fails.
 pub fn start_cluster() -> Option<TestCluster> {
     for tool in ["redis-server", "redis-cli"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            let why =
-                format!("{tool} is not installed (Debian packages redis-server, redis-tools)");
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("{why}; CI must run the fleet cluster tests");
-            }
-            eprintln!("skipped: {why}");
+        if !installed(tool, "redis-server, redis-tools", "the fleet cluster tests") {
             return None;
         }
     }
@@ -247,6 +297,18 @@ pub fn start_cluster() -> Option<TestCluster> {
 }
 
 impl TestCluster {
+    /// Runs `change` (a restart, a resumption: they wait for the cluster, blocking) off the
+    /// test's runtime, so that what runs on it (replicas, their load) keeps running; then
+    /// hands the cluster back.
+    pub async fn off_runtime(mut self, change: impl FnOnce(&mut Self) + Send + 'static) -> Self {
+        tokio::task::spawn_blocking(move || {
+            change(&mut self);
+            self
+        })
+        .await
+        .expect("no panic")
+    }
+
     /// The seed list, as `redis.url` takes it: every node, comma-separated.
     pub fn url(&self) -> String {
         self.nodes
@@ -390,21 +452,21 @@ impl Drop for TestCluster {
 impl ClusterNode {
     fn spawn(&mut self, dir: &std::path::Path) -> bool {
         let config = dir.join(format!("nodes-{}.conf", self.port));
-        let child = Command::new("redis-server")
-            .args(["--cluster-enabled", "yes"])
-            .arg("--cluster-config-file")
-            .arg(&config)
-            .args(["--port", &self.port.to_string()])
-            .args(["--cluster-port", &self.bus_port.to_string()])
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--cluster-node-timeout", "1000"])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        self.child = answering(child, self.port);
+        let (config, dir) = (config.display().to_string(), dir.display().to_string());
+        let bus_port = self.bus_port.to_string();
+        let cluster = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            &config,
+            "--cluster-port",
+            &bus_port,
+            "--cluster-node-timeout",
+            "1000",
+            "--dir",
+            &dir,
+        ];
+        self.child = start_server(self.port, &cluster);
         self.child.is_some()
     }
 

@@ -292,6 +292,16 @@ impl FingerprintServer {
             markers.iter().map(|m| (*m).to_owned()).collect();
     }
 
+    /// Asks `client` for this server's profile page, which must come whole with a 200.
+    pub async fn expect_profile_page(&self, client: &profile_lookup::upstream::Upstream) {
+        let response = client
+            .get(self.url("/profile"), Default::default())
+            .await
+            .expect("the profile page");
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    }
+
     /// `https://localhost:{port}{path}`.
     pub fn url(&self, path: &str) -> url::Url {
         url::Url::parse(&format!("https://localhost:{}{path}", self.addr.port())).unwrap()

@@ -1,0 +1,7 @@
+//! The photo-share platform (`src/platform/photo_share`): real captures, hostile input, the
+//! 2026 shapes, user text.
+
+mod proptest;
+mod real_captures;
+mod shapes_2026;
+mod user_text;
