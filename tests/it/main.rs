@@ -32,6 +32,7 @@ mod lookups;
 mod module_graph;
 mod openapi;
 mod photo_share_2026;
+mod photo_share_profile_query;
 mod photo_share_proptest;
 mod photo_share_real_captures;
 mod photo_share_user_text;

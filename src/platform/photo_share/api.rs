@@ -225,6 +225,38 @@ mod tests {
         assert_eq!(from_api(not_a_block, &name("a")), PageVerdict::NotFound);
     }
 
+    /// The profile query's answer (mifi/SimpleInstaBot#329, 2026-09-14): the user in the
+    /// mobile API's names, beside a viewer without a name, with or without `"status":"ok"`.
+    fn profile_query_answer(status: &str) -> String {
+        format!(
+            r#"{{"data":{{"user":{{"pk":"77","id":"77","username":"tide.pool","full_name":"T",
+            "profile_pic_url":"https:\/\/cdn.test\/s.jpg",
+            "hd_profile_pic_url_info":{{"url":"https:\/\/cdn.test\/hd.jpg"}},
+            "is_verified":false,"is_private":false,"account_type":3,"is_business":false,
+            "category":"Artist","bio_links":[],"follower_count":120,"following_count":7,
+            "media_count":31}},"viewer":{{"user":{{"pk":"0","id":"0"}}}}}},
+            "extensions":{{"is_final":true}}{status}}}"#
+        )
+    }
+
+    #[test]
+    fn reads_the_profile_query_user_shape_with_or_without_status() {
+        for status in ["", r#","status":"ok""#] {
+            let p = profile(&profile_query_answer(status), "tide.pool");
+            assert_eq!(p.id, "77");
+            assert_eq!(p.profile_pic_url_hd, "https://cdn.test/hd.jpg");
+            assert_eq!(
+                (
+                    p.edge_followed_by.count,
+                    p.edge_follow.count,
+                    p.edge_owner_to_timeline_media.count
+                ),
+                (Some(120), Some(7), Some(31)),
+                "{status}"
+            );
+        }
+    }
+
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let mut body = br#"{"data":{"user":{"username":"a","x":"#.to_vec();

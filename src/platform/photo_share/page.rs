@@ -284,6 +284,39 @@ mod tests {
     }
 
     #[test]
+    fn the_profile_querys_preloaded_answer_2026_09() {
+        // mifi/SimpleInstaBot#328/#329 (2026-09-14): the page preloads the profile query's
+        // answer, `{"data":{"user":{…},"viewer":{"user":{…}}}}`, in the stream cache; another
+        // account's hovercard sits under the xig key on the same page.
+        let page = format!(
+            r#"{}<script type="application/json" data-sjs>{{"require":[["RelayPrefetchedStreamCache",
+            "next",[],["adp_PolarisHovercardQuery",{{"__bbox":{{"result":{{"data":
+            {{"xig_user_by_username":{{"pk":"9","username":"someone.else","follower_count":1}}}}}}}}}}]]]}}</script>"#,
+            page_2026(
+                r#"{"user":{"pk":"5","id":"5","username":"bo","full_name":"Bo",
+                "hd_profile_pic_url_info":{"url":"https:\/\/cdn.test\/hd.jpg"},
+                "profile_pic_url":"https:\/\/cdn.test\/s.jpg","is_private":false,
+                "account_type":2,"is_business":true,"category":"Bakery",
+                "follower_count":12,"following_count":3,"media_count":7},
+                "viewer":{"user":{"pk":"0","id":"0"}}}"#
+            )
+        );
+        let PageVerdict::Profile(p) = verdict(&page, "BO") else {
+            panic!("expected a profile");
+        };
+        assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
+        assert_eq!(p.profile_pic_url_hd, "https://cdn.test/hd.jpg");
+        assert_eq!(
+            (
+                p.edge_followed_by.count,
+                p.edge_follow.count,
+                p.edge_owner_to_timeline_media.count
+            ),
+            (Some(12), Some(3), Some(7))
+        );
+    }
+
+    #[test]
     fn invalid_utf8_in_the_profile_is_unreadable() {
         let page =
             b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"b\xffo\"}}</script>";

@@ -1,6 +1,7 @@
 //! The photo-share stand-in: the profile JSON endpoint and the profile page of the samples,
 //! `"user": null` and the page's 404 for anyone else, the platform's throttle, a business
-//! account the JSON refuses with its schema 400 (the page answers), and a name whose JSON
+//! account the JSON refuses with its schema 400 (the page answers), a creator account refused
+//! the same way whose page preloads the profile query's answer, and a name whose JSON
 //! endpoint answers a login page with 200 (its page is the app shell).
 //!
 //! Its drifted twin answers the samples' profile JSON with the user under a key no reader
@@ -15,8 +16,8 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::{
-    BUSINESS_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME, PRIVATE_USER,
-    PUBLIC_USER, SampleUser,
+    BUSINESS_USER, CREATOR_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME,
+    PRIVATE_USER, PUBLIC_USER, SampleUser,
 };
 use crate::answer::{html, json, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -76,7 +77,9 @@ async fn answer(request: Request) -> Response {
         if name.eq_ignore_ascii_case(THROTTLED_NAME) {
             return throttled();
         }
-        if name.eq_ignore_ascii_case(BUSINESS_USER.username) {
+        if name.eq_ignore_ascii_case(BUSINESS_USER.username)
+            || name.eq_ignore_ascii_case(CREATOR_USER.username)
+        {
             let mut response = json(Bytes::from(super::business_schema_json()));
             *response.status_mut() = StatusCode::BAD_REQUEST;
             return response;
@@ -96,6 +99,12 @@ async fn answer(request: Request) -> Response {
     if name.eq_ignore_ascii_case(BUSINESS_USER.username) {
         return html(Bytes::from(super::web_profile_info_preload_page(
             &BUSINESS_USER,
+            DEFAULT_PAGE_SIZE,
+        )));
+    }
+    if name.eq_ignore_ascii_case(CREATOR_USER.username) {
+        return html(Bytes::from(super::profile_query_preload_page(
+            &CREATOR_USER,
             DEFAULT_PAGE_SIZE,
         )));
     }

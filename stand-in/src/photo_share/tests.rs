@@ -15,6 +15,8 @@ fn sample_json_documents_are_valid_json() {
         require_login_json(),
         checkpoint_json(),
         business_schema_json(),
+        profile_query_answer(&CREATOR_USER, false),
+        profile_query_answer(&PRIVATE_USER, true),
     ] {
         serde_json::from_str::<serde_json::Value>(&doc).expect("valid JSON");
     }
@@ -88,6 +90,31 @@ fn the_business_page_preloads_another_id_and_hides_its_posts() {
     assert_eq!(expected_body(&BUSINESS_USER)["id"], BUSINESS_USER.pk);
 }
 
+#[test]
+fn the_profile_query_answer_has_the_mobile_names_and_a_viewer_without_a_name() {
+    let answer: serde_json::Value =
+        serde_json::from_str(&profile_query_answer(&CREATOR_USER, true)).unwrap();
+    let user = &answer["data"]["user"];
+    assert_eq!(user["pk"], CREATOR_USER.pk);
+    assert_eq!(user["follower_count"], 23_456);
+    assert_eq!(
+        user["hd_profile_pic_url_info"]["url"],
+        CREATOR_USER.profile_pic_url_hd
+    );
+    assert!(user.get("edge_followed_by").is_none());
+    assert!(answer["data"]["viewer"]["user"].get("username").is_none());
+    assert_eq!(answer["status"], "ok");
+    let bare: serde_json::Value =
+        serde_json::from_str(&profile_query_answer(&CREATOR_USER, false)).unwrap();
+    assert!(bare.get("status").is_none());
+    // Preloaded in the page: the query's entry holds the same user, beside another account's
+    // hovercard.
+    let page = profile_query_preload_page(&CREATOR_USER, 0);
+    assert!(page.contains("\"adp_PolarisProfilePageContentQuery"));
+    assert!(page.contains("\"data\":{\"user\":{\"pk\""));
+    assert!(page.contains("\"xig_user_by_username\":{\"pk\":\"9000100\""));
+}
+
 fn api(name: &str) -> String {
     format!("/api/v1/users/web_profile_info/?username={name}")
 }
@@ -110,6 +137,9 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_jso
     let missing_page = get(&normal, &format!("/{NOT_FOUND_NAME}/")).await;
     assert_eq!(missing_page.status, 404);
     assert_eq!(get(&normal, &api(BUSINESS_USER.username)).await.status, 400);
+    assert_eq!(get(&normal, &api(CREATOR_USER.username)).await.status, 400);
+    let creator = get(&normal, &format!("/{}/", CREATOR_USER.username)).await;
+    assert!(creator.body.contains("adp_PolarisProfilePageContentQuery"));
     let html = get(&normal, &api(HTML_FOR_JSON_NAME)).await;
     assert_eq!(html.status, 200);
     assert!(html.content_type.starts_with("text/html"));
