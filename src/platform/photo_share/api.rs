@@ -1,14 +1,16 @@
-//! The `web_profile_info` JSON API: `{"data":{"user":{…}},"status":"ok"}`.
+//! The profile JSON: `{"data":{"user":{…}},"status":"ok"}`, as `web_profile_info` answers it
+//! (edge-style names) and as the profile query answers it (the mobile API's names, with or
+//! without `status`; mifi/SimpleInstaBot#329, 2026-09-14). The user is read through the
+//! platform's table of names, whichever set it uses.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 use super::PhotoShareProfile;
-use super::edge_user::{EdgeUser, present};
-use super::parts::is_requested;
+use super::parts::{Names, is_requested, profile};
 use super::signals::message_block;
 use crate::cost;
 use crate::platform::PageVerdict;
-use crate::platform::fields::{Flag, Text, describe};
+use crate::platform::fields::{Flag, Text, UserObject, describe};
 use crate::username::Subject;
 
 /// The top level of an API answer: the profile, or a failure with its signals.
@@ -28,15 +30,26 @@ struct ApiDoc<'a> {
 struct ApiData<'a> {
     /// `None`: no `user` key; `Some(None)`: `"user": null`.
     #[serde(default, borrow, deserialize_with = "present")]
-    user: Option<Option<EdgeUser<'a>>>,
+    user: Option<Option<UserObject<'a, Names>>>,
 }
 
-/// Reads a `/api/v1/users/web_profile_info/?username=` response body.
+/// Deserializes a field so that a present `null` (`Some(None)`) differs from a missing key
+/// (`None`, through `#[serde(default)]`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// Reads a `/api/v1/users/web_profile_info/?username=` response body, or a saved answer of
+/// the profile query (the same envelope).
 ///
 /// - `{"data":{"user":{…}},"status":"ok"}` whose `username` matches `requested` →
 ///   [`PageVerdict::Profile`]; another username → [`PageVerdict::Unreadable`].
 /// - `{"data":{"user":null},"status":"ok"}` → [`PageVerdict::NotFound`]. This is
-///   This is **unconfirmed**: the caller treats it as a hint only and confirms absence with
+///   **unconfirmed**: the caller treats it as a hint only and confirms absence with
 ///   the profile page ([`from_page`](crate::platform::photo_share::extract::from_page)), whose 404 page is the proof,
 ///   before answering 404.
 /// - `"require_login": true` → `Blocked("require_login")`; a `message` naming
@@ -76,7 +89,7 @@ pub fn from_api<'a>(
         None => PageVerdict::Unreadable("api data without user".to_owned()),
         Some(None) => PageVerdict::NotFound,
         Some(Some(user)) => {
-            let profile = user.into_profile();
+            let profile = profile(&user.0);
             if is_requested(&profile, requested) {
                 PageVerdict::Profile(profile)
             } else {

@@ -1,14 +1,20 @@
 //! The current profile page's embedded data: `<script type="application/json" data-sjs>`
 //! blobs, one of which holds the user deep inside `require` arrays, `__bbox` wrappers and the
-//! `RelayPrefetchedStreamCache` preloader's `result.data`, under one of two keys (2026 builds
-//! use either):
+//! `RelayPrefetchedStreamCache` preloader's `result.data`, in one of three places (2026 builds
+//! use any):
 //!
 //! - `"xig_user_by_username": {…}`: the user in the mobile API's names (`pk` is the user id;
 //!   its `id` is a different id and is never read), with flat counts
 //!   (`follower_count`/`following_count`/`media_count`) or, in some builds, the edge-style
 //!   count objects (`edge_followed_by`/`edge_follow`/`edge_owner_to_timeline_media`);
 //! - `"xdt_api__v1__users__web_profile_info": {"user": {…}}`: the JSON endpoint's own answer,
-//!   preloaded; there `id` is the user id, and `pk` wins when both are given.
+//!   preloaded; there `id` is the user id, and `pk` wins when both are given;
+//! - `"data":{"user": {…}, "viewer": …}`: the profile query's answer
+//!   (`adp_PolarisProfilePageContentQuery…`, mifi/SimpleInstaBot#328/#329, 2026-09-14), the
+//!   user in the mobile API's names; `pk` wins over `id`.
+//!
+//! Every field is read through the platform's table of names ([`PHOTO_SHARE`]), so each
+//! place reads whichever names its build uses.
 //!
 //! The blobs are large and their nesting changes often, so the object is found by its key
 //! (memmem over the blob's bytes) and only that object is deserialized, with a streaming
@@ -18,11 +24,10 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::PhotoShareProfile;
-use super::edge_user::{EdgeCount, count};
-use super::parts::{Parts, is_requested};
+use super::parts::{Names, is_requested, profile};
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
+use crate::platform::fields::{Object, PHOTO_SHARE, UserObject, describe, first_value};
 use crate::username::Subject;
 
 /// Where a blob keeps the user: the key, with its quotes, as it appears in the blob (an
@@ -33,110 +38,37 @@ enum Place {
     Xig,
     /// `"xdt_api__v1__users__web_profile_info": {"user": {user}}`.
     WebProfileInfo,
+    /// The profile query's answer, `"data":{"user": {user}, "viewer": …}` (2026-09).
+    ProfileQuery,
 }
 
 impl Place {
-    const ALL: [Place; 2] = [Place::Xig, Place::WebProfileInfo];
+    const ALL: [Place; 3] = [Place::Xig, Place::WebProfileInfo, Place::ProfileQuery];
 
     fn key(self) -> &'static [u8] {
         match self {
             Place::Xig => b"\"xig_user_by_username\"",
             Place::WebProfileInfo => b"\"xdt_api__v1__users__web_profile_info\"",
+            Place::ProfileQuery => b"\"data\":{\"user\"",
         }
     }
-}
-
-/// The user object under either key, read with the lenient field types: every spelling the
-/// 2026 builds use for a field is declared, and the body takes the first usable one.
-#[derive(Deserialize)]
-struct PageUser<'a> {
-    #[serde(default, borrow)]
-    pk: Text<'a>,
-    #[serde(default, borrow)]
-    pk_id: Text<'a>,
-    #[serde(default, borrow)]
-    id: Text<'a>,
-    #[serde(default, borrow)]
-    username: Text<'a>,
-    #[serde(default, borrow)]
-    full_name: Text<'a>,
-    #[serde(default, borrow)]
-    biography: Text<'a>,
-    #[serde(default, borrow)]
-    profile_pic_url: Text<'a>,
-    #[serde(default, borrow)]
-    profile_pic_url_hd: Text<'a>,
-    #[serde(default, borrow)]
-    hd_profile_pic_url_info: Object<HdInfo<'a>>,
-    #[serde(default)]
-    is_verified: Flag,
-    #[serde(default)]
-    is_private: Flag,
-    #[serde(default)]
-    follower_count: Num,
-    #[serde(default)]
-    following_count: Num,
-    #[serde(default)]
-    media_count: Num,
-    #[serde(default)]
-    edge_followed_by: Object<EdgeCount>,
-    #[serde(default)]
-    edge_follow: Object<EdgeCount>,
-    #[serde(default)]
-    edge_owner_to_timeline_media: Object<EdgeCount>,
-}
-
-#[derive(Default, Deserialize)]
-struct HdInfo<'a> {
-    #[serde(default, borrow)]
-    url: Text<'a>,
 }
 
 /// The preloaded endpoint answer's envelope: `{"user": {…}}` (or `null`).
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
-    user: Object<PageUser<'a>>,
+    user: Object<UserObject<'a, Names>>,
 }
 
-impl PageUser<'_> {
-    /// The body's parts: the id is `pk` (or `pk_id`), and where the key says `id` is the user
-    /// id, `id` when neither is given; a count is the flat one when usable, else the edge's.
-    fn into_profile(self, place: Place) -> PhotoShareProfile {
-        let mut id = if self.pk.0.is_empty() {
-            self.pk_id
-        } else {
-            self.pk
-        };
-        if id.0.is_empty() && place == Place::WebProfileInfo {
-            id = self.id;
-        }
-        let hd = self.hd_profile_pic_url_info.0.unwrap_or_default().url;
-        Parts {
-            id,
-            username: self.username,
-            full_name: self.full_name,
-            biography: self.biography,
-            profile_pic_url: self.profile_pic_url,
-            profile_pic_url_hd: if hd.0.is_empty() {
-                self.profile_pic_url_hd
-            } else {
-                hd
-            },
-            is_verified: self.is_verified,
-            is_private: self.is_private,
-            followers: usable(self.follower_count, count(self.edge_followed_by)),
-            following: usable(self.following_count, count(self.edge_follow)),
-            posts: usable(self.media_count, count(self.edge_owner_to_timeline_media)),
-        }
-        .into_profile()
+/// The body of the user a place holds: read through the table, except that the xig object's
+/// own `id` is another id than the user's (its `pk` is the user id).
+fn place_profile(place: Place, user: UserObject<'_, Names>) -> PhotoShareProfile {
+    let mut user = user.0;
+    if place == Place::Xig {
+        user.forget(&PHOTO_SHARE, "id", "id");
     }
-}
-
-/// The flat count when it is a usable one, else the edge's (a count the view hides is `null`
-/// in both, and stays missing).
-fn usable(flat: Num, edge: Num) -> Num {
-    if flat.value().is_some() { flat } else { edge }
+    profile(&user)
 }
 
 /// What one blob says about the requested user.
@@ -151,7 +83,7 @@ pub(super) struct Scan {
 }
 
 /// The keys' searchers, built once per page.
-pub(super) struct Keys([Finder<'static>; 2]);
+pub(super) struct Keys([Finder<'static>; 3]);
 
 impl Keys {
     /// The searchers of both keys.
@@ -165,7 +97,7 @@ impl Keys {
         &self,
         blob: &[u8],
         from: usize,
-        next: &mut [Option<usize>; 2],
+        next: &mut [Option<usize>; 3],
     ) -> Option<(usize, Place)> {
         for (k, place) in Place::ALL.into_iter().enumerate() {
             if next[k].is_none_or(|at| at < from) {
@@ -192,7 +124,7 @@ impl Keys {
 pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    let mut next = [None; 2];
+    let mut next = [None; 3];
     while let Some((at, place)) = keys.next(blob, from, &mut next) {
         let after_key = at + place.key().len();
         from = after_key;
@@ -205,7 +137,9 @@ pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
         }
         let value_at = blob.len() - value.len();
         let read = match place {
-            Place::Xig => first_value::<PageUser>(value).map(|r| r.map(|(u, n)| (Some(u), n))),
+            Place::Xig | Place::ProfileQuery => {
+                first_value::<UserObject<Names>>(value).map(|r| r.map(|(u, n)| (Some(u), n)))
+            }
             Place::WebProfileInfo => {
                 first_value::<Envelope>(value).map(|r| r.map(|(e, n)| (e.user.0, n)))
             }
@@ -216,7 +150,7 @@ pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
                 let Some(user) = user else {
                     continue; // `{"user": null}`: no profile here
                 };
-                let profile = user.into_profile(place);
+                let profile = place_profile(place, user);
                 if is_requested(&profile, requested) {
                     out.profile = Some(profile);
                     return out;

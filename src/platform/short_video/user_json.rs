@@ -217,7 +217,7 @@ fn merge_stats(rounded: RawStats, exact: Option<RawStats>) -> ShortVideoStats {
     let heart = exact.heart.or(rounded.heart);
     let heart_count = exact.heart_count.or(rounded.heart_count);
     let stand_in = |own: Num, other: Num| match own {
-        Num::Invalid => other.value(),
+        Num::Invalid | Num::Negative(_) => other.value(),
         _ => own.value(),
     };
     ShortVideoStats {
