@@ -38,6 +38,7 @@ mod photo_share_real_captures;
 mod photo_share_user_text;
 mod proxies;
 mod proxy_blame;
+mod readers;
 mod readme_and_docs;
 mod registry;
 mod route_sessions;

@@ -148,15 +148,18 @@ mod tests {
 
     #[test]
     fn missing_fields_are_neutral_and_counts_none() {
-        let p = profile(r#"{"data":{"user":{"username":"bo"}},"status":"ok"}"#, "bo");
+        let p = profile(
+            r#"{"data":{"user":{"username":"bo","edge_followed_by":{"count":2}}},"status":"ok"}"#,
+            "bo",
+        );
         assert_eq!(p.id, "");
         assert_eq!(p.profile_pic_url_hd, "");
         assert!(!p.is_verified && !p.is_private);
-        assert_eq!(p.edge_followed_by, Count { count: None });
+        assert_eq!(p.edge_followed_by, Count::of(2));
         assert_eq!(p.edge_follow, Count { count: None });
         assert_eq!(p.edge_owner_to_timeline_media, Count { count: None });
         let p = profile(
-            r#"{"data":{"user":{"username":"bo","edge_follow":{},
+            r#"{"data":{"user":{"username":"bo","edge_follow":{},"is_private":true,
                 "edge_followed_by":{"count":-5},"edge_owner_to_timeline_media":{"count":1.5}}}}"#,
             "bo",
         );
@@ -166,9 +169,30 @@ mod tests {
     }
 
     #[test]
+    fn a_public_user_without_a_follower_count_is_unreadable_a_private_one_is_not() {
+        for body in [
+            r#"{"data":{"user":{"username":"bo"}},"status":"ok"}"#,
+            r#"{"data":{"user":{"username":"bo","edge_fans":{"count":5}}}}"#,
+            r#"{"data":{"user":{"username":"bo","edge_followed_by":{"count":-5}}}}"#,
+            r#"{"data":{"user":{"username":"bo","follower_count":null}}}"#,
+        ] {
+            assert!(
+                matches!(
+                    from_api(body.as_bytes(), &name("bo")),
+                    PageVerdict::Unreadable(ref why) if why.contains("follower count")
+                ),
+                "{body}"
+            );
+        }
+        let private = r#"{"data":{"user":{"username":"bo","is_private":true}}}"#;
+        assert_eq!(profile(private, "bo").edge_followed_by.count, None);
+    }
+
+    #[test]
     fn hd_picture_falls_back_to_the_plain_one() {
         let p = profile(
-            r#"{"data":{"user":{"username":"bo","profile_pic_url":"https://x.test/s.jpg"}}}"#,
+            r#"{"data":{"user":{"username":"bo","profile_pic_url":"https://x.test/s.jpg",
+                "edge_followed_by":{"count":1}}}}"#,
             "bo",
         );
         assert_eq!(p.profile_pic_url_hd, "https://x.test/s.jpg");

@@ -143,7 +143,7 @@ mod tests {
     #[test]
     fn reads_the_legacy_shared_data_page() {
         let page = r#"<html><script type="text/javascript">window._sharedData = {"entry_data":
-            {"ProfilePage":[{"graphql":{"user":{"id":"5","username":"bo",
+            {"ProfilePage":[{"graphql":{"user":{"id":"5","username":"bo","is_private":true,
             "profile_pic_url":"https:\u002F\u002Fcdn.test\u002Fp.jpg"}}}]}};</script></html>"#;
         let PageVerdict::Profile(p) = verdict(page, "bo") else {
             panic!("expected a profile");
@@ -232,16 +232,23 @@ mod tests {
             ),
             (Some(12), Some(3), Some(7))
         );
-        // A hidden count stays null, whichever spelling hides it.
+        // A count a private account's view hides stays null, whichever spelling hides it.
         let hidden = page_2026(
             r#"{"xig_user_by_username":{"pk":"5","username":"bo","follower_count":null,
-            "edge_followed_by":null,"edge_owner_to_timeline_media":{"count":null}}}"#,
+            "is_private":true,"edge_followed_by":null,
+            "edge_owner_to_timeline_media":{"count":null}}}"#,
         );
         let PageVerdict::Profile(p) = verdict(&hidden, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!(p.edge_followed_by.count, None);
         assert_eq!(p.edge_owner_to_timeline_media.count, None);
+        // A public account's follower count is never hidden: the page is unreadable.
+        let public = hidden.replace(r#""is_private":true"#, r#""is_private":false"#);
+        assert!(matches!(
+            verdict(&public, "bo"),
+            PageVerdict::Unreadable(why) if why.contains("follower count")
+        ));
     }
 
     #[test]

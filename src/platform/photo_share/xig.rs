@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn hd_falls_back_and_missing_counts_are_none() {
-        let blob = r#"{"data":{"xig_user_by_username":{"pk":7,"username":"bo",
+        let blob = r#"{"data":{"xig_user_by_username":{"pk":7,"username":"bo","is_private":true,
             "profile_pic_url":"https://cdn.test/s.jpg","hd_profile_pic_url_info":null}}}"#;
         let p = run(blob, "bo").profile.expect("profile");
         assert_eq!(p.id, "7");

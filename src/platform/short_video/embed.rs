@@ -249,6 +249,15 @@ mod tests {
     }
 
     #[test]
+    fn a_public_embed_without_a_follower_count_is_unreadable() {
+        let info = r#"{"uniqueId":"abc","privateAccount":false,"fansTotal":5,"heartCount":1}"#;
+        assert!(matches!(
+            verdict(&state("/embed/@abc", info), "abc"),
+            PageVerdict::Unreadable(why) if why.contains("follower count")
+        ));
+    }
+
+    #[test]
     fn counts_that_are_no_int32_are_null() {
         for (value, want) in [
             ("0", Some(0)),
@@ -261,11 +270,12 @@ mod tests {
             ("[1]", None),
             ("{\"a\":1}", None),
         ] {
-            let info = format!(r#"{{"uniqueId":"abc","followerCount":{value}}}"#);
+            let info =
+                format!(r#"{{"uniqueId":"abc","followerCount":1,"followingCount":{value}}}"#);
             let PageVerdict::Profile(p) = verdict(&state("/embed/@abc", &info), "abc") else {
                 panic!("{value}: no profile");
             };
-            assert_eq!(p.user_info.stats.follower_count, want, "{value}");
+            assert_eq!(p.user_info.stats.following_count, want, "{value}");
         }
     }
 

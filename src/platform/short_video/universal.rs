@@ -143,6 +143,33 @@ mod tests {
     }
 
     #[test]
+    fn a_public_profile_without_a_follower_count_is_unreadable_a_private_one_is_not() {
+        // Never a 200 with `null` followers for a public account: the count moved.
+        let renamed = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"fansTotal":5,"heart":3}}}}}}"#
+        ));
+        assert!(matches!(
+            read(renamed.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(why) if why.contains("follower count")
+        ));
+        let no_stats = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+        ));
+        assert!(matches!(
+            read(no_stats.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(_)
+        ));
+        // A private account's limited view may withhold it: `null`.
+        let private = detail(&format!(
+            r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"heart":3}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(private.as_bytes(), (&name("mixed.case")).into()) else {
+            panic!("a private profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, None);
+    }
+
+    #[test]
     fn a_permission_code_is_a_private_profile() {
         // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
         let text = detail(&format!(

@@ -10,6 +10,7 @@
 
 mod expected;
 mod json;
+mod moved;
 mod pages;
 mod pages_2026;
 mod profile_query;
@@ -19,6 +20,7 @@ use std::fmt::Write as _;
 
 pub use expected::expected_body;
 use json::{Style, open_edge, push_count, push_field, push_post, push_str};
+pub use moved::{unknown_counts_json, unknown_counts_page};
 pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };

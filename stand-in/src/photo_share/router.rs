@@ -4,8 +4,9 @@
 //! the same way whose page preloads the profile query's answer, and a name whose JSON
 //! endpoint answers a login page with 200 (its page is the app shell).
 //!
-//! Its drifted twin answers the samples' profile JSON with the user under a key no reader
-//! knows (the platform moving its endpoint): fetched fine, unreadable; the page is as before.
+//! Its drifted twin answers the samples' profile JSON with every count under a name no reader
+//! knows (the platform moving its endpoint): fetched fine, unreadable, since a public profile
+//! without a follower count is never answered; the page is as before.
 
 use std::sync::OnceLock;
 
@@ -37,7 +38,7 @@ pub fn router() -> Router {
     Router::new().fallback(answer)
 }
 
-/// The drifted stand-in: the samples' profile JSON with its user under a moved key.
+/// The drifted stand-in: the samples' profile JSON with its counts renamed.
 pub fn drifted_router() -> Router {
     Router::new().fallback(drifted)
 }
@@ -124,17 +125,12 @@ async fn answer(request: Request) -> Response {
     }
 }
 
-/// As [`answer`], but a sample's profile JSON has its user under a moved key.
+/// As [`answer`], but a sample's profile JSON has its counts renamed.
 async fn drifted(request: Request) -> Response {
     if request.uri().path() == "/api/v1/users/web_profile_info/" {
         let name = requested_name(&request);
         if let Some(user) = sample_user(&name) {
-            let moved = String::from_utf8_lossy(&profile_json(user.username)).replacen(
-                "{\"data\":{\"user\":",
-                "{\"data\":{\"account\":",
-                1,
-            );
-            return json(Bytes::from(moved));
+            return json(Bytes::from(super::unknown_counts_json(&user, 64 * 1024)));
         }
     }
     answer(request).await

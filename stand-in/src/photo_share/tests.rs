@@ -120,7 +120,7 @@ fn api(name: &str) -> String {
 }
 
 #[tokio::test]
-async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_json() {
+async fn the_stand_in_answers_each_name_as_documented_and_its_twin_renames_the_jsons_counts() {
     let (normal, drifted) = (router(), drifted_router());
     let found = get(&normal, &api(PUBLIC_USER.username)).await;
     assert_eq!(found.status, 200);
@@ -128,7 +128,9 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_jso
     assert!(found.body.starts_with("{\"data\":{\"user\":{"));
     let moved = get(&drifted, &api(PUBLIC_USER.username)).await;
     assert_eq!(moved.status, 200);
-    assert!(moved.body.starts_with("{\"data\":{\"account\":{"));
+    assert!(moved.body.starts_with("{\"data\":{\"user\":{"));
+    assert!(!moved.body.contains("\"edge_followed_by\""));
+    assert!(moved.body.contains("\"edge_fans\":{\"count\":12345678"));
     // The page is not the drifted source: both answer it alike.
     let page = format!("/{}/", PUBLIC_USER.username);
     assert_eq!(get(&normal, &page).await, get(&drifted, &page).await);

@@ -9,12 +9,14 @@
 //!
 //! `json` writes the platform's JSON (its escapes, the `user` object, video items), `state` the
 //! state object of each era around them, `pages` the page around the state, `embed` the embed
-//! page, `stateless` the pages without state, and `waf` the WAF challenge page (and the check
+//! page, `stateless` the pages without state, `moved` the platform's page in shapes no reader
+//! knows, and `waf` the WAF challenge page (and the check
 //! of its answer); `router` serves them, and `expected` says what the service must answer.
 
 mod embed;
 mod expected;
 mod json;
+mod moved;
 mod pages;
 mod router;
 mod state;
@@ -23,6 +25,7 @@ mod waf;
 
 pub use embed::embed_page;
 pub use expected::{expected_body, expected_embed_body};
+pub use moved::unknown_counts_page;
 pub use router::{STAND_IN, drifted_router, router};
 pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};

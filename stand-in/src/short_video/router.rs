@@ -3,8 +3,9 @@
 //! throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
 //! missing", as the platform says for both).
 //!
-//! Its drifted twin serves the samples' profile pages with their state under an id no era used
-//! (the platform moving its page): fetched fine, unreadable; the embed is as before.
+//! Its drifted twin serves the samples' profile pages with every count under a name the
+//! platform never used (the platform moving its page): fetched fine, unreadable, since a
+//! public profile without a follower count is never answered; the embed is as before.
 
 use std::sync::OnceLock;
 
@@ -31,15 +32,12 @@ pub const STAND_IN: StandIn = StandIn {
     canary_accounts,
 };
 
-/// The state script's id on a drifted page: the data is there, under a name no reader knows.
-const MOVED_STATE_ID: &str = "__APP_STATE_V2__";
-
 /// The stand-in (see the module's documentation).
 pub fn router() -> Router {
     Router::new().fallback(answer)
 }
 
-/// The drifted stand-in: the samples' profile pages with their state moved.
+/// The drifted stand-in: the samples' profile pages with their counts renamed.
 pub fn drifted_router() -> Router {
     Router::new().fallback(drifted)
 }
@@ -88,7 +86,7 @@ async fn answer(request: Request) -> Response {
     }
 }
 
-/// As [`answer`], but a sample's profile page is in the moved shape.
+/// As [`answer`], but a sample's profile page has its counts renamed.
 async fn drifted(request: Request) -> Response {
     let sample = request
         .uri()
@@ -101,13 +99,11 @@ async fn drifted(request: Request) -> Response {
     }
 }
 
-/// A sample's profile page with its state moved (see [`MOVED_STATE_ID`]), built once.
+/// A sample's profile page with its counts renamed, built once.
 fn moved_page(unique_id: &str) -> Bytes {
     static PAGES: OnceLock<Vec<(&'static str, Bytes)>> = OnceLock::new();
     built_once(&PAGES, unique_id, |u| {
-        let page = String::from_utf8_lossy(&profile_page(u.unique_id))
-            .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
-        Bytes::from(page)
+        Bytes::from(super::unknown_counts_page(u, DEFAULT_PAGE_SIZE))
     })
 }
 
