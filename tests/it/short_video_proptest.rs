@@ -136,7 +136,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
     let in_count = universal_state(
         "{}",
         &format!(
-            r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test"}},"stats":{{"heart":{balanced}}}}}}}"#
+            r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test"}},"stats":{{"followerCount":1,"heart":{balanced}}}}}}}"#
         ),
     );
     let PageVerdict::Profile(p) = extract(&in_script(IDS[0], &in_count), &requested) else {
@@ -149,7 +149,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
 fn a_giant_bio_is_read_in_linear_work() {
     let bio = "&amp; long bio \\u002F ".repeat(5 * 1024 * 1024 / 22);
     let detail = format!(
-        r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test","signature":"{bio}"}}}}}}"#
+        r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test","signature":"{bio}"}},"stats":{{"followerCount":1}}}}}}"#
     );
     let page = in_script(IDS[0], &universal_state("{}", &detail));
     let (verdict, examined) = cost::measure(|| extract(&page, &name("deep.test")));

@@ -196,6 +196,7 @@ pub static SHORT_VIDEO: Table = Table::new(
     SHORT_VIDEO_FIELDS,
     "uniqueId",
     "user",
+    "followerCount",
     // kaifcodec/user-scanner@b30150a8 (2026-08-05); TobyG74/tiktok-api-dl#56 (2025-07-31).
     true,
 );
@@ -316,6 +317,7 @@ pub static PHOTO_SHARE: Table = Table::new(
     "username",
     // No known form nests the user in a holder whose members are the user's counts.
     "user",
+    "edge_followed_by",
     false,
 );
 
@@ -328,6 +330,7 @@ mod tests {
         for table in [&SHORT_VIDEO, &PHOTO_SHARE] {
             assert!(table.fields.len() < 256);
             assert!(table.field(table.username).is_some(), "{}", table.platform);
+            assert!(table.field(table.followers).is_some(), "{}", table.platform);
             for field in table.fields {
                 assert!(!field.names.is_empty() && field.names.len() < 256);
                 if let Some(other) = field.stand_in {

@@ -82,6 +82,8 @@ pub struct Table {
     pub username: &'static str,
     /// The member of a holder that is the user's object in the known forms (`userInfo.user`).
     pub user_member: &'static str,
+    /// The key of the follower count: a public account's document must give it.
+    pub followers: &'static str,
     /// Whether a negative count is a total wrapped into a signed 32-bit integer (taken from an
     /// exact or unwrapped sibling, else read as `v + 2^32`); otherwise it is no count.
     pub unwraps_int32: bool,
@@ -96,6 +98,7 @@ impl Table {
         fields: &'static [Field],
         username: &'static str,
         user_member: &'static str,
+        followers: &'static str,
         unwraps_int32: bool,
     ) -> Self {
         Self {
@@ -103,6 +106,7 @@ impl Table {
             fields,
             username,
             user_member,
+            followers,
             unwraps_int32,
             index: OnceLock::new(),
         }
@@ -111,6 +115,31 @@ impl Table {
     /// The position of the field whose body key is `key`.
     pub fn field(&self, key: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.key == key)
+    }
+
+    /// Why a profile read from a document cannot be answered, if it cannot: the account is
+    /// not private and the document gives its follower count under none of the table's names
+    /// (the platform withholds that count only from a private account's limited view, so its
+    /// absence means the document moved). Never a 200 with `null` followers for a public one.
+    pub fn unanswerable(&self, private: bool, followers: Option<u64>) -> Option<String> {
+        if private || followers.is_some() {
+            return None;
+        }
+        let names = self
+            .field(self.followers)
+            .map(|f| {
+                self.fields[f]
+                    .names
+                    .iter()
+                    .map(|n| n.path)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        Some(format!(
+            "a public {} profile gives no follower count under any known name ({})",
+            self.platform,
+            names.join(", ")
+        ))
     }
 
     /// The steps that start at a member called `key` (of either start).

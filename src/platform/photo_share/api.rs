@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer};
 
 use super::PhotoShareProfile;
-use super::parts::{Names, is_requested, profile};
+use super::parts::{Names, answerable, is_requested, profile};
 use super::signals::message_block;
 use crate::cost;
 use crate::platform::PageVerdict;
@@ -91,7 +91,7 @@ pub fn from_api<'a>(
         Some(Some(user)) => {
             let profile = profile(&user.0);
             if is_requested(&profile, requested) {
-                PageVerdict::Profile(profile)
+                answerable(profile)
             } else {
                 PageVerdict::Unreadable("api user is not the requested username".to_owned())
             }

@@ -2,7 +2,7 @@
 //! the proof of absence when the API says `user: null`.
 
 use super::PhotoShareProfile;
-use super::parts::is_requested;
+use super::parts::{answerable, is_requested};
 use super::{markers, shared_data, xig};
 use crate::html;
 use crate::platform::PageVerdict;
@@ -68,14 +68,14 @@ pub fn from_page<'a>(
         if script.has_attr("data-sjs") {
             let found = xig::scan(script.text, requested, &keys);
             if let Some(profile) = found.profile {
-                return PageVerdict::Profile(profile);
+                return answerable(profile);
             }
             other_user |= found.other_user;
             broken = broken.or(found.broken);
         } else if let Some(legacy) = shared_data::read(script.text) {
             match legacy.profile {
                 Some(profile) if is_requested(&profile, requested) => {
-                    return PageVerdict::Profile(profile);
+                    return answerable(profile);
                 }
                 Some(_) => other_user = true,
                 None => {}

@@ -3,8 +3,8 @@
 //! current page's xig object, the profile query's user) the values came from.
 
 use super::PhotoShareProfile;
-use crate::platform::Count;
 use crate::platform::fields::{PHOTO_SHARE, Record, Table, Tabled, View};
+use crate::platform::{Count, PageVerdict};
 use crate::username::Subject;
 
 /// The photo-share platform's table, for the known-place readers ([`crate::platform::fields`]).
@@ -42,6 +42,16 @@ pub(super) fn profile(record: &Record<'_>) -> PhotoShareProfile {
         edge_followed_by: count("edge_followed_by"),
         edge_follow: count("edge_follow"),
         edge_owner_to_timeline_media: count("edge_owner_to_timeline_media"),
+    }
+}
+
+/// The verdict of the requested user's profile: the profile, unless the account is public and
+/// the document gives no follower count under any known name (the platform moving, never a
+/// 200 with `null`; see [`Table::unanswerable`]).
+pub(super) fn answerable(profile: PhotoShareProfile) -> PageVerdict<PhotoShareProfile> {
+    match PHOTO_SHARE.unanswerable(profile.is_private, profile.edge_followed_by.count) {
+        Some(why) => PageVerdict::Unreadable(why),
+        None => PageVerdict::Profile(profile),
     }
 }
 

@@ -174,7 +174,7 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
             requested.to_string()
         )));
     }
-    Said::user(PageVerdict::Profile(body(user)))
+    Said::user(user_json::answerable(body(user)))
 }
 
 /// The body from the embed's `userInfo`.

@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn broken_text_is_unreadable() {
         let text = detail(&format!(
-            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"followerCount":1}}}}}}"#
         ));
         // `webapp.user-detail` is the scope's last member here: any cut into it is unreadable.
         let detail_end = text.len() - "}}".len();

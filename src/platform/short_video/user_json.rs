@@ -18,7 +18,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
 use crate::platform::PageVerdict;
-use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
+use crate::platform::fields::{Flag, Int, Num, Object, SHORT_VIDEO, Text, describe};
 use crate::username::Subject;
 
 /// The `user` object: only the fields the body returns.
@@ -205,9 +205,20 @@ pub(super) fn verdict(found: Found<'_>, requested: Subject<'_>) -> PageVerdict<S
         open_favorite: user.open_favorite.0,
     };
     let stats = merge_stats(found.stats.unwrap_or_default(), found.stats_v2);
-    PageVerdict::Profile(ShortVideoProfile {
+    answerable(ShortVideoProfile {
         user_info: ShortVideoUserInfo { user, stats },
     })
+}
+
+/// The verdict of the requested user's profile: the profile, unless the account is public and
+/// the document gives no follower count under any known name (the platform moving, never a
+/// 200 with `null`; see [`crate::platform::fields::Table::unanswerable`]).
+pub(super) fn answerable(profile: ShortVideoProfile) -> PageVerdict<ShortVideoProfile> {
+    let (user, stats) = (&profile.user_info.user, &profile.user_info.stats);
+    match SHORT_VIDEO.unanswerable(user.private_account, stats.follower_count) {
+        Some(why) => PageVerdict::Unreadable(why),
+        None => PageVerdict::Profile(profile),
+    }
 }
 
 /// Exact `statsV2` wins per field; `heart` and `heartCount` stand in for each other when one
