@@ -199,6 +199,20 @@ mod tests {
     }
 
     #[test]
+    fn a_user_moved_within_the_json_still_reads_and_no_one_else_is_taken() {
+        let moved = FULL.replacen(r#"{"data":{"user":{"#, r#"{"data":{"account":{"#, 1);
+        let p = profile(&moved, "ann.example");
+        assert_eq!(
+            (p.id.as_str(), p.edge_followed_by.count),
+            ("1234567", Some(1200))
+        );
+        assert!(matches!(
+            from_api(moved.as_bytes(), &name("ann.examples")),
+            PageVerdict::Unreadable(_)
+        ));
+    }
+
+    #[test]
     fn user_null_is_not_found() {
         let body = br#"{"data":{"user":null},"status":"ok"}"#;
         assert_eq!(from_api(body, &name("gone")), PageVerdict::NotFound);

@@ -324,6 +324,31 @@ mod tests {
     }
 
     #[test]
+    fn a_user_under_an_unknown_key_still_reads_and_another_users_object_is_never_taken() {
+        // The user moved under a key no known place uses, beside another account's hovercard.
+        let hovercard = r#"<script type="application/json" data-sjs>{"data":
+            {"xig_user_by_username":{"pk":"9","username":"someone.else","follower_count":1}}}
+            </script>"#;
+        let moved = page_2026(
+            r#"{"fetch__XDTUserDict":{"pk":"5","username":"bo","full_name":"Bo",
+            "follower_count":12,"following_count":3,"media_count":7}}"#,
+        );
+        let page = format!("{hovercard}{moved}");
+        let PageVerdict::Profile(p) = verdict(&page, "bo") else {
+            panic!("expected a profile");
+        };
+        assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
+        assert_eq!(p.edge_followed_by.count, Some(12));
+        // Nobody else's object is ever the profile.
+        for other in ["bob", "someone"] {
+            assert!(
+                matches!(verdict(&page, other), PageVerdict::Unreadable(_)),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn invalid_utf8_in_the_profile_is_unreadable() {
         let page =
             b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"b\xffo\"}}</script>";

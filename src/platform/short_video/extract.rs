@@ -481,6 +481,75 @@ mod tests {
         }
     }
 
+    /// A current-era page whose only state is `state` under the usual id.
+    fn universal(state: &str) -> String {
+        format!(
+            r#"<html><script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{state}</script></html>"#
+        )
+    }
+
+    #[test]
+    fn a_state_under_an_unknown_id_still_reads() {
+        for user in samples::sample_users()
+            .into_iter()
+            .chain([samples::MOVED_PAGE_USER])
+        {
+            let page = samples::moved_state_page(&user, 30_000);
+            assert_eq!(
+                extract(page.as_bytes(), &name(user.unique_id)),
+                PageVerdict::Profile(expected_body(&user)),
+                "{}",
+                user.unique_id
+            );
+        }
+    }
+
+    #[test]
+    fn a_user_object_moved_within_the_state_still_reads_its_counts_beside_it() {
+        // `userInfo.user` became `userInfo.owner`: the counts are read relative to the object
+        // that holds the user, wherever that is.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"webapp.user-profile":
+            {"statusCode":0,"userInfo":{"owner":{"id":"9","uniqueId":"Moved.One","nickname":"M"},
+            "stats":{"followerCount":40,"heart":7},"statsV2":{"followerCount":"41"}}}}}"#,
+        );
+        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("moved.one")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.user.id, "9");
+        assert_eq!(p.user_info.stats.follower_count, Some(41));
+        assert_eq!(p.user_info.stats.heart, Some(7));
+    }
+
+    #[test]
+    fn a_count_renamed_to_a_known_name_still_reads() {
+        // The embed's flat `followerCount` inside the page's user object, no `stats`.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":
+            {"user":{"id":"3","uniqueId":"flat.counts","followerCount":12,"heartCount":5}}}}}"#,
+        );
+        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("flat.counts")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        assert_eq!(p.user_info.stats.heart_count, Some(5));
+    }
+
+    #[test]
+    fn another_users_object_is_never_taken_by_the_search() {
+        // The moved page holds its owner and the suggested accounts: anyone else is not there.
+        let page = samples::moved_state_page(&SMALL_USER, 30_000);
+        for other in ["nobody.here", PUBLIC_USER.unique_id] {
+            assert!(
+                unreadable(&extract(page.as_bytes(), &name(other))),
+                "{other}"
+            );
+        }
+        // A state of unknown shape holding only another user's object (the viewer).
+        let viewer = r#"<script id="__NEW__" type="application/json">{"viewer":{"uniqueId":"me","followerCount":1}}</script>"#;
+        assert!(unreadable(&extract(viewer.as_bytes(), &name("someone"))));
+    }
+
     #[test]
     fn invalid_utf8_in_the_profile_is_unreadable() {
         let page = samples::profile_page(Era::Universal, &SMALL_USER, 10_000);

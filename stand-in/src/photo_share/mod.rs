@@ -20,7 +20,9 @@ use std::fmt::Write as _;
 
 pub use expected::expected_body;
 use json::{Style, open_edge, push_count, push_field, push_post, push_str};
-pub use moved::{unknown_counts_json, unknown_counts_page};
+pub use moved::{
+    MOVED_USER_KEY, moved_user_json, moved_user_page, unknown_counts_json, unknown_counts_page,
+};
 pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };

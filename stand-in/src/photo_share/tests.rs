@@ -17,6 +17,8 @@ fn sample_json_documents_are_valid_json() {
         business_schema_json(),
         profile_query_answer(&CREATOR_USER, false),
         profile_query_answer(&PRIVATE_USER, true),
+        moved_user_json(&PUBLIC_USER, 0),
+        unknown_counts_json(&PUBLIC_USER, 0),
     ] {
         serde_json::from_str::<serde_json::Value>(&doc).expect("valid JSON");
     }
@@ -113,6 +115,20 @@ fn the_profile_query_answer_has_the_mobile_names_and_a_viewer_without_a_name() {
     assert!(page.contains("\"adp_PolarisProfilePageContentQuery"));
     assert!(page.contains("\"data\":{\"user\":{\"pk\""));
     assert!(page.contains("\"xig_user_by_username\":{\"pk\":\"9000100\""));
+}
+
+#[test]
+fn the_moved_page_keeps_the_user_under_an_unknown_key_beside_a_hovercard() {
+    let page = moved_user_page(&PUBLIC_USER, 0);
+    assert!(page.contains(&format!("\"{MOVED_USER_KEY}\":{{")));
+    assert!(page.contains(&format!("\"pk\":\"{}\"", PUBLIC_USER.pk)));
+    assert_eq!(
+        page.matches("\"xig_user_by_username\":{").count(),
+        2,
+        "hovercard, script"
+    );
+    let json: serde_json::Value = serde_json::from_str(&moved_user_json(&PUBLIC_USER, 0)).unwrap();
+    assert_eq!(json["data"]["account"]["username"], PUBLIC_USER.username);
 }
 
 fn api(name: &str) -> String {

@@ -25,7 +25,7 @@ mod waf;
 
 pub use embed::embed_page;
 pub use expected::{expected_body, expected_embed_body};
-pub use moved::unknown_counts_page;
+pub use moved::{MOVED_STATE_ID, moved_state_page, unknown_counts_page};
 pub use router::{STAND_IN, drifted_router, router};
 pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
@@ -155,6 +155,24 @@ pub const EMBED_ONLY_USER: SampleUser = SampleUser {
     heart_count: Some(3_100_000_123),
     video_count: Some(877),
     digg_count: Some(45),
+};
+
+/// A public account whose profile page the stand-in serves with its state under an id no era
+/// used ([`moved_state_page`]): the readers' anchored search still reads it.
+pub const MOVED_PAGE_USER: SampleUser = SampleUser {
+    unique_id: "paper.boat.studio",
+    id: "7000000000000000006",
+    sec_uid: "MS4wLjABAAAAinventedSecUidPaperBoatStudio0006",
+    nickname: "Paper Boat Studio",
+    signature: "Folded things that float.\nhttps://paper-boat.example",
+    verified: false,
+    private: false,
+    open_favorite: true,
+    follower_count: Some(76_543),
+    following_count: Some(44),
+    heart_count: Some(987_654),
+    video_count: Some(130),
+    digg_count: Some(2_222),
 };
 
 /// The sample accounts only the embed page answers for, for the stand-in and the demo.

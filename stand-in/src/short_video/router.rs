@@ -1,6 +1,6 @@
 //! The short-video stand-in: `GET /@{name}` answers a sample's profile page (the current
-//! page shape, full size), the not-found page, a page without state, or the platform's
-//! throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
+//! page shape, full size; one sample's with its state under an unknown id), the not-found
+//! page, a page without state, or the platform's throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
 //! missing", as the platform says for both).
 //!
 //! Its drifted twin serves the samples' profile pages with every count under a name the
@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::{
-    DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER,
-    SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
+    DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER, PRIVATE_USER,
+    PUBLIC_USER, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
 };
 use crate::answer::{html, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -80,6 +80,9 @@ async fn answer(request: Request) -> Response {
     if let Some(page) = stateless(name) {
         return html(Bytes::from(page));
     }
+    if name.eq_ignore_ascii_case(MOVED_PAGE_USER.unique_id) {
+        return html(moved_state_page());
+    }
     match super::sample_user(name) {
         Some(user) => html(profile_page(user.unique_id)),
         None => html(Bytes::from(super::not_found_page(Era::Universal, name))),
@@ -105,6 +108,13 @@ fn moved_page(unique_id: &str) -> Bytes {
     built_once(&PAGES, unique_id, |u| {
         Bytes::from(super::unknown_counts_page(u, DEFAULT_PAGE_SIZE))
     })
+}
+
+/// The moved page of [`MOVED_PAGE_USER`], built once.
+fn moved_state_page() -> Bytes {
+    static PAGE: OnceLock<Bytes> = OnceLock::new();
+    PAGE.get_or_init(|| Bytes::from(super::moved_state_page(&MOVED_PAGE_USER, DEFAULT_PAGE_SIZE)))
+        .clone()
 }
 
 /// The page without state the stand-in answers `name` with, if it is one of those names.

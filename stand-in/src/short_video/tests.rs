@@ -147,4 +147,20 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     assert!(missing.body.contains("\"statusCode\":10221"));
     let captcha = get(&normal, &format!("/@{}", EMBED_ONLY_USER.unique_id)).await;
     assert!(captcha.body.contains("Security Check"));
+    // The moved sample: its state, whole, under an id no era used.
+    let moved = get(&normal, &format!("/@{}", MOVED_PAGE_USER.unique_id)).await;
+    assert!(!moved.body.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
+    let open = state_open_tag(Era::Universal)
+        .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
+    let state = moved
+        .body
+        .split(&open)
+        .nth(1)
+        .unwrap()
+        .split("</script>")
+        .next();
+    let state: serde_json::Value = serde_json::from_str(state.unwrap()).unwrap();
+    let info = &state["__DEFAULT_SCOPE__"]["webapp.user-detail"]["userInfo"];
+    assert_eq!(info["user"]["uniqueId"], MOVED_PAGE_USER.unique_id);
+    assert_eq!(info["statsV2"]["followerCount"], "76543");
 }
