@@ -43,6 +43,7 @@ mod readme_and_docs;
 mod registry;
 mod route_sessions;
 mod samples;
+mod short_video_2026_09;
 mod short_video_proptest;
 mod short_video_real_captures;
 mod short_video_sources;

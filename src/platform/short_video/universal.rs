@@ -170,6 +170,39 @@ mod tests {
     }
 
     #[test]
+    fn no_count_is_negative_a_wrapped_total_comes_from_its_sibling_else_unwrapped() {
+        let stats = |stats: &str| {
+            let text = detail(&format!(
+                r#"{{"statusCode":0,"userInfo":{{"user":{USER},{stats}}}}}"#
+            ));
+            match read(text.as_bytes(), (&name("mixed.case")).into()) {
+                PageVerdict::Profile(p) => p.user_info.stats,
+                other => panic!("{other:?} for {stats}"),
+            }
+        };
+        // The sibling spelling is exact: it is taken.
+        let s = stats(r#""stats":{"followerCount":5,"heart":3000000000,"heartCount":-1294967296}"#);
+        assert_eq!(
+            (s.heart, s.heart_count),
+            (Some(3_000_000_000), Some(3_000_000_000))
+        );
+        // No sibling: the total is unwrapped (+2^32).
+        let s = stats(r#""stats":{"followerCount":5,"heartCount":-1625611536}"#);
+        assert_eq!((s.heart, s.heart_count), (None, Some(2_669_355_760)));
+        let s = stats(r#""stats":{"followerCount":-2000000000,"videoCount":-1}"#);
+        assert_eq!(s.follower_count, Some(2_294_967_296));
+        assert_eq!(s.video_count, Some(4_294_967_295));
+        // The exact spelling wins over a wrapped one.
+        let s = stats(
+            r#""stats":{"followerCount":-1294967296},"statsV2":{"followerCount":"3000000001"}"#,
+        );
+        assert_eq!(s.follower_count, Some(3_000_000_001));
+        // Below i32::MIN it was never a 32-bit total: no count.
+        let s = stats(r#""stats":{"followerCount":1,"heartCount":-2147483649}"#);
+        assert_eq!(s.heart_count, None);
+    }
+
+    #[test]
     fn a_permission_code_is_a_private_profile() {
         // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
         let text = detail(&format!(

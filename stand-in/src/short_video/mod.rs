@@ -175,6 +175,24 @@ pub const MOVED_PAGE_USER: SampleUser = SampleUser {
     digg_count: Some(2_222),
 };
 
+/// A big account whose profile page carries no `statsV2` and signed 32-bit counts
+/// ([`wrapped_counts_page`]): its like count arrives as `-1625611536`.
+pub const WRAPPED_COUNTS_USER: SampleUser = SampleUser {
+    unique_id: "night.market.eats",
+    id: "7000000000000000007",
+    sec_uid: "MS4wLjABAAAAinventedSecUidNightMarketEats0007",
+    nickname: "Night Market Eats",
+    signature: "Street food after dark \u{1F362}",
+    verified: true,
+    private: false,
+    open_favorite: false,
+    follower_count: Some(1_876_543),
+    following_count: Some(88),
+    heart_count: Some(2_669_355_760),
+    video_count: Some(2_048),
+    digg_count: Some(17),
+};
+
 /// The sample accounts only the embed page answers for, for the stand-in and the demo.
 pub fn embed_users() -> [SampleUser; 2] {
     [SHELL_PAGE_USER, EMBED_ONLY_USER]
@@ -231,6 +249,13 @@ pub fn profile_page(era: Era, user: &SampleUser, target_size: usize) -> String {
     pages::page(era, Subject::User(user), status, target_size)
 }
 
+/// A current-era profile page of `user` without `statsV2`, whose every count is a signed
+/// 32-bit integer: a total past `i32::MAX` arrives negative (`"heartCount": -1625611536`),
+/// in `heart` and `heartCount` alike, and the body must still give the real count.
+pub fn wrapped_counts_page(user: &SampleUser, target_size: usize) -> String {
+    pages::page(Era::Universal, Subject::Wrapped(user), 0, target_size)
+}
+
 /// A not-found page for `requested` in `era` (status 10221; 10202 in the `__NEXT_DATA__` era,
 /// with `serverCode` 404), carrying suggested other users.
 pub fn not_found_page(era: Era, requested: &str) -> String {
@@ -277,6 +302,8 @@ pub fn two_state_page(
 #[derive(Clone, Copy)]
 enum Subject<'a> {
     User(&'a SampleUser),
+    /// The user, with every count a signed 32-bit integer and no `statsV2` (current era only).
+    Wrapped(&'a SampleUser),
     Missing(&'a str),
     Shell,
 }
@@ -284,7 +311,7 @@ enum Subject<'a> {
 impl Subject<'_> {
     fn name(&self) -> &str {
         match self {
-            Subject::User(u) => u.unique_id,
+            Subject::User(u) | Subject::Wrapped(u) => u.unique_id,
             Subject::Missing(name) => name,
             Subject::Shell => "",
         }

@@ -1,5 +1,6 @@
 //! The short-video stand-in: `GET /@{name}` answers a sample's profile page (the current
-//! page shape, full size; one sample's with its state under an unknown id), the not-found
+//! page shape, full size; one sample's with its state under an unknown id, one's with
+//! 32-bit wrapped counts), the not-found
 //! page, a page without state, or the platform's throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
 //! missing", as the platform says for both).
 //!
@@ -17,7 +18,7 @@ use bytes::Bytes;
 
 use super::{
     DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER, PRIVATE_USER,
-    PUBLIC_USER, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
+    PUBLIC_USER, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser, WRAPPED_COUNTS_USER,
 };
 use crate::answer::{html, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -82,6 +83,10 @@ async fn answer(request: Request) -> Response {
     }
     if name.eq_ignore_ascii_case(MOVED_PAGE_USER.unique_id) {
         return html(moved_state_page());
+    }
+    if name.eq_ignore_ascii_case(WRAPPED_COUNTS_USER.unique_id) {
+        let page = super::wrapped_counts_page(&WRAPPED_COUNTS_USER, 64 * 1024);
+        return html(Bytes::from(page));
     }
     match super::sample_user(name) {
         Some(user) => html(profile_page(user.unique_id)),

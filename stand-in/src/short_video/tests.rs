@@ -147,6 +147,14 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     assert!(missing.body.contains("\"statusCode\":10221"));
     let captcha = get(&normal, &format!("/@{}", EMBED_ONLY_USER.unique_id)).await;
     assert!(captcha.body.contains("Security Check"));
+    // The wrapped sample: `-1625611536` for a like count of 2669355760, and no exact spelling.
+    let wrapped = get(&normal, &format!("/@{}", WRAPPED_COUNTS_USER.unique_id)).await;
+    assert!(
+        wrapped
+            .body
+            .contains(r#""heart":-1625611536,"heartCount":-1625611536"#)
+    );
+    assert!(!wrapped.body.contains("statsV2"));
     // The moved sample: its state, whole, under an id no era used.
     let moved = get(&normal, &format!("/@{}", MOVED_PAGE_USER.unique_id)).await;
     assert!(!moved.body.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
