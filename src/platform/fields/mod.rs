@@ -13,12 +13,15 @@
 //! - [`Num`]: a count: a non-negative integer, an integral float up to 2^53 (`4.0e6`; above
 //!   that a float may have been rounded), or a string of decimal digits (`"4001943"`); anything
 //!   else is unusable, which the body shows as `null`, never as a made-up 0.
-//! - [`Int`]: a signed code such as `relation`: an integer that fits an `i64`; anything else 0.
+//! - a code such as `relation` ([`Scalar::code`]): an integer that fits an `i64`; anything
+//!   else 0.
 //! - [`Object`]: an object read as `T` (a `{"count": n}` holder, a group of counts); anything
 //!   else counts as absent.
 //!
 //! The readers of known places ([`UserObject`], [`HolderObject`], [`member`]) read only the
-//! members the table names. What they do not take is skipped with `IgnoredAny`, which builds
+//! members the table names; when no known place holds the requested user, the anchored
+//! [`search`] finds their object wherever the document's JSON keeps it, and never another
+//! user's. What they do not take is skipped with `IgnoredAny`, which builds
 //! nothing, and what they keep is at most one string of the input per name: nothing grows
 //! beyond the input. So a wrongly typed field never fails a document; only text that is not
 //! JSON, or whose structure is not the expected one, does, and [`describe`] says so without
@@ -39,26 +42,21 @@ mod names;
 mod place;
 mod record;
 mod scalar;
+mod search;
 mod table;
 
 pub use names::{PHOTO_SHARE, SHORT_VIDEO};
 pub use place::{HolderObject, UserObject, member};
 pub use record::{Record, View};
 pub use scalar::{Num, Scalar};
-pub use table::{Field, Kind, Name, Start, Table, Tabled};
+pub use search::{best, search};
+pub use table::{Table, Tabled};
 
 /// A string field, borrowed from the input when it holds no escapes (pages are large and most
 /// of their strings are plain: copying is the cost this avoids). A bare `Cow<str>` field would
 /// borrow too, but serde copies one inside an `Option` every time, hence this wrapper.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Text<'a>(pub Cow<'a, str>);
-
-impl Text<'_> {
-    /// The text as an owned string, for the body.
-    pub fn into_string(self) -> String {
-        self.0.into_owned()
-    }
-}
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -79,16 +77,6 @@ impl<'de> Deserialize<'de> for Flag {
 impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Scalar::deserialize(d).map(|s| s.count())
-    }
-}
-
-/// A signed integer field that is a code, not a count (`relation`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Int(pub i64);
-
-impl<'de> Deserialize<'de> for Int {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Scalar::deserialize(d).map(|s| Int(s.code()))
     }
 }
 

@@ -26,9 +26,12 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// Whether no name gave anything.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    /// Whether the object gave a value under a name that starts at it for some field other
+    /// than `field` (a user's object gives more than its name; a request's parameters do not).
+    pub(super) fn gives_besides(&self, field: usize) -> bool {
+        self.entries
+            .iter()
+            .any(|(f, _, start, _)| *start == Start::User && usize::from(*f) != field)
     }
 
     /// Adds what `other` gave under names this record has no value for.

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer};
 
 use super::PhotoShareProfile;
-use super::parts::{Names, answerable, is_requested, profile};
+use super::parts::{Names, answerable, is_requested, profile, searched};
 use super::signals::message_block;
 use crate::cost;
 use crate::platform::PageVerdict;
@@ -55,6 +55,8 @@ where
 /// - `"require_login": true` → `Blocked("require_login")`; a `message` naming
 ///   `checkpoint_required`, `challenge_required` or `feedback_required` → `Blocked(that name)`;
 ///   a "Please wait a few minutes" message → `Blocked("please_wait")`.
+/// - No `data.user` at all: the requested user's object wherever the answer keeps it (the
+///   anchored search; another user's is never taken), else [`PageVerdict::Unreadable`].
 /// - Anything that is not JSON of that shape (including invalid UTF-8 inside strings, or
 ///   nesting deeper than serde_json's recursion limit) → [`PageVerdict::Unreadable`].
 ///
@@ -79,14 +81,18 @@ pub fn from_api<'a>(
         return PageVerdict::Blocked(reason);
     }
     let Some(data) = doc.data else {
-        return PageVerdict::Unreadable(if doc.status.0 == "fail" {
-            "api status fail without a known block signal".to_owned()
-        } else {
-            "api body without data".to_owned()
+        // The user may have moved out of `data`: the anchored search looks for them.
+        return searched([body], requested).unwrap_or_else(|| {
+            PageVerdict::Unreadable(if doc.status.0 == "fail" {
+                "api status fail without a known block signal".to_owned()
+            } else {
+                "api body without data".to_owned()
+            })
         });
     };
     match data.user {
-        None => PageVerdict::Unreadable("api data without user".to_owned()),
+        None => searched([body], requested)
+            .unwrap_or_else(|| PageVerdict::Unreadable("api data without user".to_owned())),
         Some(None) => PageVerdict::NotFound,
         Some(Some(user)) => {
             let profile = profile(&user.0);

@@ -2,7 +2,7 @@
 //! the proof of absence when the API says `user: null`.
 
 use super::PhotoShareProfile;
-use super::parts::{answerable, is_requested};
+use super::parts::{answerable, is_requested, searched};
 use super::{markers, shared_data, xig};
 use crate::html;
 use crate::platform::PageVerdict;
@@ -36,8 +36,11 @@ pub fn from_page_answer<'a>(
 /// - the legacy `window._sharedData = {…};` state (`entry_data.ProfilePage[0].graphql.user`) or
 ///   `window.__additionalDataLoaded(…, {"graphql":{"user":…}})`.
 ///
-/// When no profile of the requested user is found (`"xig_user_by_username": null` or
-/// `"user": null` counts as none found: on its own it proves nothing):
+/// When no known place holds the requested user, the anchored search looks for their object
+/// in every JSON script of the page (never taking another user's; not on the platform's 404
+/// or login page). When no profile of the requested user is found at all
+/// (`"xig_user_by_username": null` or `"user": null` counts as none found: on its own it
+/// proves nothing):
 /// - a user object of another username → `Unreadable`;
 /// - a profile state that is cut or malformed → `Unreadable`;
 /// - the "page not found" page ("Sorry, this page isn't available", `dialog-404`, a `<title>`
@@ -83,6 +86,16 @@ pub fn from_page<'a>(
             login_state |= legacy.login_page;
             error_state |= legacy.error_page;
             broken = broken.or(legacy.broken);
+        }
+    }
+    // No known place holds the requested user: their object anywhere in the page's JSON,
+    // unless the page is the platform's own 404 or login page.
+    if !error_state && !login_state && !markers::is_not_found_page(body) {
+        let json = html::scripts(body)
+            .map(|script| script.text.trim_ascii())
+            .filter(|text| text.starts_with(b"{") || text.starts_with(b"["));
+        if let Some(verdict) = searched(json, requested) {
+            return verdict;
         }
     }
     if other_user {

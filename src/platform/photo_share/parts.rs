@@ -3,7 +3,7 @@
 //! current page's xig object, the profile query's user) the values came from.
 
 use super::PhotoShareProfile;
-use crate::platform::fields::{PHOTO_SHARE, Record, Table, Tabled, View};
+use crate::platform::fields::{self, PHOTO_SHARE, Record, Table, Tabled, View};
 use crate::platform::{Count, PageVerdict};
 use crate::username::Subject;
 
@@ -53,6 +53,23 @@ pub(super) fn answerable(profile: PhotoShareProfile) -> PageVerdict<PhotoSharePr
         Some(why) => PageVerdict::Unreadable(why),
         None => PageVerdict::Profile(profile),
     }
+}
+
+/// The anchored search over JSON `texts`: the requested user's profile, wherever the
+/// documents keep their object (never another user's), or `None` when no object is theirs or
+/// no name was asked for (a saved document read for anyone).
+pub(super) fn searched<'a>(
+    texts: impl IntoIterator<Item = &'a [u8]>,
+    requested: Subject<'_>,
+) -> Option<PageVerdict<PhotoShareProfile>> {
+    let name = requested.name()?;
+    let found = texts
+        .into_iter()
+        .filter_map(|text| fields::search(&PHOTO_SHARE, text, name))
+        .flatten()
+        .collect();
+    let user = fields::best(&PHOTO_SHARE, found)?;
+    Some(answerable(profile(&user)))
 }
 
 /// Whether a profile read from a document is the one that was asked for.

@@ -14,10 +14,11 @@
 
 use super::ShortVideoProfile;
 use super::stateless::{self, Rest};
-use super::user_json::{SHELL_PAGE, Said};
+use super::user_json::{self, NO_USER, SHELL_PAGE, Said};
 use super::{embed, next_data, sigi, universal};
 use crate::html::{self, Token};
 use crate::platform::PageVerdict;
+use crate::platform::fields::{self, SHORT_VIDEO};
 use crate::username::Subject;
 
 /// The ways a document embeds its state: the profile page's eras, newest first, then the
@@ -53,7 +54,7 @@ impl Kind {
 }
 
 /// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct States<'a>([Option<&'a [u8]>; 5]);
 
 impl<'a> States<'a> {
@@ -95,6 +96,11 @@ impl<'a> States<'a> {
         (states, rest)
     }
 
+    /// Every state script's text, in the order of [`Kind`].
+    fn texts(self) -> impl Iterator<Item = &'a [u8]> {
+        self.0.into_iter().flatten()
+    }
+
     /// What each state says, newest era first, read lazily: a state after the one that
     /// decides is never parsed.
     fn said(self, requested: Subject<'a>) -> impl Iterator<Item = Said> + 'a {
@@ -108,11 +114,15 @@ impl<'a> States<'a> {
 ///
 /// Existence comes from the deciding state's status code only (0, 10216 and 10222 (private)
 /// are profiles; 10221, 10202 and 10204 not found; 10000, 10113 and 10114 a captcha block);
-/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). Counts the
-/// page does not give are `None`; other missing user fields are `""`, `false` or `0`, because
-/// the body's shape has every key and a blank bio is not a wrong number. Strings are
-/// JSON-decoded, never entity-decoded. Pure and linear in the page size (each state is parsed
-/// at most once); never panics, whatever the bytes.
+/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). When no
+/// state decides (a state whose known place holds no user, or no state of a known kind), the
+/// anchored search looks for the requested user's object in every state and inline JSON of
+/// the page, and never takes another user's. Every field is read through the platform's table
+/// of names. Counts the page does not give are `None` (a public account must give its
+/// followers); other missing user fields are `""`, `false` or `0`, because the body's shape
+/// has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
+/// entity-decoded. Pure and linear in the page size (each script is parsed at most twice:
+/// by its reader, then by the search); never panics, whatever the bytes.
 pub fn extract<'a>(
     page: &[u8],
     requested: impl Into<Subject<'a>>,
@@ -124,21 +134,50 @@ pub fn extract<'a>(
     let (states, rest) = States::of(page);
     let mut broken = None;
     let mut shell = false;
+    let mut no_user = None;
     for said in states.said(requested) {
         match said {
             Said::User(verdict) => return *verdict,
+            Said::NoUser { private } => {
+                no_user.get_or_insert(private);
+            }
             Said::AppOnly => shell = true,
             Said::Broken(why) => {
                 broken.get_or_insert(why);
             }
         }
     }
-    match (broken, shell) {
-        // A state we could not read may have held the user: never guess a block over it.
-        (Some(why), _) => PageVerdict::Unreadable(why),
-        (None, true) => PageVerdict::Blocked(SHELL_PAGE),
-        (None, false) => rest.verdict(),
+    // No state decided: the requested user's object anywhere in the page's JSON.
+    if let Some(verdict) = anchored(states, &rest, requested, no_user.unwrap_or(false)) {
+        return verdict;
     }
+    match (no_user, broken, shell) {
+        (Some(_), _, _) => PageVerdict::Unreadable(NO_USER.into()),
+        // A state we could not read may have held the user: never guess a block over it.
+        (None, Some(why), _) => PageVerdict::Unreadable(why),
+        (None, None, true) => PageVerdict::Blocked(SHELL_PAGE),
+        (None, None, false) => rest.verdict(),
+    }
+}
+
+/// The anchored search over every state and every inline JSON of the page: the verdict of the
+/// requested user's object, when one is found (`private` when a state's status said so);
+/// `None` when there is none, or no name to look for (a saved page read for anyone).
+fn anchored(
+    states: States<'_>,
+    rest: &Rest<'_>,
+    requested: Subject<'_>,
+    private: bool,
+) -> Option<PageVerdict<ShortVideoProfile>> {
+    let name = requested.name()?;
+    let found = states
+        .texts()
+        .chain(rest.json().iter().copied())
+        .filter_map(|text| fields::search(&SHORT_VIDEO, text, name))
+        .flatten()
+        .collect();
+    let user = fields::best(&SHORT_VIDEO, found)?;
+    Some(user_json::profile(&user, private, requested))
 }
 
 #[cfg(test)]

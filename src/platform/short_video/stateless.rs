@@ -57,6 +57,9 @@ pub(super) struct Rest<'a> {
     unknown_inline: usize,
     /// Inline scripts that assign an object literal: candidates for a captcha configuration.
     assigned_objects: Vec<&'a [u8]>,
+    /// Inline scripts that are (or assign) a JSON object or array: where the anchored search
+    /// looks for a user no state holds.
+    json: Vec<&'a [u8]>,
     title: Option<&'a [u8]>,
 }
 
@@ -80,8 +83,16 @@ impl<'a> Rest<'a> {
         }
         if let Some(object) = assigned_object(trimmed) {
             self.assigned_objects.push(object);
+            self.json.push(object);
+        } else if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
+            self.json.push(trimmed);
         }
         self.unknown_inline += 1;
+    }
+
+    /// The inline scripts that hold JSON of a form no state reader knows.
+    pub(super) fn json(&self) -> &[&'a [u8]] {
+        &self.json
     }
 
     /// Notes the document's `<title>` (the first one).

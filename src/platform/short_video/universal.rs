@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo, Said};
+use super::user_json::{self, Found, Said, UserInfo};
 use crate::json_skim;
 #[cfg(test)]
 use crate::platform::PageVerdict;
@@ -20,7 +20,7 @@ pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
 struct UserDetail<'a> {
     status_code: Option<i64>,
     #[serde(borrow)]
-    user_info: Option<RawUserInfo<'a>>,
+    user_info: Option<UserInfo<'a>>,
 }
 
 /// Reads the text of the `__UNIVERSAL_DATA_FOR_REHYDRATION__` script.
@@ -56,7 +56,7 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         };
     };
     let found = Found::from_user_info(detail.status_code, detail.user_info);
-    Said::user(user_json::verdict(found, requested))
+    user_json::said(found, requested)
 }
 
 /// [`said`] as the verdict of a page holding only this state.
