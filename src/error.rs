@@ -89,6 +89,7 @@ impl From<Failure> for ApiError {
         match failure {
             Failure::Blocked { retry_after, .. } => ApiError::UpstreamBlocked { retry_after },
             Failure::RegionLocked { retry_after } => ApiError::RegionLocked { retry_after },
+            Failure::Restricted => ApiError::ProfileRestricted,
             Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
             Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,
             Failure::Unavailable(_) => ApiError::UpstreamUnavailable,

@@ -46,6 +46,8 @@ impl Finding {
             Lookup::Failed(failure) => match failure {
                 Failure::Blocked { reason, .. } => Finding::Blocked(reason),
                 Failure::RegionLocked { .. } => Finding::Blocked("region_locked"),
+                // The account's own setting, not the source's fault nor a refusal of us.
+                Failure::Restricted => Finding::Withheld("profile_restricted"),
                 Failure::Overloaded { .. } => Finding::NotSent,
                 Failure::ExtractionFailed(why) => Finding::Unreadable(why),
                 Failure::Unavailable(why) => Finding::Unreachable(why),
@@ -137,6 +139,10 @@ mod tests {
         assert_eq!(
             Finding::from_lookup(region),
             Finding::Blocked("region_locked")
+        );
+        assert_eq!(
+            Finding::from_lookup(Lookup::Failed(Failure::Restricted)),
+            Finding::Withheld("profile_restricted")
         );
         let busy = Lookup::Failed(Failure::Overloaded {
             retry_after: Duration::ZERO,

@@ -75,6 +75,7 @@ impl Site for ShortVideo {
         example_username: "sunny.kitchen.lab",
         found: "The profile (private accounts have `privateAccount: true` and may lack counts)",
         region_locks: true,
+        restricts: true,
     };
     type Body = ShortVideoProfile;
     const RETRIES_BLOCKS: bool = false;
