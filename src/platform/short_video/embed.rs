@@ -131,6 +131,27 @@ mod tests {
     }
 
     #[test]
+    fn the_error_payload_is_private_or_missing_never_not_found() {
+        // The embed's answer for a private account and a missing one alike (2026-09):
+        // `"isError": true`, `"pageName": "error"`, no `userInfo`. The page decides.
+        let error = r#"{"router":{"link":"/embed/@abc"},"source":{"get":{},"data":{"/embed/@abc":{"isReady":true,"isError":true,"pageName":"error","errorCode":400}}}}"#;
+        for who in ["abc", "someone.else"] {
+            assert_eq!(
+                verdict(error, who),
+                PageVerdict::Blocked("embed_private_or_missing"),
+                "{who}"
+            );
+        }
+        // A real user's embed says `"pageName": "creator"` and is read as before.
+        let info = r#"{"uniqueId":"abc","followerCount":3}"#;
+        let creator = state("/embed/@abc", info).replace(
+            r#""isReady":true"#,
+            r#""isReady":true,"isError":false,"pageName":"creator""#,
+        );
+        assert!(matches!(verdict(&creator, "abc"), PageVerdict::Profile(_)));
+    }
+
+    #[test]
     fn a_public_embed_without_a_follower_count_is_unreadable() {
         let info = r#"{"uniqueId":"abc","privateAccount":false,"fansTotal":5,"heartCount":1}"#;
         assert!(matches!(

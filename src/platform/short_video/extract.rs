@@ -295,6 +295,11 @@ mod tests {
             extract(samples::status_page(10231).as_bytes(), &n),
             PageVerdict::RegionLocked
         );
+        let restricted = samples::restricted_page(samples::RESTRICTED_NAME);
+        assert_eq!(
+            extract(restricted.as_bytes(), &name(samples::RESTRICTED_NAME)),
+            PageVerdict::Restricted
+        );
         let odd = extract(samples::status_page(10_555).as_bytes(), &n);
         assert!(matches!(&odd, PageVerdict::Unreadable(why) if why.contains("10555")));
         let shell = samples::shell_page();
@@ -431,6 +436,10 @@ mod tests {
             (samples::captcha_page(10000), "captcha_page"),
             (samples::captcha_page(10113), "captcha_page"),
             (samples::captcha_page(10114), "captcha_page"),
+            // 2026-09: the configuration in a JSON script element, `id="captcha-config"`.
+            (samples::captcha_config_page(10000), "captcha_page"),
+            (samples::captcha_config_page(10113), "captcha_page"),
+            (samples::captcha_config_page(10114), "captcha_page"),
         ];
         for (page, reason) in cases {
             // Whoever is asked for: a block is never a verdict about the user.
@@ -458,6 +467,7 @@ mod tests {
             with(r#"<script type="application/ld+json">{"@type":"Person","name":"A"}</script>"#),
             // A verify configuration whose code is not a captcha's: not a page we know.
             samples::captcha_page(10555),
+            samples::captcha_config_page(10555),
             "<html><body>We changed everything</body></html>".to_owned(),
             "<html><head><title>Security Check</title></head><body>Security Check</body></html>"
                 .to_owned(),

@@ -203,6 +203,38 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_shown_only_to_logged_in_viewers_is_restricted() {
+        // 209002: audience controls or an age gate (reported to us for 2026-09), with or
+        // without the user in the state, whoever is asked for.
+        for info in [format!(r#"{{"user":{USER}}}"#), "{}".to_owned()] {
+            let text = detail(&format!(
+                r#"{{"statusCode":209002,"statusMsg":"","userInfo":{info}}}"#
+            ));
+            for who in ["mixed.case", "someone.else"] {
+                assert_eq!(
+                    read(text.as_bytes(), (&name(who)).into()),
+                    PageVerdict::Restricted,
+                    "{info} {who}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_absent_sec_uid_is_empty() {
+        let user = r#"{"id":"1","uniqueId":"no.sec","nickname":"N"}"#;
+        let text = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{user},"stats":{{"followerCount":2}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("no.sec")).into()) else {
+            panic!("a profile");
+        };
+        assert_eq!(p.user_info.user.sec_uid, "");
+        let body = serde_json::to_value(&p).unwrap();
+        assert_eq!(body["userInfo"]["user"]["secUid"], "");
+    }
+
+    #[test]
     fn a_permission_code_is_a_private_profile() {
         // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
         let text = detail(&format!(

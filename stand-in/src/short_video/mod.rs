@@ -23,11 +23,11 @@ mod state;
 mod stateless;
 mod waf;
 
-pub use embed::embed_page;
+pub use embed::{embed_error_page, embed_page};
 pub use expected::{expected_body, expected_embed_body};
 pub use moved::{MOVED_STATE_ID, moved_state_page, unknown_counts_page};
 pub use router::{STAND_IN, drifted_router, router};
-pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
+pub use stateless::{captcha_config_page, captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 
 /// The size of an ordinary profile page (what the uncached-lookup benchmark serves).
@@ -210,6 +210,18 @@ pub const STATELESS_BLOCK_NAMES: [(&str, &str); 4] = [
 /// A name the sample upstream answers with a not-found page (status 10221).
 pub const NOT_FOUND_USER: &str = "no_such_user_404";
 
+/// A name whose profile page says status 209002 (the platform shows the account only to
+/// logged-in viewers: audience controls, age gates) and whose embed says "private or
+/// missing".
+pub const RESTRICTED_NAME: &str = "grown.ups.only";
+
+/// A name whose profile page is the "Security Check" captcha page with its configuration in a
+/// JSON script element ([`captcha_config_page`]); its embed says "private or missing".
+pub const CAPTCHA_CONFIG_NAME: &str = "captcha.config.sample";
+
+/// The status code of a profile the platform shows only to logged-in viewers.
+pub const RESTRICTED_STATUS: i64 = 209_002;
+
 /// Every sample account that has a profile, for tests that loop over them.
 pub fn sample_users() -> Vec<SampleUser> {
     vec![PUBLIC_USER, PRIVATE_USER, SMALL_USER]
@@ -270,6 +282,17 @@ pub fn status_page(code: i64) -> String {
         Era::Universal,
         Subject::Missing("status.sample"),
         code,
+        48 * 1024,
+    )
+}
+
+/// A current-era page whose user-detail says the profile is shown only to logged-in viewers
+/// ([`RESTRICTED_STATUS`]), without the user, for `name`.
+pub fn restricted_page(name: &str) -> String {
+    pages::page(
+        Era::Universal,
+        Subject::Missing(name),
+        RESTRICTED_STATUS,
         48 * 1024,
     )
 }

@@ -1,8 +1,9 @@
 //! The short-video stand-in: `GET /@{name}` answers a sample's profile page (the current
-//! page shape, full size; one sample's with its state under an unknown id, one's with
-//! 32-bit wrapped counts), the not-found
-//! page, a page without state, or the platform's throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
-//! missing", as the platform says for both).
+//! page shape, full size; one sample's with its state under an unknown id, one's with 32-bit
+//! wrapped counts), the not-found page, a page without state, a restricted account's page
+//! (status 209002), the captcha page in either of its forms, or the platform's throttle;
+//! `GET /embed/@{name}` answers a public sample's embed page, or 400 with the embed's error
+//! payload ("private or missing", as the platform says for both).
 //!
 //! Its drifted twin serves the samples' profile pages with every count under a name the
 //! platform never used (the platform moving its page): fetched fine, unreadable, since a
@@ -17,8 +18,9 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::{
-    DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER, PRIVATE_USER,
-    PUBLIC_USER, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser, WRAPPED_COUNTS_USER,
+    CAPTCHA_CONFIG_NAME, DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER,
+    PRIVATE_USER, PUBLIC_USER, RESTRICTED_NAME, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
+    WRAPPED_COUNTS_USER,
 };
 use crate::answer::{html, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -56,6 +58,10 @@ fn demo_calls() -> Vec<DemoCall> {
         ),
         DemoCall::new(NOT_FOUND_USER, "a missing user (404)"),
         DemoCall::new(
+            RESTRICTED_NAME,
+            "an account shown only to logged-in viewers (403 profile_restricted)",
+        ),
+        DemoCall::new(
             SHELL_PAGE_USER.unique_id,
             "a profile page without state: the embed answers (x-source: embed)",
         ),
@@ -83,6 +89,9 @@ async fn answer(request: Request) -> Response {
     }
     if name.eq_ignore_ascii_case(MOVED_PAGE_USER.unique_id) {
         return html(moved_state_page());
+    }
+    if name.eq_ignore_ascii_case(RESTRICTED_NAME) {
+        return html(Bytes::from(super::restricted_page(RESTRICTED_NAME)));
     }
     if name.eq_ignore_ascii_case(WRAPPED_COUNTS_USER.unique_id) {
         let page = super::wrapped_counts_page(&WRAPPED_COUNTS_USER, 64 * 1024);
@@ -131,6 +140,9 @@ fn stateless(name: &str) -> Option<String> {
     if is(EMBED_ONLY_USER.unique_id) {
         return Some(super::captcha_page(10000));
     }
+    if is(CAPTCHA_CONFIG_NAME) {
+        return Some(super::captcha_config_page(10000));
+    }
     let (_, reason) = STATELESS_BLOCK_NAMES.iter().find(|(n, _)| is(n))?;
     Some(match *reason {
         "maintenance" => super::maintenance_page(),
@@ -140,7 +152,8 @@ fn stateless(name: &str) -> Option<String> {
     })
 }
 
-/// The embed page of a public sample, or 400 for anyone else (private or missing alike).
+/// The embed page of a public sample, or 400 with the embed's error payload for anyone else
+/// (private or missing alike).
 fn embed(name: &str) -> Response {
     if name.eq_ignore_ascii_case(THROTTLED_NAME) {
         return throttled();
@@ -151,7 +164,11 @@ fn embed(name: &str) -> Response {
         .find(|u| u.unique_id.eq_ignore_ascii_case(name) && !u.private);
     match user {
         Some(user) => html(Bytes::from(super::embed_page(&user))),
-        None => (StatusCode::BAD_REQUEST, "").into_response(),
+        None => {
+            let mut response = html(Bytes::from(super::embed_error_page(name)));
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response
+        }
     }
 }
 

@@ -139,7 +139,21 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     let embed = format!("/embed/@{}", SMALL_USER.unique_id);
     assert_eq!(get(&normal, &embed).await, get(&drifted, &embed).await);
     let private_embed = format!("/embed/@{}", PRIVATE_USER.unique_id);
-    assert_eq!(get(&normal, &private_embed).await.status, 400);
+    let private_embed = get(&normal, &private_embed).await;
+    assert_eq!(private_embed.status, 400);
+    assert!(
+        private_embed
+            .body
+            .contains(r#""isError":true,"pageName":"error""#)
+    );
+    let restricted = get(&normal, &format!("/@{RESTRICTED_NAME}")).await;
+    assert!(restricted.body.contains(r#""statusCode":209002"#));
+    let config = get(&normal, &format!("/@{CAPTCHA_CONFIG_NAME}")).await;
+    assert!(
+        config
+            .body
+            .contains(r#"<script type="application/json" id="captcha-config">"#)
+    );
     let throttled = get(&normal, &format!("/@{THROTTLED_NAME}")).await;
     assert_eq!(throttled.status, 429);
     let missing = get(&normal, &format!("/@{NOT_FOUND_USER}")).await;
