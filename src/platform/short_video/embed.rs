@@ -7,15 +7,19 @@
 //! signed 32-bit: one past `i32::MAX` arrives negative and is that value plus 2^32. What it
 //! lacks is `null` for a count and `""` or `false` for the rest, as for a private page. The
 //! platform answers 400 for a private account and for a missing one alike, so this page can
-//! never say "not found" (the site reads that status; this module reads the 200).
+//! never say "not found" (the site reads that status; this module reads the 200). Its error
+//! payload (`"isError": true`, `"pageName": "error"`, no `userInfo`; a real user's route says
+//! `"pageName": "creator"`) means the same, whatever the status it comes with: it reads as
+//! [`EMBED_PRIVATE_OR_MISSING`], which the site turns into "nothing said about the user".
 
 use serde::Deserialize;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
+use super::site::EMBED_PRIVATE_OR_MISSING;
 use super::user_json::{self, Entries, Names, Said};
 use crate::platform::PageVerdict;
-use crate::platform::fields::{Object, SHORT_VIDEO, Text, UserObject, View};
+use crate::platform::fields::{Flag, Object, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
 
 /// The id of the embed page's state script.
@@ -24,9 +28,20 @@ pub(super) const SCRIPT_ID: &[u8] = b"__FRONTITY_CONNECT_STATE__";
 const ROUTE_PREFIX: &str = "/embed/@";
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Doc<'a> {
     #[serde(borrow)]
     source: Option<Object<Source<'a>>>,
+    #[serde(default)]
+    is_error: Flag,
+    #[serde(default, borrow)]
+    page_name: Text<'a>,
+}
+
+/// The embed's error payload, at the top of the state or in a route: `"isError": true` or
+/// `"pageName": "error"` (a real user's route says `"pageName": "creator"`).
+fn says_error(is_error: Flag, page_name: &Text<'_>) -> bool {
+    is_error.0 || page_name.0 == "error"
 }
 
 #[derive(Default, Deserialize)]
@@ -36,11 +51,16 @@ struct Source<'a> {
 }
 
 #[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Route<'a> {
     /// The embed's flat `userInfo`, read through the platform's table (its `avatarThumbUrl`
     /// and flat counts are names the table lists for this form).
-    #[serde(rename = "userInfo", borrow)]
+    #[serde(borrow)]
     user_info: Option<Object<UserObject<'a, Names>>>,
+    #[serde(default)]
+    is_error: Flag,
+    #[serde(default, borrow)]
+    page_name: Text<'a>,
 }
 
 /// What the embed page's state says about `requested`.
@@ -54,13 +74,19 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         Ok(doc) => doc,
         Err(why) => return Said::Broken(why),
     };
+    let top_error = says_error(doc.is_error, &doc.page_name);
     let Some(Entries(routes)) = doc.source.and_then(|s| s.0).and_then(|s| s.data) else {
         return Said::Broken("the embed state has no source.data".into());
     };
-    let mut users: Vec<(Text<'_>, UserObject<'_, Names>)> = routes
-        .into_iter()
-        .filter_map(|(key, route)| Some((key, route.0?.user_info?.0?)))
-        .collect();
+    let mut error = top_error;
+    let mut users: Vec<(Text<'_>, UserObject<'_, Names>)> = Vec::new();
+    for (key, route) in routes {
+        let Some(route) = route.0 else { continue };
+        error |= says_error(route.is_error, &route.page_name);
+        if let Some(user) = route.user_info.and_then(|info| info.0) {
+            users.push((key, user));
+        }
+    }
     let named = |key: &Text<'_>| match (key.0.strip_prefix(ROUTE_PREFIX), requested.name()) {
         (Some(name), Some(wanted)) => name.eq_ignore_ascii_case(wanted),
         (Some(_), None) => true,
@@ -75,6 +101,10 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         .position(|(key, _)| named(key))
         .or_else(|| users.iter().position(|(_, user)| claims(user)));
     let Some(at) = at else {
+        // The embed's error payload: private or missing alike, never a verdict about the user.
+        if error {
+            return Said::user(PageVerdict::Blocked(EMBED_PRIVATE_OR_MISSING));
+        }
         // No `userInfo` for the name at its route: the page's search may find it elsewhere.
         return Said::NoUser { private: false };
     };

@@ -65,8 +65,8 @@ impl Document for Doc {
 /// The reason of another client error on the embed: a status the embed is not known to send.
 const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
-/// The reason of the embed's 400: the platform says so for a private account and for a
-/// missing one alike.
+/// The reason of the embed's 400 and of its error payload (`"isError": true`): the platform
+/// says so for a private account and for a missing one alike.
 pub const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
 
 impl Site for ShortVideo {
@@ -149,6 +149,10 @@ impl Site for ShortVideo {
                     return Reading::Hurdle(hurdle);
                 }
                 match Self::extract(&response.body, name.into()) {
+                    // The embed's error payload: private or missing alike, as its 400 says.
+                    PageVerdict::Blocked(EMBED_PRIVATE_OR_MISSING) => {
+                        Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
+                    }
                     // The stateless kinds are what the platform answers 200 with; a 404
                     // without state is no page we know.
                     PageVerdict::Blocked(reason)

@@ -126,12 +126,19 @@ impl<'a> Found<'a> {
     }
 }
 
+/// The status code of a profile the platform shows only to logged-in viewers (reported to us
+/// for 2026-09; not found in the stored peer material).
+const RESTRICTED: i64 = 209_002;
+
 /// What a status code and the user's object say; the one place with these rules.
 ///
 /// Existence is decided by the status code alone; the user's object must be the requested
 /// user's (ASCII case-insensitively).
 pub(super) fn said(found: Found<'_>, requested: Subject<'_>) -> Said {
     let private = match found.status {
+        // The platform shows the profile only to logged-in viewers (audience controls, age
+        // gates): whoever the state names, that is the answer.
+        Some(RESTRICTED) => return Said::user(PageVerdict::Restricted),
         None if found.user.is_some() => {
             return Said::user(PageVerdict::Unreadable(
                 "the state has no status code".into(),

@@ -104,7 +104,7 @@ pub fn captcha_page(code: i64) -> String {
 /// follow the assignment form).
 pub fn captcha_config_page(code: i64) -> String {
     let mut page = String::with_capacity(2048);
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Security Check</title>\
          <script type=\"application/json\" id=\"captcha-config\">{{\"title\":\"short-video-verify-page\",\
@@ -114,7 +114,7 @@ pub fn captcha_config_page(code: i64) -> String {
          </script>\
          <script src=\"{STATIC}/verify/captcha.js\" crossorigin=\"anonymous\"></script></head>\
          <body><div id=\"verify-ele\"></div><div class=\"verify-wrap\"><p>Security Check</p>\
-         <p>Drag the slider to fit the puzzle</p></div></body></html>\n"
+         <p>Drag the slider to fit the puzzle</p></div></body></html>"
     );
     page
 }
