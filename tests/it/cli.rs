@@ -258,6 +258,40 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
 }
 
 #[test]
+fn extract_names_a_hurdle_page_as_the_block_it_is() {
+    use stand_in::short_video as sv;
+    // The short-video WAF proof-of-work page: a block the service would clear or retry
+    // elsewhere, never a page it failed to read.
+    let waf = temp_file("waf.html", sv::waf_challenge_page(77).as_bytes());
+    let problem = extract("short-video", waf.path()).unwrap_err();
+    assert_eq!(problem["code"], "upstream_blocked", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("waf_challenge"),
+        "{problem}"
+    );
+    // In a folder, the line says which block it is.
+    let dir = tempfile::Builder::new()
+        .prefix("profile-lookup-cli-hurdle-")
+        .tempdir()
+        .unwrap();
+    std::fs::write(dir.path().join("waf.html"), sv::waf_challenge_page(77)).unwrap();
+    let out = Command::new(BIN)
+        .args(["extract", "short-video"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == "waf.html\tupstream_blocked (waf_challenge)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn extract_strips_a_byte_order_mark_on_both_platforms() {
     use stand_in::photo_share as ps;
     use stand_in::short_video as sv;
