@@ -62,6 +62,9 @@ impl Document for Doc {
     }
 }
 
+/// The block a saved WAF proof-of-work page is, as `profile-lookup extract` names it.
+pub const WAF_CHALLENGE: &str = "waf_challenge";
+
 /// The reason of another client error on the embed: a status the embed is not known to send.
 const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
@@ -148,7 +151,7 @@ impl Site for ShortVideo {
                 if let Some(hurdle) = challenge::detect(&response.body) {
                     return Reading::Hurdle(hurdle);
                 }
-                match Self::extract(&response.body, name.into()) {
+                match extract::extract(&response.body, name).map(|body| Profile::new(&body)) {
                     // The embed's error payload: private or missing alike, as its 400 says.
                     PageVerdict::Blocked(EMBED_PRIVATE_OR_MISSING) => {
                         Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
@@ -196,8 +199,13 @@ impl Site for ShortVideo {
         Reading::Withheld(why)
     }
 
-    /// The profile page of any era, or the embed page: one extractor reads them all.
+    /// The profile page of any era, or the embed page: one extractor reads them all. A saved
+    /// WAF challenge page is the block it is ([`WAF_CHALLENGE`]): a lookup clears it before
+    /// reading ([`Site::read`]), so it is never a page the service failed to read.
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
+        if challenge::detect(document).is_some() {
+            return PageVerdict::Blocked(WAF_CHALLENGE);
+        }
         extract::extract(document, requested).map(|body| Profile::new(&body))
     }
 
