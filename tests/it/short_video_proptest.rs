@@ -185,7 +185,7 @@ fn work(page: &[u8]) -> u64 {
 
 #[test]
 fn pathological_markup_costs_linear_work() {
-    let unit_patterns: [&[u8]; 17] = [
+    let unit_patterns: [&[u8]; 19] = [
         b"<",
         b"<a",
         b"<a x='",
@@ -204,6 +204,9 @@ fn pathological_markup_costs_linear_work() {
         b"<script>var o={\"d\":{\"type\":\"verify\",\"code\":\"10000\"},",
         b"<title>Site Under Maintenance",
         b"<script src=x></script><script> const  option =",
+        // The anchored search: every inline JSON script holds an object of the requested user.
+        b"<script type=\"application/json\">{\"a\":{\"uniqueId\":\"any_user\",\"id\":\"1\"},\"stats\":{\"followerCount\":1}}</script>",
+        b"<script id=\"__NEW__\">[{\"user\":{\"uniqueId\":\"any_user\",\"id\":\"1\"},\"stats\":{\"followerCount\":",
     ];
     for unit in unit_patterns {
         let page = |n: usize| unit.iter().copied().cycle().take(n).collect::<Vec<u8>>();
