@@ -31,7 +31,10 @@
 //!   documents, their requests, what an answer means, its extractor, how the API documents
 //!   it); [`platform::ladder::Source`] runs any site (gate, egress, retries, redirects, hurdles,
 //!   drift capture). [`platform::with_site`] joins a [`registry::Platform`] to its site, and
-//!   [`platform::Sources`] holds every platform's source. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
+//!   [`platform::Sources`] holds every platform's source. Every reader reads its fields
+//!   through `platform::fields`: one rule set for any JSON value, one table per platform of
+//!   the names it has used for each field (`src/platform/fields/names.rs`), the readers of
+//!   known places, and the anchored search for a user no known place holds. [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
 //!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
 //!   one member of a large JSON object without parsing the others; both (and every other
 //!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
