@@ -59,31 +59,23 @@ async fn the_json_endpoint_answering_the_query_shape_as_javascript_reads() {
             .into_response()
     }))
     .await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::CREATOR_USER.username
-        ))
-        .await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "json");
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body, ps::expected_body(&ps::CREATOR_USER));
+    assert_creator_answered(upstream.addr, "json").await;
 }
 
 #[tokio::test]
 async fn a_page_preloading_the_profile_query_answers_after_the_jsons_400() {
     let upstream = spawn_upstream(ps::router()).await;
-    let app = spawn_app(settings(upstream.addr)).await;
-    let response = app
-        .get(&format!(
-            "/photo-share/profile/{}",
-            ps::CREATOR_USER.username
-        ))
-        .await;
+    assert_creator_answered(upstream.addr, "page").await;
+}
+
+/// The service, asked for the creator account at `upstream`, answers its whole body from
+/// `source`.
+async fn assert_creator_answered(upstream: std::net::SocketAddr, source: &str) {
+    let app = spawn_app(settings(upstream)).await;
+    let path = format!("/photo-share/profile/{}", ps::CREATOR_USER.username);
+    let response = app.get(&path).await;
     assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-source"], "page");
+    assert_eq!(response.headers()["x-source"], source);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body, ps::expected_body(&ps::CREATOR_USER));
 }

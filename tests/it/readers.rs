@@ -37,6 +37,26 @@ fn captured_verdicts(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Waits (a few seconds at most) for a capture in `dir` whose verdict says `what`.
+async fn assert_captured(dir: &Path, what: &str) {
+    assert!(
+        eventually(Duration::from_secs(5), || captured_verdicts(dir)
+            .iter()
+            .any(|v| v.contains(what)))
+        .await,
+        "no capture says {what:?}: {:?}",
+        captured_verdicts(dir)
+    );
+}
+
+/// An upstream that answers every request with `page`, as HTML.
+fn serving(page: String) -> Router {
+    Router::new().fallback(move || {
+        let page = page.clone();
+        async move { ([(header::CONTENT_TYPE, "text/html")], page) }
+    })
+}
+
 #[tokio::test]
 async fn a_public_short_video_profile_with_unknown_count_names_is_extraction_failed_and_captured() {
     let upstream = spawn_upstream(sv::drifted_router()).await;
@@ -54,14 +74,7 @@ async fn a_public_short_video_profile_with_unknown_count_names_is_extraction_fai
     assert_eq!(response.status(), 500);
     assert_eq!(response.headers()["x-source"], "page");
     assert_eq!(problem(response).await["code"], "extraction_failed");
-    assert!(
-        eventually(Duration::from_secs(5), || captured_verdicts(&dir)
-            .iter()
-            .any(|v| v.contains("follower count")))
-        .await,
-        "{:?}",
-        captured_verdicts(&dir)
-    );
+    assert_captured(&dir, "follower count").await;
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -69,11 +82,7 @@ async fn a_public_short_video_profile_with_unknown_count_names_is_extraction_fai
 async fn a_private_short_video_profile_may_lack_its_counts() {
     let private = sv::PRIVATE_USER;
     let page = sv::unknown_counts_page(&private, 40_000);
-    let upstream = spawn_upstream(Router::new().fallback(move || {
-        let page = page.clone();
-        async move { ([(header::CONTENT_TYPE, "text/html")], page) }
-    }))
-    .await;
+    let upstream = spawn_upstream(serving(page)).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app
         .get(&format!("/short-video/profile/{}", private.unique_id))
@@ -118,14 +127,7 @@ async fn a_public_photo_share_profile_with_unknown_count_names_is_extraction_fai
     assert_eq!(response.status(), 500);
     assert_eq!(response.headers()["x-source"], "page");
     assert_eq!(problem(response).await["code"], "extraction_failed");
-    assert!(
-        eventually(Duration::from_secs(5), || captured_verdicts(&dir)
-            .iter()
-            .any(|v| v.contains("follower count")))
-        .await,
-        "{:?}",
-        captured_verdicts(&dir)
-    );
+    assert_captured(&dir, "follower count").await;
     let _ = std::fs::remove_dir_all(&dir);
 
     // The JSON alone, with every count renamed: unreadable and kept too.
@@ -172,12 +174,7 @@ async fn a_moved_short_video_user_object_still_reads_and_no_other_user_is_taken(
 
     // The same moved page asked for another name: its owner and its suggested accounts are
     // all the search finds, and none of them is taken.
-    let page = sv::moved_state_page(&moved, 40_000);
-    let upstream = spawn_upstream(Router::new().fallback(move || {
-        let page = page.clone();
-        async move { ([(header::CONTENT_TYPE, "text/html")], page) }
-    }))
-    .await;
+    let upstream = spawn_upstream(serving(sv::moved_state_page(&moved, 40_000))).await;
     let app = spawn_app(settings(upstream.addr)).await;
     let response = app.get("/short-video/profile/not.on.this.page").await;
     assert_eq!(response.status(), 500);

@@ -6,32 +6,12 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Text;
 use super::record::Record;
-use super::scalar::{Scalar, ScalarVisitor};
+use super::scalar::{Scalar, visit_scalars_with};
 use super::table::{Start, Step, Table, Tabled};
-
-/// The visitor methods of the scalar values of an object seed: no member, so nothing read.
-macro_rules! scalars_give_nothing {
-    ($($method:ident($($ty:ty)?);)*) => {
-        $(fn $method<E: de::Error>(self, $(_: $ty)?) -> Result<bool, E> {
-            Ok(false)
-        })*
-    };
-}
-
-/// The visitor methods of a member's scalar values: each is read as a [`Scalar`] and kept
-/// for the names that end at the member.
-macro_rules! scalars_to_leaf {
-    ($($method:ident($($arg:ident: $ty:ty)?);)*) => {
-        $(fn $method<E: de::Error>(self, $($arg: $ty)?) -> Result<(), E> {
-            self.leaf(ScalarVisitor.$method($($arg)?)?);
-            Ok(())
-        })*
-    };
-}
 
 /// The user's own object at a known place (the xig object, `data.user`, `userInfo.user`),
 /// read through platform `T`'s table: what the names that start at the user gave.
@@ -173,14 +153,13 @@ impl<'de: 'a, 'a> Visitor<'de> for ObjectSeed<'_, '_, 'a> {
         d.deserialize_any(self)
     }
 
-    scalars_give_nothing! {
-        visit_str(&str);
-        visit_u64(u64);
-        visit_i64(i64);
-        visit_f64(f64);
-        visit_bool(bool);
-        visit_unit();
-        visit_none();
+    visit_scalars_with!(no_members -> bool);
+}
+
+impl ObjectSeed<'_, '_, '_> {
+    /// A scalar where an object was expected: no member, so nothing read.
+    fn no_members(self, _: Scalar<'_>) -> bool {
+        false
     }
 }
 
@@ -218,17 +197,7 @@ impl<'de: 'a, 'a> Visitor<'de> for MemberSeed<'_, '_, 'a> {
         f.write_str("any JSON value")
     }
 
-    scalars_to_leaf! {
-        visit_borrowed_str(v: &'de str);
-        visit_str(v: &str);
-        visit_string(v: String);
-        visit_u64(v: u64);
-        visit_i64(v: i64);
-        visit_f64(v: f64);
-        visit_bool(v: bool);
-        visit_unit();
-        visit_none();
-    }
+    visit_scalars_with!(leaf -> ());
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)

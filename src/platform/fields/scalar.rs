@@ -140,6 +140,33 @@ impl<'a> Scalar<'a> {
 
 pub(super) struct ScalarVisitor;
 
+/// The `Visitor` methods of every scalar JSON value for a visitor that reads containers its
+/// own way: each value is read as a [`Scalar`] (by [`ScalarVisitor`]'s rules) and handed to
+/// the visitor's method `$on`, whose result is the visited value. For the modules beside this
+/// one (the known-place readers and the search).
+macro_rules! visit_scalars_with {
+    ($on:ident -> $value:ty) => {
+        visit_scalars_with!(@each $on -> $value;
+            visit_borrowed_str(v: &'de str);
+            visit_str(v: &str);
+            visit_string(v: String);
+            visit_u64(v: u64);
+            visit_i64(v: i64);
+            visit_f64(v: f64);
+            visit_bool(v: bool);
+            visit_unit();
+            visit_none();
+        );
+    };
+    (@each $on:ident -> $value:ty; $($method:ident($($arg:ident: $ty:ty)?);)*) => {
+        $(fn $method<E: serde::de::Error>(self, $($arg: $ty)?) -> Result<$value, E> {
+            let value = super::scalar::ScalarVisitor.$method($($arg)?)?;
+            Ok(self.$on(value))
+        })*
+    };
+}
+pub(super) use visit_scalars_with;
+
 impl<'de> Visitor<'de> for ScalarVisitor {
     type Value = Scalar<'de>;
 

@@ -14,11 +14,11 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::Text;
 use super::record::{Record, View};
-use super::scalar::{Scalar, ScalarVisitor};
+use super::scalar::{Scalar, visit_scalars_with};
 use super::table::{Step, Table};
 use crate::cost;
 
@@ -81,6 +81,12 @@ struct ValueSeed<'s, 't, 'q, 'a> {
 }
 
 impl<'a> ValueSeed<'_, '_, '_, 'a> {
+    /// A scalar value: kept for the names that end at it; never a user's object.
+    fn scalar(mut self, value: Scalar<'a>) -> bool {
+        self.leaf(&value);
+        false
+    }
+
     /// Keeps `value` for every name that ends at this value.
     fn leaf(&mut self, value: &Scalar<'a>) {
         if let Some((record, steps)) = self.up.as_mut() {
@@ -104,18 +110,6 @@ impl<'de: 'a, 'a> DeserializeSeed<'de> for ValueSeed<'_, '_, '_, 'a> {
     }
 }
 
-/// The visitor methods of scalar values: each is read as a [`Scalar`] and kept for the names
-/// that end at it.
-macro_rules! scalars {
-    ($($method:ident($($arg:ident: $ty:ty)?);)*) => {
-        $(fn $method<E: de::Error>(mut self, $($arg: $ty)?) -> Result<bool, E> {
-            let value = ScalarVisitor.$method($($arg)?)?;
-            self.leaf(&value);
-            Ok(false)
-        })*
-    };
-}
-
 impl<'de: 'a, 'a> Visitor<'de> for ValueSeed<'_, '_, '_, 'a> {
     type Value = bool;
 
@@ -123,17 +117,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ValueSeed<'_, '_, '_, 'a> {
         f.write_str("any JSON value")
     }
 
-    scalars! {
-        visit_borrowed_str(v: &'de str);
-        visit_str(v: &str);
-        visit_string(v: String);
-        visit_u64(v: u64);
-        visit_i64(v: i64);
-        visit_f64(v: f64);
-        visit_bool(v: bool);
-        visit_unit();
-        visit_none();
-    }
+    visit_scalars_with!(scalar -> bool);
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
         d.deserialize_any(self)

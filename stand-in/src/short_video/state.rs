@@ -68,10 +68,9 @@ fn stats_json(out: &mut String, u: &SampleUser, round: bool) {
     let _ = write!(out, "{{{},\"friendCount\":3}}", parts.join(","));
 }
 
-/// The `stats` object of a page without `statsV2` whose every count is a signed 32-bit
-/// integer: exact, and negative once past `i32::MAX` (both like spellings alike).
-fn wrapped_stats_json(out: &mut String, u: &SampleUser) {
-    let parts: Vec<String> = [
+/// The user's counts under the page's keys, in the page's order (both like spellings).
+fn counts(u: &SampleUser) -> [(&'static str, Option<u64>); 6] {
+    [
         ("followerCount", u.follower_count),
         ("followingCount", u.following_count),
         ("heart", u.heart_count),
@@ -79,26 +78,27 @@ fn wrapped_stats_json(out: &mut String, u: &SampleUser) {
         ("videoCount", u.video_count),
         ("diggCount", u.digg_count),
     ]
-    .iter()
-    .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{}", as_int32(v))))
-    .collect();
+}
+
+/// `{"key":<value>,…}` of the counts the user has, each written by `value`, then `extra`.
+fn counts_json(out: &mut String, u: &SampleUser, value: impl Fn(u64) -> String, extra: &str) {
+    let parts: Vec<String> = counts(u)
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{}", value(v))))
+        .chain((!extra.is_empty()).then(|| extra.to_owned()))
+        .collect();
     let _ = write!(out, "{{{}}}", parts.join(","));
+}
+
+/// The `stats` object of a page without `statsV2` whose every count is a signed 32-bit
+/// integer: exact, and negative once past `i32::MAX` (both like spellings alike).
+fn wrapped_stats_json(out: &mut String, u: &SampleUser) {
+    counts_json(out, u, |v| as_int32(v).to_string(), "");
 }
 
 /// The exact `statsV2` object of decimal strings.
 fn stats_v2_json(out: &mut String, u: &SampleUser) {
-    let parts: Vec<String> = [
-        ("followerCount", u.follower_count),
-        ("followingCount", u.following_count),
-        ("heart", u.heart_count),
-        ("heartCount", u.heart_count),
-        ("videoCount", u.video_count),
-        ("diggCount", u.digg_count),
-    ]
-    .iter()
-    .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":\"{v}\"")))
-    .collect();
-    let _ = write!(out, "{{{},\"friendCount\":\"3\"}}", parts.join(","));
+    counts_json(out, u, |v| format!("\"{v}\""), "\"friendCount\":\"3\"");
 }
 
 /// The `i`-th suggested (other) user: a decoy inside and outside the state.
