@@ -85,33 +85,65 @@ pub(super) struct Scan {
 /// The keys' searchers, built once per page.
 pub(super) struct Keys([Finder<'static>; 3]);
 
+/// How far a key is known in one blob: its next place (`found`), or that it does not occur
+/// before `searched_to`.
+#[derive(Clone, Copy, Default)]
+struct Known {
+    found: Option<usize>,
+    searched_to: usize,
+}
+
+/// How much of a blob one key's searcher looks at in one go: a key absent from a blob is only
+/// searched as far as the nearest key found (the user is usually near the blob's start).
+const WINDOW: usize = 16 * 1024;
+
 impl Keys {
-    /// The searchers of both keys.
+    /// The searchers of every key.
     pub(super) fn new() -> Self {
         Self(Place::ALL.map(|place| Finder::new(place.key())))
     }
 
     /// The first key at or after `from` in `blob`, as (where, which); counts the bytes looked
-    /// at. `next` remembers each key's next place, so each searcher passes over the blob once.
-    fn next(
-        &self,
-        blob: &[u8],
-        from: usize,
-        next: &mut [Option<usize>; 3],
-    ) -> Option<(usize, Place)> {
-        for (k, place) in Place::ALL.into_iter().enumerate() {
-            if next[k].is_none_or(|at| at < from) {
-                let rest = blob.get(from..).unwrap_or_default();
-                let found = self.0[k].find(rest);
-                cost::examined(found.map_or(rest.len(), |at| at + place.key().len()));
-                next[k] = Some(found.map_or(usize::MAX, |at| from + at));
+    /// at. `known` remembers how far each key was searched, so each searcher passes over a
+    /// byte at most once (window overlaps aside), and no further than the nearest key found.
+    fn next(&self, blob: &[u8], from: usize, known: &mut [Known; 3]) -> Option<(usize, Place)> {
+        for key in known.iter_mut() {
+            // A place inside the object just read is not looked at again.
+            if key.found.is_some_and(|at| at < from) {
+                key.found = None;
+            }
+            if key.found.is_none() {
+                key.searched_to = key.searched_to.max(from);
             }
         }
-        Place::ALL
-            .into_iter()
-            .zip(*next)
-            .filter_map(|(place, at)| at.filter(|&at| at != usize::MAX).map(|at| (at, place)))
-            .min_by_key(|&(at, _)| at)
+        loop {
+            let nearest = Place::ALL
+                .into_iter()
+                .zip(known.iter())
+                .filter_map(|(place, key)| key.found.map(|at| (at, place)))
+                .min_by_key(|&(at, _)| at);
+            let limit = nearest.map_or(blob.len(), |(at, _)| at);
+            let mut searched = false;
+            for (k, place) in Place::ALL.into_iter().enumerate() {
+                let key = &mut known[k];
+                if key.found.is_some() || key.searched_to >= limit {
+                    continue;
+                }
+                let start = key.searched_to;
+                let end = (start + WINDOW).min(blob.len());
+                let window = &blob[start..(end + place.key().len() - 1).min(blob.len())];
+                let found = self.0[k].find(window);
+                cost::examined(found.map_or(window.len(), |at| at + place.key().len()));
+                match found {
+                    Some(at) => (key.found, key.searched_to) = (Some(start + at), start + at),
+                    None => key.searched_to = end,
+                }
+                searched = true;
+            }
+            if !searched {
+                return nearest;
+            }
+        }
     }
 }
 
@@ -120,12 +152,13 @@ impl Keys {
 /// Each byte of the blob is deserialized at most once: the search resumes after an object that
 /// was read (so keys nested inside it are not read again), and stops at the first object that
 /// cannot be read (the blob is then malformed, and a nest of keys cannot make the work grow
-/// with their number). Each key's searcher passes over the blob once.
+/// with their number). Each key's searcher passes over a byte of the blob at most once, and
+/// over none past the object that answers.
 pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    let mut next = [None; 3];
-    while let Some((at, place)) = keys.next(blob, from, &mut next) {
+    let mut known = [Known::default(); 3];
+    while let Some((at, place)) = keys.next(blob, from, &mut known) {
         let after_key = at + place.key().len();
         from = after_key;
         let rest = skip_ws(&blob[after_key..]);
