@@ -2,7 +2,6 @@
 //! platform has used for it, where that name sits relative to the user's object, and the form
 //! and date it was seen in. The tables themselves are in `names.rs`, one per platform.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// How a field's value is read: as the body's type of it (see [`super::Scalar`]).
@@ -89,8 +88,9 @@ pub struct Table {
     /// Whether a negative count is a total wrapped into a signed 32-bit integer (taken from an
     /// exact or unwrapped sibling, else read as `v + 2^32`); otherwise it is no count.
     pub unwraps_int32: bool,
-    /// The steps of each member key, built on first use.
-    index: OnceLock<HashMap<&'static str, Vec<Step>>>,
+    /// The steps of each member key, sorted by key, built on first use (a binary search over
+    /// a few dozen short keys costs less than hashing each member's key).
+    index: OnceLock<Vec<(&'static str, Vec<Step>)>>,
 }
 
 impl Table {
@@ -146,14 +146,15 @@ impl Table {
 
     /// The steps that start at a member called `key` (of either start).
     pub(super) fn steps(&self, key: &str) -> &[Step] {
-        self.index
-            .get_or_init(|| self.build_index())
-            .get(key)
-            .map_or(&[], Vec::as_slice)
+        let index = self.index.get_or_init(|| self.build_index());
+        match index.binary_search_by(|(k, _)| (*k).cmp(key)) {
+            Ok(at) => &index[at].1,
+            Err(_) => &[],
+        }
     }
 
-    fn build_index(&self) -> HashMap<&'static str, Vec<Step>> {
-        let mut index: HashMap<&'static str, Vec<Step>> = HashMap::new();
+    fn build_index(&self) -> Vec<(&'static str, Vec<Step>)> {
+        let mut index: Vec<(&'static str, Vec<Step>)> = Vec::new();
         for (f, field) in self.fields.iter().enumerate() {
             for (n, name) in field.names.iter().enumerate() {
                 let (first, rest) = match name.path.split_once('.') {
@@ -167,9 +168,13 @@ impl Table {
                     start: name.start,
                     rest,
                 };
-                index.entry(first).or_default().push(step);
+                match index.iter_mut().find(|(k, _)| *k == first) {
+                    Some((_, steps)) => steps.push(step),
+                    None => index.push((first, vec![step])),
+                }
             }
         }
+        index.sort_unstable_by_key(|(k, _)| *k);
         index
     }
 }
