@@ -468,6 +468,13 @@ fn demo_answers_real_lookups_offline() {
         let get = |path: &str| client.get(format!("{base}{path}")).bearer_auth(&key).send();
         let r = get("/short-video/profile/sunny.kitchen.lab").await.unwrap();
         assert_eq!(r.status(), 200);
+        // The banner's restricted account answers 403.
+        let restricted = stand_in::short_video::RESTRICTED_NAME;
+        assert!(curl_lines.iter().any(|l| l.contains(restricted)));
+        let r = get(&format!("/short-video/profile/{restricted}"))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
         let r = get("/short-video/profile/QUIET.FOX_22").await.unwrap();
         assert_eq!(
             r.json::<Value>().await.unwrap()["userInfo"]["user"]["privateAccount"],
