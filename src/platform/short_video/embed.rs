@@ -16,11 +16,14 @@ use serde::Deserialize;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::site::EMBED_PRIVATE_OR_MISSING;
 use super::user_json::{self, Entries, Names, Said};
 use crate::platform::PageVerdict;
 use crate::platform::fields::{Flag, Object, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
+
+/// What the embed's 400 and its error payload (`"isError": true`) are: the platform says so
+/// for a private account and for a missing one alike (the site's reason for it).
+pub(super) const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
 
 /// The id of the embed page's state script.
 pub(super) const SCRIPT_ID: &[u8] = b"__FRONTITY_CONNECT_STATE__";

@@ -70,7 +70,7 @@ const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
 /// The reason of the embed's 400 and of its error payload (`"isError": true`): the platform
 /// says so for a private account and for a missing one alike.
-pub const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
+pub const EMBED_PRIVATE_OR_MISSING: &str = super::embed::EMBED_PRIVATE_OR_MISSING;
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
