@@ -66,6 +66,15 @@ fn xig_json(page: &[u8]) -> Vec<u8> {
         .unwrap_or_default()
 }
 
+/// The JSON text of the data-sjs script that holds the moved user.
+fn moved_json(page: &[u8]) -> Vec<u8> {
+    let key = format!("\"{}\":{{", samples::MOVED_USER_KEY);
+    html::scripts(page)
+        .find(|s| memchr::memmem::find(s.text, key.as_bytes()).is_some())
+        .map(|s| s.text.to_vec())
+        .unwrap_or_default()
+}
+
 /// The JSON of `window._sharedData = …;`.
 fn shared_data_json(page: &[u8]) -> Vec<u8> {
     html::scripts(page)
@@ -105,6 +114,18 @@ fn benches(c: &mut Criterion) {
     compare(
         c,
         "page_xig_sample_1m",
+        page.as_bytes(),
+        &json,
+        |doc, asked| from_page(doc, asked),
+        &asked,
+    );
+
+    // The user under a key no known place uses: only the anchored search reads it.
+    let page = samples::moved_user_page(&user, 1_000_000);
+    let json = moved_json(page.as_bytes());
+    compare(
+        c,
+        "page_moved_anchored_1m",
         page.as_bytes(),
         &json,
         |doc, asked| from_page(doc, asked),

@@ -37,11 +37,14 @@
 //!   [`platform::fetcher::Fetcher`] runs any site for a plan and a mode (gate, egress,
 //!   retries, redirects, hurdles, drift capture), and [`platform::fetcher::Fetchers`] holds
 //!   every platform's, built through [`platform::with_site`], as a [`platform::fetcher::Fetch`].
-//!   [`html`] is the one HTML tokenizer (a browser's idea of tags, text and
-//!   `<script>` elements, without a DOM) that every page reader uses, and [`json_skim`] finds
-//!   one member of a large JSON object without parsing the others; both (and every other
-//!   search over upstream bytes) count the bytes they examine in [`cost`], which is how the
-//!   tests show that no page costs more than linear work.
+//!   Every reader reads its fields through `platform::fields`: one rule set for any JSON
+//!   value, one table per platform of the names it has used for each field
+//!   (`src/platform/fields/names.rs`), the readers of known places, and the anchored search
+//!   for a user no known place holds. [`html`] is the one HTML tokenizer (a browser's idea of
+//!   tags, text and `<script>` elements, without a DOM) that every page reader uses, and
+//!   [`json_skim`] finds one member of a large JSON object without parsing the others; both
+//!   (and every other search over upstream bytes) count the bytes they examine in [`cost`],
+//!   which is how the tests show that no page costs more than linear work.
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),

@@ -39,6 +39,8 @@ impl Finding {
                 Failure::Blocked { reason, .. } => Finding::Blocked(reason),
                 Failure::Withheld { reason, .. } => Finding::Withheld(reason),
                 Failure::RegionLocked { .. } => Finding::Blocked("region_locked"),
+                // The account's own setting, not the source's fault nor a refusal of us.
+                Failure::Restricted => Finding::Withheld("profile_restricted"),
                 Failure::Overloaded { .. } => Finding::NotSent,
                 Failure::ExtractionFailed(why) => Finding::Unreadable(why.clone()),
                 Failure::Unavailable(why) => Finding::Unreachable(why.clone()),
@@ -83,6 +85,10 @@ mod tests {
         assert_eq!(
             failed(Failure::RegionLocked { retry_after: wait }),
             Finding::Blocked("region_locked")
+        );
+        assert_eq!(
+            failed(Failure::Restricted),
+            Finding::Withheld("profile_restricted")
         );
         assert_eq!(
             failed(Failure::Overloaded { retry_after: wait }),

@@ -88,6 +88,10 @@ pub enum Failure {
         /// How long the caller should wait.
         retry_after: Duration,
     },
+    /// The platform shows the profile only to logged-in viewers (audience controls, age
+    /// gates): about the account, not a refusal of us; never stored, and no older copy
+    /// stands in for it.
+    Restricted,
     /// We chose not to send the request: the outbound budget for the platform is spent.
     Overloaded {
         /// When the budget will have room again.
@@ -123,6 +127,7 @@ impl Failure {
             Failure::Blocked { .. } | Failure::Withheld { .. } => "blocked",
             Failure::Overloaded { .. } => "overloaded",
             Failure::RegionLocked { .. } => "region_locked",
+            Failure::Restricted => "restricted",
             Failure::ExtractionFailed(_) => "extraction_failed",
             Failure::Unavailable(_) => "unavailable",
         }
@@ -131,7 +136,7 @@ impl Failure {
     /// Failures an older answer may stand in for: the platform's trouble (or our budget), not
     /// a verdict about the user.
     pub fn may_serve_stale(&self) -> bool {
-        !matches!(self, Failure::RegionLocked { .. })
+        !matches!(self, Failure::RegionLocked { .. } | Failure::Restricted)
     }
 }
 
@@ -147,6 +152,8 @@ pub enum PageVerdict<P> {
     Blocked(&'static str),
     /// The document says the profile is withheld from the region the request came from.
     RegionLocked,
+    /// The document says the platform shows the profile only to logged-in viewers.
+    Restricted,
     /// The document holds no profile we can read; the text says why (for the log only).
     Unreadable(String),
 }
@@ -159,6 +166,7 @@ impl<P> PageVerdict<P> {
             PageVerdict::NotFound => PageVerdict::NotFound,
             PageVerdict::Blocked(reason) => PageVerdict::Blocked(reason),
             PageVerdict::RegionLocked => PageVerdict::RegionLocked,
+            PageVerdict::Restricted => PageVerdict::Restricted,
             PageVerdict::Unreadable(why) => PageVerdict::Unreadable(why),
         }
     }

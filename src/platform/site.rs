@@ -138,6 +138,9 @@ pub struct Api {
     /// Whether the platform withholds profiles by region, so that 451 `region_locked` is an
     /// answer of the route.
     pub region_locks: bool,
+    /// Whether the platform shows some profiles only to logged-in viewers, so that 403
+    /// `profile_restricted` is an answer of the route.
+    pub restricts: bool,
 }
 
 /// What one answer from the platform means, in the platform's own terms; the fetcher decides
@@ -150,6 +153,8 @@ pub enum Reading<H> {
     NotFound,
     /// The platform withholds the profile from the region we asked from.
     RegionLocked,
+    /// The platform shows the profile only to logged-in viewers.
+    Restricted,
     /// The platform refused us; `retry_after` is its own `Retry-After`, when it sent one.
     Blocked {
         /// The signal seen, for logs and metrics.
@@ -230,6 +235,7 @@ impl<H> From<PageVerdict<Profile>> for Reading<H> {
             PageVerdict::NotFound => Reading::NotFound,
             PageVerdict::Blocked(reason) => Reading::blocked(reason),
             PageVerdict::RegionLocked => Reading::RegionLocked,
+            PageVerdict::Restricted => Reading::Restricted,
             PageVerdict::Unreadable(why) => Reading::Unreadable(why),
         }
     }

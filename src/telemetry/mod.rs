@@ -25,7 +25,7 @@ pub const HTTP_LATENCY: &str = "profile_lookup_http_request_duration_seconds";
 /// Gauge: requests being handled now.
 pub const HTTP_IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 /// Counter: upstream lookups by `platform` and `outcome` (ok, not_found, private, blocked,
-/// region_locked, extraction_failed, unavailable, overloaded): one count per lookup, at its end.
+/// region_locked, restricted, extraction_failed, unavailable, overloaded): one count per lookup, at its end.
 pub const UPSTREAM_LOOKUPS: &str = "profile_lookup_upstream_lookups_total";
 /// Counter: WAF challenges met on the way, by `platform` (the lookup's end is counted apart).
 pub const UPSTREAM_CHALLENGES: &str = "profile_lookup_upstream_challenges_total";

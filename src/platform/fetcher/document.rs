@@ -152,6 +152,7 @@ pub fn answer<H>(reading: Reading<H>, block_wait: Duration) -> Lookup {
         Reading::RegionLocked => Failure::RegionLocked {
             retry_after: block_wait,
         },
+        Reading::Restricted => Failure::Restricted,
         Reading::Blocked {
             reason,
             retry_after,

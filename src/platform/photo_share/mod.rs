@@ -4,7 +4,6 @@
 //! answer means); `extract` (and the small readers behind it) turn one document into a verdict.
 mod api;
 pub mod body;
-mod edge_user;
 pub mod extract;
 mod markers;
 mod page;

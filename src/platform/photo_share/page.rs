@@ -2,7 +2,7 @@
 //! the proof of absence when the API says `user: null`.
 
 use super::PhotoShareProfile;
-use super::parts::is_requested;
+use super::parts::{answerable, is_requested, searched};
 use super::{markers, shared_data, xig};
 use crate::html;
 use crate::platform::PageVerdict;
@@ -36,8 +36,11 @@ pub fn from_page_answer<'a>(
 /// - the legacy `window._sharedData = {…};` state (`entry_data.ProfilePage[0].graphql.user`) or
 ///   `window.__additionalDataLoaded(…, {"graphql":{"user":…}})`.
 ///
-/// When no profile of the requested user is found (`"xig_user_by_username": null` or
-/// `"user": null` counts as none found: on its own it proves nothing):
+/// When no known place holds the requested user, the anchored search looks for their object
+/// in every JSON script of the page (never taking another user's; not on the platform's 404
+/// or login page). When no profile of the requested user is found at all
+/// (`"xig_user_by_username": null` or `"user": null` counts as none found: on its own it
+/// proves nothing):
 /// - a user object of another username → `Unreadable`;
 /// - a profile state that is cut or malformed → `Unreadable`;
 /// - the "page not found" page ("Sorry, this page isn't available", `dialog-404`, a `<title>`
@@ -68,14 +71,14 @@ pub fn from_page<'a>(
         if script.has_attr("data-sjs") {
             let found = xig::scan(script.text, requested, &keys);
             if let Some(profile) = found.profile {
-                return PageVerdict::Profile(profile);
+                return answerable(profile);
             }
             other_user |= found.other_user;
             broken = broken.or(found.broken);
         } else if let Some(legacy) = shared_data::read(script.text) {
             match legacy.profile {
                 Some(profile) if is_requested(&profile, requested) => {
-                    return PageVerdict::Profile(profile);
+                    return answerable(profile);
                 }
                 Some(_) => other_user = true,
                 None => {}
@@ -83,6 +86,16 @@ pub fn from_page<'a>(
             login_state |= legacy.login_page;
             error_state |= legacy.error_page;
             broken = broken.or(legacy.broken);
+        }
+    }
+    // No known place holds the requested user: their object anywhere in the page's JSON,
+    // unless the page is the platform's own 404 or login page.
+    if !error_state && !login_state && !markers::is_not_found_page(body) {
+        let json = html::scripts(body)
+            .map(|script| script.text.trim_ascii())
+            .filter(|text| text.starts_with(b"{") || text.starts_with(b"["));
+        if let Some(verdict) = searched(json, requested) {
+            return verdict;
         }
     }
     if other_user {
@@ -143,7 +156,7 @@ mod tests {
     #[test]
     fn reads_the_legacy_shared_data_page() {
         let page = r#"<html><script type="text/javascript">window._sharedData = {"entry_data":
-            {"ProfilePage":[{"graphql":{"user":{"id":"5","username":"bo",
+            {"ProfilePage":[{"graphql":{"user":{"id":"5","username":"bo","is_private":true,
             "profile_pic_url":"https:\u002F\u002Fcdn.test\u002Fp.jpg"}}}]}};</script></html>"#;
         let PageVerdict::Profile(p) = verdict(page, "bo") else {
             panic!("expected a profile");
@@ -232,16 +245,23 @@ mod tests {
             ),
             (Some(12), Some(3), Some(7))
         );
-        // A hidden count stays null, whichever spelling hides it.
+        // A count a private account's view hides stays null, whichever spelling hides it.
         let hidden = page_2026(
             r#"{"xig_user_by_username":{"pk":"5","username":"bo","follower_count":null,
-            "edge_followed_by":null,"edge_owner_to_timeline_media":{"count":null}}}"#,
+            "is_private":true,"edge_followed_by":null,
+            "edge_owner_to_timeline_media":{"count":null}}}"#,
         );
         let PageVerdict::Profile(p) = verdict(&hidden, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!(p.edge_followed_by.count, None);
         assert_eq!(p.edge_owner_to_timeline_media.count, None);
+        // A public account's follower count is never hidden: the page is unreadable.
+        let public = hidden.replace(r#""is_private":true"#, r#""is_private":false"#);
+        assert!(matches!(
+            verdict(&public, "bo"),
+            PageVerdict::Unreadable(why) if why.contains("follower count")
+        ));
     }
 
     #[test]
@@ -281,6 +301,64 @@ mod tests {
         );
         let null = page_2026(r#"{"xdt_api__v1__users__web_profile_info":{"user":null}}"#);
         assert!(matches!(verdict(&null, "bo"), PageVerdict::Unreadable(_)));
+    }
+
+    #[test]
+    fn the_profile_querys_preloaded_answer_2026_09() {
+        // mifi/SimpleInstaBot#328/#329 (2026-09-14): the page preloads the profile query's
+        // answer, `{"data":{"user":{…},"viewer":{"user":{…}}}}`, in the stream cache; another
+        // account's hovercard sits under the xig key on the same page.
+        let page = format!(
+            r#"{}<script type="application/json" data-sjs>{{"require":[["RelayPrefetchedStreamCache",
+            "next",[],["adp_PolarisHovercardQuery",{{"__bbox":{{"result":{{"data":
+            {{"xig_user_by_username":{{"pk":"9","username":"someone.else","follower_count":1}}}}}}}}}}]]]}}</script>"#,
+            page_2026(
+                r#"{"user":{"pk":"5","id":"5","username":"bo","full_name":"Bo",
+                "hd_profile_pic_url_info":{"url":"https:\/\/cdn.test\/hd.jpg"},
+                "profile_pic_url":"https:\/\/cdn.test\/s.jpg","is_private":false,
+                "account_type":2,"is_business":true,"category":"Bakery",
+                "follower_count":12,"following_count":3,"media_count":7},
+                "viewer":{"user":{"pk":"0","id":"0"}}}"#
+            )
+        );
+        let PageVerdict::Profile(p) = verdict(&page, "BO") else {
+            panic!("expected a profile");
+        };
+        assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
+        assert_eq!(p.profile_pic_url_hd, "https://cdn.test/hd.jpg");
+        assert_eq!(
+            (
+                p.edge_followed_by.count,
+                p.edge_follow.count,
+                p.edge_owner_to_timeline_media.count
+            ),
+            (Some(12), Some(3), Some(7))
+        );
+    }
+
+    #[test]
+    fn a_user_under_an_unknown_key_still_reads_and_another_users_object_is_never_taken() {
+        // The user moved under a key no known place uses, beside another account's hovercard.
+        let hovercard = r#"<script type="application/json" data-sjs>{"data":
+            {"xig_user_by_username":{"pk":"9","username":"someone.else","follower_count":1}}}
+            </script>"#;
+        let moved = page_2026(
+            r#"{"fetch__XDTUserDict":{"pk":"5","username":"bo","full_name":"Bo",
+            "follower_count":12,"following_count":3,"media_count":7}}"#,
+        );
+        let page = format!("{hovercard}{moved}");
+        let PageVerdict::Profile(p) = verdict(&page, "bo") else {
+            panic!("expected a profile");
+        };
+        assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
+        assert_eq!(p.edge_followed_by.count, Some(12));
+        // Nobody else's object is ever the profile.
+        for other in ["bob", "someone"] {
+            assert!(
+                matches!(verdict(&page, other), PageVerdict::Unreadable(_)),
+                "{other}"
+            );
+        }
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl Site for PhotoShare {
         example_username: "lumen.trails",
         found: "The profile (private accounts have `is_private: true`)",
         region_locks: false,
+        restricts: false,
     };
     type Body = PhotoShareProfile;
     const RETRIES_BLOCKS: bool = true;

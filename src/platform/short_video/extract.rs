@@ -14,10 +14,11 @@
 
 use super::ShortVideoProfile;
 use super::stateless::{self, Rest};
-use super::user_json::{SHELL_PAGE, Said};
+use super::user_json::{self, NO_USER, SHELL_PAGE, Said};
 use super::{embed, next_data, sigi, universal};
 use crate::html::{self, Token};
 use crate::platform::PageVerdict;
+use crate::platform::fields::{self, SHORT_VIDEO};
 use crate::username::Subject;
 
 /// The ways a document embeds its state: the profile page's eras, newest first, then the
@@ -53,7 +54,7 @@ impl Kind {
 }
 
 /// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct States<'a>([Option<&'a [u8]>; 5]);
 
 impl<'a> States<'a> {
@@ -95,6 +96,11 @@ impl<'a> States<'a> {
         (states, rest)
     }
 
+    /// Every state script's text, in the order of [`Kind`].
+    fn texts(self) -> impl Iterator<Item = &'a [u8]> {
+        self.0.into_iter().flatten()
+    }
+
     /// What each state says, newest era first, read lazily: a state after the one that
     /// decides is never parsed.
     fn said(self, requested: Subject<'a>) -> impl Iterator<Item = Said> + 'a {
@@ -108,11 +114,15 @@ impl<'a> States<'a> {
 ///
 /// Existence comes from the deciding state's status code only (0, 10216 and 10222 (private)
 /// are profiles; 10221, 10202 and 10204 not found; 10000, 10113 and 10114 a captcha block);
-/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). Counts the
-/// page does not give are `None`; other missing user fields are `""`, `false` or `0`, because
-/// the body's shape has every key and a blank bio is not a wrong number. Strings are
-/// JSON-decoded, never entity-decoded. Pure and linear in the page size (each state is parsed
-/// at most once); never panics, whatever the bytes.
+/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). When no
+/// state decides (a state whose known place holds no user, or no state of a known kind), the
+/// anchored search looks for the requested user's object in every state and inline JSON of
+/// the page, and never takes another user's. Every field is read through the platform's table
+/// of names. Counts the page does not give are `None` (a public account must give its
+/// followers); other missing user fields are `""`, `false` or `0`, because the body's shape
+/// has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
+/// entity-decoded. Pure and linear in the page size (each script is parsed at most twice:
+/// by its reader, then by the search); never panics, whatever the bytes.
 pub fn extract<'a>(
     page: &[u8],
     requested: impl Into<Subject<'a>>,
@@ -124,21 +134,50 @@ pub fn extract<'a>(
     let (states, rest) = States::of(page);
     let mut broken = None;
     let mut shell = false;
+    let mut no_user = None;
     for said in states.said(requested) {
         match said {
             Said::User(verdict) => return *verdict,
+            Said::NoUser { private } => {
+                no_user.get_or_insert(private);
+            }
             Said::AppOnly => shell = true,
             Said::Broken(why) => {
                 broken.get_or_insert(why);
             }
         }
     }
-    match (broken, shell) {
-        // A state we could not read may have held the user: never guess a block over it.
-        (Some(why), _) => PageVerdict::Unreadable(why),
-        (None, true) => PageVerdict::Blocked(SHELL_PAGE),
-        (None, false) => rest.verdict(),
+    // No state decided: the requested user's object anywhere in the page's JSON.
+    if let Some(verdict) = anchored(states, &rest, requested, no_user.unwrap_or(false)) {
+        return verdict;
     }
+    match (no_user, broken, shell) {
+        (Some(_), _, _) => PageVerdict::Unreadable(NO_USER.into()),
+        // A state we could not read may have held the user: never guess a block over it.
+        (None, Some(why), _) => PageVerdict::Unreadable(why),
+        (None, None, true) => PageVerdict::Blocked(SHELL_PAGE),
+        (None, None, false) => rest.verdict(),
+    }
+}
+
+/// The anchored search over every state and every inline JSON of the page: the verdict of the
+/// requested user's object, when one is found (`private` when a state's status said so);
+/// `None` when there is none, or no name to look for (a saved page read for anyone).
+fn anchored(
+    states: States<'_>,
+    rest: &Rest<'_>,
+    requested: Subject<'_>,
+    private: bool,
+) -> Option<PageVerdict<ShortVideoProfile>> {
+    let name = requested.name()?;
+    let found = states
+        .texts()
+        .chain(rest.json().iter().copied())
+        .filter_map(|text| fields::search(&SHORT_VIDEO, text, name))
+        .flatten()
+        .collect();
+    let user = fields::best(&SHORT_VIDEO, found)?;
+    Some(user_json::profile(&user, private, requested))
 }
 
 #[cfg(test)]
@@ -255,6 +294,11 @@ mod tests {
         assert_eq!(
             extract(samples::status_page(10231).as_bytes(), &n),
             PageVerdict::RegionLocked
+        );
+        let restricted = samples::restricted_page(samples::RESTRICTED_NAME);
+        assert_eq!(
+            extract(restricted.as_bytes(), &name(samples::RESTRICTED_NAME)),
+            PageVerdict::Restricted
         );
         let odd = extract(samples::status_page(10_555).as_bytes(), &n);
         assert!(matches!(&odd, PageVerdict::Unreadable(why) if why.contains("10555")));
@@ -392,6 +436,10 @@ mod tests {
             (samples::captcha_page(10000), "captcha_page"),
             (samples::captcha_page(10113), "captcha_page"),
             (samples::captcha_page(10114), "captcha_page"),
+            // 2026-09: the configuration in a JSON script element, `id="captcha-config"`.
+            (samples::captcha_config_page(10000), "captcha_page"),
+            (samples::captcha_config_page(10113), "captcha_page"),
+            (samples::captcha_config_page(10114), "captcha_page"),
         ];
         for (page, reason) in cases {
             // Whoever is asked for: a block is never a verdict about the user.
@@ -419,6 +467,7 @@ mod tests {
             with(r#"<script type="application/ld+json">{"@type":"Person","name":"A"}</script>"#),
             // A verify configuration whose code is not a captcha's: not a page we know.
             samples::captcha_page(10555),
+            samples::captcha_config_page(10555),
             "<html><body>We changed everything</body></html>".to_owned(),
             "<html><head><title>Security Check</title></head><body>Security Check</body></html>"
                 .to_owned(),
@@ -479,6 +528,75 @@ mod tests {
                 "cut {cut}: {got:?}"
             );
         }
+    }
+
+    /// A current-era page whose only state is `state` under the usual id.
+    fn universal(state: &str) -> String {
+        format!(
+            r#"<html><script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{state}</script></html>"#
+        )
+    }
+
+    #[test]
+    fn a_state_under_an_unknown_id_still_reads() {
+        for user in samples::sample_users()
+            .into_iter()
+            .chain([samples::MOVED_PAGE_USER])
+        {
+            let page = samples::moved_state_page(&user, 30_000);
+            assert_eq!(
+                extract(page.as_bytes(), &name(user.unique_id)),
+                PageVerdict::Profile(expected_body(&user)),
+                "{}",
+                user.unique_id
+            );
+        }
+    }
+
+    #[test]
+    fn a_user_object_moved_within_the_state_still_reads_its_counts_beside_it() {
+        // `userInfo.user` became `userInfo.owner`: the counts are read relative to the object
+        // that holds the user, wherever that is.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"webapp.user-profile":
+            {"statusCode":0,"userInfo":{"owner":{"id":"9","uniqueId":"Moved.One","nickname":"M"},
+            "stats":{"followerCount":40,"heart":7},"statsV2":{"followerCount":"41"}}}}}"#,
+        );
+        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("moved.one")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.user.id, "9");
+        assert_eq!(p.user_info.stats.follower_count, Some(41));
+        assert_eq!(p.user_info.stats.heart, Some(7));
+    }
+
+    #[test]
+    fn a_count_renamed_to_a_known_name_still_reads() {
+        // The embed's flat `followerCount` inside the page's user object, no `stats`.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":
+            {"user":{"id":"3","uniqueId":"flat.counts","followerCount":12,"heartCount":5}}}}}"#,
+        );
+        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("flat.counts")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        assert_eq!(p.user_info.stats.heart_count, Some(5));
+    }
+
+    #[test]
+    fn another_users_object_is_never_taken_by_the_search() {
+        // The moved page holds its owner and the suggested accounts: anyone else is not there.
+        let page = samples::moved_state_page(&SMALL_USER, 30_000);
+        for other in ["nobody.here", PUBLIC_USER.unique_id] {
+            assert!(
+                unreadable(&extract(page.as_bytes(), &name(other))),
+                "{other}"
+            );
+        }
+        // A state of unknown shape holding only another user's object (the viewer).
+        let viewer = r#"<script id="__NEW__" type="application/json">{"viewer":{"uniqueId":"me","followerCount":1}}</script>"#;
+        assert!(unreadable(&extract(viewer.as_bytes(), &name("someone"))));
     }
 
     #[test]

@@ -6,8 +6,9 @@
 
 use serde::Deserialize;
 
+#[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo, Said};
+use super::user_json::{self, Found, Said, UserInfo};
 use crate::platform::PageVerdict;
 use crate::platform::fields::Text;
 use crate::username::Subject;
@@ -35,7 +36,7 @@ struct PageProps<'a> {
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     #[serde(borrow)]
-    user_info: Option<RawUserInfo<'a>>,
+    user_info: Option<UserInfo<'a>>,
 }
 
 /// Reads the text of the `__NEXT_DATA__` script.
@@ -49,7 +50,7 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     let Some(props) = doc.props.and_then(|p| p.page_props) else {
         return Said::Broken("the state has no props.pageProps".into());
     };
-    Said::user(page_props(props, requested))
+    page_props(props, requested)
 }
 
 /// [`said`] as the verdict of a page holding only this state.
@@ -58,22 +59,22 @@ fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
     said(text, requested).into_verdict()
 }
 
-/// The verdict of the page props: the section about the page's user.
-fn page_props(props: PageProps<'_>, requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+/// What the page props say: the section about the page's user.
+fn page_props(props: PageProps<'_>, requested: Subject<'_>) -> Said {
     if let Some(Text(id)) = &props.unique_id
         && !id.is_empty()
         && !requested.matches(id)
     {
-        return PageVerdict::Unreadable(format!(
+        return Said::user(PageVerdict::Unreadable(format!(
             "pageProps is about another user than {:?}",
             requested.to_string()
-        ));
+        )));
     }
     if props.status_code.is_none() && props.server_code == Some(404) {
-        return PageVerdict::NotFound;
+        return Said::user(PageVerdict::NotFound);
     }
     let found = Found::from_user_info(props.status_code, props.user_info);
-    user_json::verdict(found, requested)
+    user_json::said(found, requested)
 }
 
 #[cfg(test)]

@@ -9,14 +9,14 @@
 //! `UserPage.{uniqueId, statusCode, secUid}`.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{Deserializer, IgnoredAny};
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Entries, Found, RawStats, RawUser, Said};
+use super::user_json::{self, Entries, Found, Names, Said};
 use crate::cost;
 use crate::platform::PageVerdict;
-use crate::platform::fields::{Object, Text};
+use crate::platform::fields::{self, Record, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
 
 /// The id of this era's JSON state script.
@@ -44,9 +44,19 @@ struct Doc<'a> {
 #[derive(Deserialize)]
 struct UserModule<'a> {
     #[serde(borrow)]
-    users: Option<Entries<'a, RawUser<'a>>>,
+    users: Option<Entries<'a, UserObject<'a, Names>>>,
     #[serde(borrow)]
-    stats: Option<Entries<'a, Object<RawStats>>>,
+    stats: Option<Entries<'a, Stats<'a>>>,
+}
+
+/// One user's entry of `UserModule.stats`: the counts a page of another era keeps in the
+/// `stats` beside the user, read by the same names.
+struct Stats<'a>(Record<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Stats<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        fields::member(&SHORT_VIDEO, "stats", d).map(Stats)
+    }
 }
 
 #[derive(Deserialize)]
@@ -131,28 +141,32 @@ pub(super) fn said(text: &[u8], embedding: Embedding, requested: Subject<'_>) ->
         .position(|(key, _)| key.0.eq_ignore_ascii_case(wanted))
         .or_else(|| {
             users.iter().position(|(_, user)| {
-                user.unique_id
-                    .as_ref()
-                    .is_some_and(|id| id.0.eq_ignore_ascii_case(wanted))
+                View::new(&SHORT_VIDEO, &user.0)
+                    .username()
+                    .eq_ignore_ascii_case(wanted)
             })
         });
     let (key, user) = match at {
         Some(at) => {
             let (key, user) = users.swap_remove(at);
-            (Some(key), Some(user))
+            (Some(key), Some(user.0))
         }
         None => (None, None),
     };
     let stats_at = stats.iter().position(|(k, _)| {
         key.as_ref().is_some_and(|key| k.0 == key.0) || k.0.eq_ignore_ascii_case(wanted)
     });
+    let user = user.map(|mut user| {
+        if let Some(at) = stats_at {
+            user.merge(stats.swap_remove(at).1.0);
+        }
+        user
+    });
     let found = Found {
         status: page.status_code,
         user,
-        stats: stats_at.and_then(|at| stats.swap_remove(at).1.0),
-        stats_v2: None,
     };
-    Said::user(user_json::verdict(found, requested))
+    user_json::said(found, requested)
 }
 
 #[cfg(test)]

@@ -62,12 +62,15 @@ impl Document for Doc {
     }
 }
 
+/// The block a saved WAF proof-of-work page is, as `profile-lookup extract` names it.
+pub const WAF_CHALLENGE: &str = "waf_challenge";
+
 /// The reason of another client error on the embed: a status the embed is not known to send.
 const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
-/// The reason of the embed's 400: the platform says so for a private account and for a
-/// missing one alike.
-pub const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
+/// The reason of the embed's 400 and of its error payload (`"isError": true`): the platform
+/// says so for a private account and for a missing one alike.
+pub const EMBED_PRIVATE_OR_MISSING: &str = super::embed::EMBED_PRIVATE_OR_MISSING;
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
@@ -75,6 +78,7 @@ impl Site for ShortVideo {
         example_username: "sunny.kitchen.lab",
         found: "The profile (private accounts have `privateAccount: true` and may lack counts)",
         region_locks: true,
+        restricts: true,
     };
     type Body = ShortVideoProfile;
     const RETRIES_BLOCKS: bool = false;
@@ -147,7 +151,11 @@ impl Site for ShortVideo {
                 if let Some(hurdle) = challenge::detect(&response.body) {
                     return Reading::Hurdle(hurdle);
                 }
-                match Self::extract(&response.body, name.into()) {
+                match extract::extract(&response.body, name).map(|body| Profile::new(&body)) {
+                    // The embed's error payload: private or missing alike, as its 400 says.
+                    PageVerdict::Blocked(EMBED_PRIVATE_OR_MISSING) => {
+                        Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
+                    }
                     // The stateless kinds are what the platform answers 200 with; a 404
                     // without state is no page we know.
                     PageVerdict::Blocked(reason)
@@ -191,8 +199,13 @@ impl Site for ShortVideo {
         Reading::Withheld(why)
     }
 
-    /// The profile page of any era, or the embed page: one extractor reads them all.
+    /// The profile page of any era, or the embed page: one extractor reads them all. A saved
+    /// WAF challenge page is the block it is ([`WAF_CHALLENGE`]): a lookup clears it before
+    /// reading ([`Site::read`]), so it is never a page the service failed to read.
     fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
+        if challenge::detect(document).is_some() {
+            return PageVerdict::Blocked(WAF_CHALLENGE);
+        }
         extract::extract(document, requested).map(|body| Profile::new(&body))
     }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo, Said};
+use super::user_json::{self, Found, Said, UserInfo};
 use crate::json_skim;
 #[cfg(test)]
 use crate::platform::PageVerdict;
@@ -20,7 +20,7 @@ pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
 struct UserDetail<'a> {
     status_code: Option<i64>,
     #[serde(borrow)]
-    user_info: Option<RawUserInfo<'a>>,
+    user_info: Option<UserInfo<'a>>,
 }
 
 /// Reads the text of the `__UNIVERSAL_DATA_FOR_REHYDRATION__` script.
@@ -56,7 +56,7 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         };
     };
     let found = Found::from_user_info(detail.status_code, detail.user_info);
-    Said::user(user_json::verdict(found, requested))
+    user_json::said(found, requested)
 }
 
 /// [`said`] as the verdict of a page holding only this state.
@@ -143,6 +143,98 @@ mod tests {
     }
 
     #[test]
+    fn a_public_profile_without_a_follower_count_is_unreadable_a_private_one_is_not() {
+        // Never a 200 with `null` followers for a public account: the count moved.
+        let renamed = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"fansTotal":5,"heart":3}}}}}}"#
+        ));
+        assert!(matches!(
+            read(renamed.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(why) if why.contains("follower count")
+        ));
+        let no_stats = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+        ));
+        assert!(matches!(
+            read(no_stats.as_bytes(), (&name("mixed.case")).into()),
+            PageVerdict::Unreadable(_)
+        ));
+        // A private account's limited view may withhold it: `null`.
+        let private = detail(&format!(
+            r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"heart":3}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(private.as_bytes(), (&name("mixed.case")).into()) else {
+            panic!("a private profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, None);
+    }
+
+    #[test]
+    fn no_count_is_negative_a_wrapped_total_comes_from_its_sibling_else_unwrapped() {
+        let stats = |stats: &str| {
+            let text = detail(&format!(
+                r#"{{"statusCode":0,"userInfo":{{"user":{USER},{stats}}}}}"#
+            ));
+            match read(text.as_bytes(), (&name("mixed.case")).into()) {
+                PageVerdict::Profile(p) => p.user_info.stats,
+                other => panic!("{other:?} for {stats}"),
+            }
+        };
+        // The sibling spelling is exact: it is taken.
+        let s = stats(r#""stats":{"followerCount":5,"heart":3000000000,"heartCount":-1294967296}"#);
+        assert_eq!(
+            (s.heart, s.heart_count),
+            (Some(3_000_000_000), Some(3_000_000_000))
+        );
+        // No sibling: the total is unwrapped (+2^32).
+        let s = stats(r#""stats":{"followerCount":5,"heartCount":-1625611536}"#);
+        assert_eq!((s.heart, s.heart_count), (None, Some(2_669_355_760)));
+        let s = stats(r#""stats":{"followerCount":-2000000000,"videoCount":-1}"#);
+        assert_eq!(s.follower_count, Some(2_294_967_296));
+        assert_eq!(s.video_count, Some(4_294_967_295));
+        // The exact spelling wins over a wrapped one.
+        let s = stats(
+            r#""stats":{"followerCount":-1294967296},"statsV2":{"followerCount":"3000000001"}"#,
+        );
+        assert_eq!(s.follower_count, Some(3_000_000_001));
+        // Below i32::MIN it was never a 32-bit total: no count.
+        let s = stats(r#""stats":{"followerCount":1,"heartCount":-2147483649}"#);
+        assert_eq!(s.heart_count, None);
+    }
+
+    #[test]
+    fn a_profile_shown_only_to_logged_in_viewers_is_restricted() {
+        // 209002: audience controls or an age gate (reported to us for 2026-09), with or
+        // without the user in the state, whoever is asked for.
+        for info in [format!(r#"{{"user":{USER}}}"#), "{}".to_owned()] {
+            let text = detail(&format!(
+                r#"{{"statusCode":209002,"statusMsg":"","userInfo":{info}}}"#
+            ));
+            for who in ["mixed.case", "someone.else"] {
+                assert_eq!(
+                    read(text.as_bytes(), (&name(who)).into()),
+                    PageVerdict::Restricted,
+                    "{info} {who}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_absent_sec_uid_is_empty() {
+        let user = r#"{"id":"1","uniqueId":"no.sec","nickname":"N"}"#;
+        let text = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{user},"stats":{{"followerCount":2}}}}}}"#
+        ));
+        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("no.sec")).into()) else {
+            panic!("a profile");
+        };
+        assert_eq!(p.user_info.user.sec_uid, "");
+        let body = serde_json::to_value(&p).unwrap();
+        assert_eq!(body["userInfo"]["user"]["secUid"], "");
+    }
+
+    #[test]
     fn a_permission_code_is_a_private_profile() {
         // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
         let text = detail(&format!(
@@ -204,7 +296,7 @@ mod tests {
     #[test]
     fn broken_text_is_unreadable() {
         let text = detail(&format!(
-            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"followerCount":1}}}}}}"#
         ));
         // `webapp.user-detail` is the scope's last member here: any cut into it is unreadable.
         let detail_end = text.len() - "}}".len();

@@ -10,18 +10,24 @@
 
 mod expected;
 mod json;
+mod moved;
 mod pages;
 mod pages_2026;
+mod profile_query;
 mod router;
 
 use std::fmt::Write as _;
 
 pub use expected::expected_body;
 use json::{Style, open_edge, push_count, push_field, push_post, push_str};
+pub use moved::{
+    MOVED_USER_KEY, moved_user_json, moved_user_page, unknown_counts_json, unknown_counts_page,
+};
 pub use pages::{
     login_page, not_found_page, shared_data_profile_page, shell_page, xig_profile_page,
 };
 pub use pages_2026::{web_profile_info_preload_page, xig_edge_counts_page};
+pub use profile_query::{profile_query_answer, profile_query_preload_page};
 pub use router::{STAND_IN, drifted_router, router, sample_user};
 
 /// An invented account: what the upstream documents say about it, in decoded form.
@@ -103,6 +109,25 @@ pub const BUSINESS_USER: SampleUser = SampleUser {
     followers: Some(8_642),
     following: Some(97),
     posts: None,
+};
+
+/// A creator account: the JSON endpoint answers it with the schema 400 as it does business
+/// accounts, and its page preloads the profile query's answer
+/// ([`profile_query_preload_page`]): the user in the query's mobile names, the HD picture in
+/// `hd_profile_pic_url_info`.
+pub const CREATOR_USER: SampleUser = SampleUser {
+    username: "tide.pool.notes",
+    pk: "16180339887",
+    other_id: "17841416180339887",
+    full_name: "Tide Pool Notes \u{1f980}",
+    biography: "Rock pools, low tides & the small things in them.\nPrints: https://tide.example",
+    profile_pic_url: "https://cdn.photo-share.example/v/t51/tide_s150.jpg?stp=dst-jpg_s150x150&oh=00_TdP1",
+    profile_pic_url_hd: "https://cdn.photo-share.example/v/t51/tide_s1080.jpg?stp=dst-jpg_s1080x1080&oh=00_TdP2",
+    is_verified: false,
+    is_private: false,
+    followers: Some(23_456),
+    following: Some(512),
+    posts: Some(389),
 };
 
 /// A name whose JSON endpoint answers 200 with a login page instead of JSON, and whose page is

@@ -1,10 +1,12 @@
 //! The photo-share stand-in: the profile JSON endpoint and the profile page of the samples,
 //! `"user": null` and the page's 404 for anyone else, the platform's throttle, a business
-//! account the JSON refuses with its schema 400 (the page answers), and a name whose JSON
+//! account the JSON refuses with its schema 400 (the page answers), a creator account refused
+//! the same way whose page preloads the profile query's answer, and a name whose JSON
 //! endpoint answers a login page with 200 (its page is the app shell).
 //!
-//! Its drifted twin answers the samples' profile JSON with the user under a key no reader
-//! knows (the platform moving its endpoint): fetched fine, unreadable; the page is as before.
+//! Its drifted twin answers the samples' profile JSON with every count under a name no reader
+//! knows (the platform moving its endpoint): fetched fine, unreadable, since a public profile
+//! without a follower count is never answered; the page is as before.
 
 use std::sync::OnceLock;
 
@@ -15,8 +17,8 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::{
-    BUSINESS_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME, PRIVATE_USER,
-    PUBLIC_USER, SampleUser,
+    BUSINESS_USER, CREATOR_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME,
+    PRIVATE_USER, PUBLIC_USER, SampleUser,
 };
 use crate::answer::{html, json, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -36,7 +38,7 @@ pub fn router() -> Router {
     Router::new().fallback(answer)
 }
 
-/// The drifted stand-in: the samples' profile JSON with its user under a moved key.
+/// The drifted stand-in: the samples' profile JSON with its counts renamed.
 pub fn drifted_router() -> Router {
     Router::new().fallback(drifted)
 }
@@ -76,7 +78,9 @@ async fn answer(request: Request) -> Response {
         if name.eq_ignore_ascii_case(THROTTLED_NAME) {
             return throttled();
         }
-        if name.eq_ignore_ascii_case(BUSINESS_USER.username) {
+        if name.eq_ignore_ascii_case(BUSINESS_USER.username)
+            || name.eq_ignore_ascii_case(CREATOR_USER.username)
+        {
             let mut response = json(Bytes::from(super::business_schema_json()));
             *response.status_mut() = StatusCode::BAD_REQUEST;
             return response;
@@ -99,6 +103,12 @@ async fn answer(request: Request) -> Response {
             DEFAULT_PAGE_SIZE,
         )));
     }
+    if name.eq_ignore_ascii_case(CREATOR_USER.username) {
+        return html(Bytes::from(super::profile_query_preload_page(
+            &CREATOR_USER,
+            DEFAULT_PAGE_SIZE,
+        )));
+    }
     if name.eq_ignore_ascii_case(HTML_FOR_JSON_NAME) {
         return html(Bytes::from(super::shell_page(HTML_FOR_JSON_NAME)));
     }
@@ -115,17 +125,12 @@ async fn answer(request: Request) -> Response {
     }
 }
 
-/// As [`answer`], but a sample's profile JSON has its user under a moved key.
+/// As [`answer`], but a sample's profile JSON has its counts renamed.
 async fn drifted(request: Request) -> Response {
     if request.uri().path() == "/api/v1/users/web_profile_info/" {
         let name = requested_name(&request);
         if let Some(user) = sample_user(&name) {
-            let moved = String::from_utf8_lossy(&profile_json(user.username)).replacen(
-                "{\"data\":{\"user\":",
-                "{\"data\":{\"account\":",
-                1,
-            );
-            return json(Bytes::from(moved));
+            return json(Bytes::from(super::unknown_counts_json(&user, 64 * 1024)));
         }
     }
     answer(request).await

@@ -15,6 +15,10 @@ fn sample_json_documents_are_valid_json() {
         require_login_json(),
         checkpoint_json(),
         business_schema_json(),
+        profile_query_answer(&CREATOR_USER, false),
+        profile_query_answer(&PRIVATE_USER, true),
+        moved_user_json(&PUBLIC_USER, 0),
+        unknown_counts_json(&PUBLIC_USER, 0),
     ] {
         serde_json::from_str::<serde_json::Value>(&doc).expect("valid JSON");
     }
@@ -88,12 +92,51 @@ fn the_business_page_preloads_another_id_and_hides_its_posts() {
     assert_eq!(expected_body(&BUSINESS_USER)["id"], BUSINESS_USER.pk);
 }
 
+#[test]
+fn the_profile_query_answer_has_the_mobile_names_and_a_viewer_without_a_name() {
+    let answer: serde_json::Value =
+        serde_json::from_str(&profile_query_answer(&CREATOR_USER, true)).unwrap();
+    let user = &answer["data"]["user"];
+    assert_eq!(user["pk"], CREATOR_USER.pk);
+    assert_eq!(user["follower_count"], 23_456);
+    assert_eq!(
+        user["hd_profile_pic_url_info"]["url"],
+        CREATOR_USER.profile_pic_url_hd
+    );
+    assert!(user.get("edge_followed_by").is_none());
+    assert!(answer["data"]["viewer"]["user"].get("username").is_none());
+    assert_eq!(answer["status"], "ok");
+    let bare: serde_json::Value =
+        serde_json::from_str(&profile_query_answer(&CREATOR_USER, false)).unwrap();
+    assert!(bare.get("status").is_none());
+    // Preloaded in the page: the query's entry holds the same user, beside another account's
+    // hovercard.
+    let page = profile_query_preload_page(&CREATOR_USER, 0);
+    assert!(page.contains("\"adp_PolarisProfilePageContentQuery"));
+    assert!(page.contains("\"data\":{\"user\":{\"pk\""));
+    assert!(page.contains("\"xig_user_by_username\":{\"pk\":\"9000100\""));
+}
+
+#[test]
+fn the_moved_page_keeps_the_user_under_an_unknown_key_beside_a_hovercard() {
+    let page = moved_user_page(&PUBLIC_USER, 0);
+    assert!(page.contains(&format!("\"{MOVED_USER_KEY}\":{{")));
+    assert!(page.contains(&format!("\"pk\":\"{}\"", PUBLIC_USER.pk)));
+    assert_eq!(
+        page.matches("\"xig_user_by_username\":{").count(),
+        2,
+        "hovercard, script"
+    );
+    let json: serde_json::Value = serde_json::from_str(&moved_user_json(&PUBLIC_USER, 0)).unwrap();
+    assert_eq!(json["data"]["account"]["username"], PUBLIC_USER.username);
+}
+
 fn api(name: &str) -> String {
     format!("/api/v1/users/web_profile_info/?username={name}")
 }
 
 #[tokio::test]
-async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_json() {
+async fn the_stand_in_answers_each_name_as_documented_and_its_twin_renames_the_jsons_counts() {
     let (normal, drifted) = (router(), drifted_router());
     let found = get(&normal, &api(PUBLIC_USER.username)).await;
     assert_eq!(found.status, 200);
@@ -101,7 +144,9 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_jso
     assert!(found.body.starts_with("{\"data\":{\"user\":{"));
     let moved = get(&drifted, &api(PUBLIC_USER.username)).await;
     assert_eq!(moved.status, 200);
-    assert!(moved.body.starts_with("{\"data\":{\"account\":{"));
+    assert!(moved.body.starts_with("{\"data\":{\"user\":{"));
+    assert!(!moved.body.contains("\"edge_followed_by\""));
+    assert!(moved.body.contains("\"edge_fans\":{\"count\":12345678"));
     // The page is not the drifted source: both answer it alike.
     let page = format!("/{}/", PUBLIC_USER.username);
     assert_eq!(get(&normal, &page).await, get(&drifted, &page).await);
@@ -110,6 +155,9 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_jso
     let missing_page = get(&normal, &format!("/{NOT_FOUND_NAME}/")).await;
     assert_eq!(missing_page.status, 404);
     assert_eq!(get(&normal, &api(BUSINESS_USER.username)).await.status, 400);
+    assert_eq!(get(&normal, &api(CREATOR_USER.username)).await.status, 400);
+    let creator = get(&normal, &format!("/{}/", CREATOR_USER.username)).await;
+    assert!(creator.body.contains("adp_PolarisProfilePageContentQuery"));
     let html = get(&normal, &api(HTML_FOR_JSON_NAME)).await;
     assert_eq!(html.status, 200);
     assert!(html.content_type.starts_with("text/html"));

@@ -67,7 +67,26 @@ pub fn embed_page(user: &SampleUser) -> String {
          <body><div id=\"embed-root\"><a href=\"/@{name}\">@{name}</a></div>\
          <script id=\"__FRONTITY_CONNECT_STATE__\" type=\"application/json\">\
          {{\"router\":{{\"link\":{route_json}}},\"source\":{{\"get\":{{}},\"data\":{{{route_json}:\
-         {{\"isReady\":true,\"userInfo\":{info},\"videoList\":[{videos}]}}}}}}}}</script>\
+         {{\"isReady\":true,\"isError\":false,\"pageName\":\"creator\",\"userInfo\":{info},\
+         \"videoList\":[{videos}]}}}}}}}}</script>\
+         <script src=\"https://static.short-video.example/embed/embed.js\" async></script>\
+         </body></html>\n"
+    )
+}
+
+/// What the embed page says instead of a profile, for a private account and a missing one
+/// alike (with HTTP 400): its state holds `"isError": true` and `"pageName": "error"` where a
+/// real user's holds `"pageName": "creator"` and the `userInfo`.
+pub fn embed_error_page(name: &str) -> String {
+    let name = name.to_ascii_lowercase();
+    let mut route_json = String::new();
+    push_str_json(&mut route_json, &format!("/embed/@{name}"), Era::Universal);
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Short Video (sample embed)</title></head><body><div id=\"embed-root\"></div>\
+         <script id=\"__FRONTITY_CONNECT_STATE__\" type=\"application/json\">\
+         {{\"router\":{{\"link\":{route_json}}},\"source\":{{\"get\":{{}},\"data\":{{{route_json}:\
+         {{\"isReady\":true,\"isError\":true,\"pageName\":\"error\",\"errorCode\":400}}}}}}}}</script>\
          <script src=\"https://static.short-video.example/embed/embed.js\" async></script>\
          </body></html>\n"
     )

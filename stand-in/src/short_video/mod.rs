@@ -9,22 +9,25 @@
 //!
 //! `json` writes the platform's JSON (its escapes, the `user` object, video items), `state` the
 //! state object of each era around them, `pages` the page around the state, `embed` the embed
-//! page, `stateless` the pages without state, and `waf` the WAF challenge page (and the check
+//! page, `stateless` the pages without state, `moved` the platform's page in shapes no reader
+//! knows, and `waf` the WAF challenge page (and the check
 //! of its answer); `router` serves them, and `expected` says what the service must answer.
 
 mod embed;
 mod expected;
 mod json;
+mod moved;
 mod pages;
 mod router;
 mod state;
 mod stateless;
 mod waf;
 
-pub use embed::embed_page;
+pub use embed::{embed_error_page, embed_page};
 pub use expected::{expected_body, expected_embed_body};
+pub use moved::{MOVED_STATE_ID, moved_state_page, unknown_counts_page};
 pub use router::{STAND_IN, drifted_router, router};
-pub use stateless::{captcha_page, maintenance_page, stateless_shell_page};
+pub use stateless::{captcha_config_page, captcha_page, maintenance_page, stateless_shell_page};
 pub use waf::{waf_challenge_page, waf_cookie_is_valid};
 
 /// The size of an ordinary profile page (what the uncached-lookup benchmark serves).
@@ -154,6 +157,42 @@ pub const EMBED_ONLY_USER: SampleUser = SampleUser {
     digg_count: Some(45),
 };
 
+/// A public account whose profile page the stand-in serves with its state under an id no era
+/// used ([`moved_state_page`]): the readers' anchored search still reads it.
+pub const MOVED_PAGE_USER: SampleUser = SampleUser {
+    unique_id: "paper.boat.studio",
+    id: "7000000000000000006",
+    sec_uid: "MS4wLjABAAAAinventedSecUidPaperBoatStudio0006",
+    nickname: "Paper Boat Studio",
+    signature: "Folded things that float.\nhttps://paper-boat.example",
+    verified: false,
+    private: false,
+    open_favorite: true,
+    follower_count: Some(76_543),
+    following_count: Some(44),
+    heart_count: Some(987_654),
+    video_count: Some(130),
+    digg_count: Some(2_222),
+};
+
+/// A big account whose profile page carries no `statsV2` and signed 32-bit counts
+/// ([`wrapped_counts_page`]): its like count arrives as `-1625611536`.
+pub const WRAPPED_COUNTS_USER: SampleUser = SampleUser {
+    unique_id: "night.market.eats",
+    id: "7000000000000000007",
+    sec_uid: "MS4wLjABAAAAinventedSecUidNightMarketEats0007",
+    nickname: "Night Market Eats",
+    signature: "Street food after dark \u{1F362}",
+    verified: true,
+    private: false,
+    open_favorite: false,
+    follower_count: Some(1_876_543),
+    following_count: Some(88),
+    heart_count: Some(2_669_355_760),
+    video_count: Some(2_048),
+    digg_count: Some(17),
+};
+
 /// The sample accounts only the embed page answers for, for the stand-in and the demo.
 pub fn embed_users() -> [SampleUser; 2] {
     [SHELL_PAGE_USER, EMBED_ONLY_USER]
@@ -170,6 +209,18 @@ pub const STATELESS_BLOCK_NAMES: [(&str, &str); 4] = [
 
 /// A name the sample upstream answers with a not-found page (status 10221).
 pub const NOT_FOUND_USER: &str = "no_such_user_404";
+
+/// A name whose profile page says status 209002 (the platform shows the account only to
+/// logged-in viewers: audience controls, age gates) and whose embed says "private or
+/// missing".
+pub const RESTRICTED_NAME: &str = "grown.ups.only";
+
+/// A name whose profile page is the "Security Check" captcha page with its configuration in a
+/// JSON script element ([`captcha_config_page`]); its embed says "private or missing".
+pub const CAPTCHA_CONFIG_NAME: &str = "captcha.config.sample";
+
+/// The status code of a profile the platform shows only to logged-in viewers.
+pub const RESTRICTED_STATUS: i64 = 209_002;
 
 /// Every sample account that has a profile, for tests that loop over them.
 pub fn sample_users() -> Vec<SampleUser> {
@@ -210,6 +261,13 @@ pub fn profile_page(era: Era, user: &SampleUser, target_size: usize) -> String {
     pages::page(era, Subject::User(user), status, target_size)
 }
 
+/// A current-era profile page of `user` without `statsV2`, whose every count is a signed
+/// 32-bit integer: a total past `i32::MAX` arrives negative (`"heartCount": -1625611536`),
+/// in `heart` and `heartCount` alike, and the body must still give the real count.
+pub fn wrapped_counts_page(user: &SampleUser, target_size: usize) -> String {
+    pages::page(Era::Universal, Subject::Wrapped(user), 0, target_size)
+}
+
 /// A not-found page for `requested` in `era` (status 10221; 10202 in the `__NEXT_DATA__` era,
 /// with `serverCode` 404), carrying suggested other users.
 pub fn not_found_page(era: Era, requested: &str) -> String {
@@ -224,6 +282,17 @@ pub fn status_page(code: i64) -> String {
         Era::Universal,
         Subject::Missing("status.sample"),
         code,
+        48 * 1024,
+    )
+}
+
+/// A current-era page whose user-detail says the profile is shown only to logged-in viewers
+/// ([`RESTRICTED_STATUS`]), without the user, for `name`.
+pub fn restricted_page(name: &str) -> String {
+    pages::page(
+        Era::Universal,
+        Subject::Missing(name),
+        RESTRICTED_STATUS,
         48 * 1024,
     )
 }
@@ -256,6 +325,8 @@ pub fn two_state_page(
 #[derive(Clone, Copy)]
 enum Subject<'a> {
     User(&'a SampleUser),
+    /// The user, with every count a signed 32-bit integer and no `statsV2` (current era only).
+    Wrapped(&'a SampleUser),
     Missing(&'a str),
     Shell,
 }
@@ -263,7 +334,7 @@ enum Subject<'a> {
 impl Subject<'_> {
     fn name(&self) -> &str {
         match self {
-            Subject::User(u) => u.unique_id,
+            Subject::User(u) | Subject::Wrapped(u) => u.unique_id,
             Subject::Missing(name) => name,
             Subject::Shell => "",
         }

@@ -1,10 +1,13 @@
 //! The short-video stand-in: `GET /@{name}` answers a sample's profile page (the current
-//! page shape, full size), the not-found page, a page without state, or the platform's
-//! throttle; `GET /embed/@{name}` answers a public sample's embed page, or 400 ("private or
-//! missing", as the platform says for both).
+//! page shape, full size; one sample's with its state under an unknown id, one's with 32-bit
+//! wrapped counts), the not-found page, a page without state, a restricted account's page
+//! (status 209002), the captcha page in either of its forms, or the platform's throttle;
+//! `GET /embed/@{name}` answers a public sample's embed page, or 400 with the embed's error
+//! payload ("private or missing", as the platform says for both).
 //!
-//! Its drifted twin serves the samples' profile pages with their state under an id no era used
-//! (the platform moving its page): fetched fine, unreadable; the embed is as before.
+//! Its drifted twin serves the samples' profile pages with every count under a name the
+//! platform never used (the platform moving its page): fetched fine, unreadable, since a
+//! public profile without a follower count is never answered; the embed is as before.
 
 use std::sync::OnceLock;
 
@@ -15,8 +18,9 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::{
-    DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER,
-    SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
+    CAPTCHA_CONFIG_NAME, DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER,
+    PRIVATE_USER, PUBLIC_USER, RESTRICTED_NAME, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
+    WRAPPED_COUNTS_USER,
 };
 use crate::answer::{html, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -31,15 +35,12 @@ pub const STAND_IN: StandIn = StandIn {
     canary_accounts,
 };
 
-/// The state script's id on a drifted page: the data is there, under a name no reader knows.
-const MOVED_STATE_ID: &str = "__APP_STATE_V2__";
-
 /// The stand-in (see the module's documentation).
 pub fn router() -> Router {
     Router::new().fallback(answer)
 }
 
-/// The drifted stand-in: the samples' profile pages with their state moved.
+/// The drifted stand-in: the samples' profile pages with their counts renamed.
 pub fn drifted_router() -> Router {
     Router::new().fallback(drifted)
 }
@@ -56,6 +57,10 @@ fn demo_calls() -> Vec<DemoCall> {
             "a private user, in capitals (names are case-insensitive)",
         ),
         DemoCall::new(NOT_FOUND_USER, "a missing user (404)"),
+        DemoCall::new(
+            RESTRICTED_NAME,
+            "an account shown only to logged-in viewers (403 profile_restricted)",
+        ),
         DemoCall::new(
             SHELL_PAGE_USER.unique_id,
             "a profile page without state: the embed answers (x-source: embed)",
@@ -82,13 +87,23 @@ async fn answer(request: Request) -> Response {
     if let Some(page) = stateless(name) {
         return html(Bytes::from(page));
     }
+    if name.eq_ignore_ascii_case(MOVED_PAGE_USER.unique_id) {
+        return html(moved_state_page());
+    }
+    if name.eq_ignore_ascii_case(RESTRICTED_NAME) {
+        return html(Bytes::from(super::restricted_page(RESTRICTED_NAME)));
+    }
+    if name.eq_ignore_ascii_case(WRAPPED_COUNTS_USER.unique_id) {
+        let page = super::wrapped_counts_page(&WRAPPED_COUNTS_USER, 64 * 1024);
+        return html(Bytes::from(page));
+    }
     match super::sample_user(name) {
         Some(user) => html(profile_page(user.unique_id)),
         None => html(Bytes::from(super::not_found_page(Era::Universal, name))),
     }
 }
 
-/// As [`answer`], but a sample's profile page is in the moved shape.
+/// As [`answer`], but a sample's profile page has its counts renamed.
 async fn drifted(request: Request) -> Response {
     let sample = request
         .uri()
@@ -101,14 +116,19 @@ async fn drifted(request: Request) -> Response {
     }
 }
 
-/// A sample's profile page with its state moved (see [`MOVED_STATE_ID`]), built once.
+/// A sample's profile page with its counts renamed, built once.
 fn moved_page(unique_id: &str) -> Bytes {
     static PAGES: OnceLock<Vec<(&'static str, Bytes)>> = OnceLock::new();
     built_once(&PAGES, unique_id, |u| {
-        let page = String::from_utf8_lossy(&profile_page(u.unique_id))
-            .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
-        Bytes::from(page)
+        Bytes::from(super::unknown_counts_page(u, DEFAULT_PAGE_SIZE))
     })
+}
+
+/// The moved page of [`MOVED_PAGE_USER`], built once.
+fn moved_state_page() -> Bytes {
+    static PAGE: OnceLock<Bytes> = OnceLock::new();
+    PAGE.get_or_init(|| Bytes::from(super::moved_state_page(&MOVED_PAGE_USER, DEFAULT_PAGE_SIZE)))
+        .clone()
 }
 
 /// The page without state the stand-in answers `name` with, if it is one of those names.
@@ -120,6 +140,9 @@ fn stateless(name: &str) -> Option<String> {
     if is(EMBED_ONLY_USER.unique_id) {
         return Some(super::captcha_page(10000));
     }
+    if is(CAPTCHA_CONFIG_NAME) {
+        return Some(super::captcha_config_page(10000));
+    }
     let (_, reason) = STATELESS_BLOCK_NAMES.iter().find(|(n, _)| is(n))?;
     Some(match *reason {
         "maintenance" => super::maintenance_page(),
@@ -129,7 +152,8 @@ fn stateless(name: &str) -> Option<String> {
     })
 }
 
-/// The embed page of a public sample, or 400 for anyone else (private or missing alike).
+/// The embed page of a public sample, or 400 with the embed's error payload for anyone else
+/// (private or missing alike).
 fn embed(name: &str) -> Response {
     if name.eq_ignore_ascii_case(THROTTLED_NAME) {
         return throttled();
@@ -140,7 +164,11 @@ fn embed(name: &str) -> Response {
         .find(|u| u.unique_id.eq_ignore_ascii_case(name) && !u.private);
     match user {
         Some(user) => html(Bytes::from(super::embed_page(&user))),
-        None => (StatusCode::BAD_REQUEST, "").into_response(),
+        None => {
+            let mut response = html(Bytes::from(super::embed_error_page(name)));
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response
+        }
     }
 }
 

@@ -68,9 +68,9 @@ fn stats_json(out: &mut String, u: &SampleUser, round: bool) {
     let _ = write!(out, "{{{},\"friendCount\":3}}", parts.join(","));
 }
 
-/// The exact `statsV2` object of decimal strings.
-fn stats_v2_json(out: &mut String, u: &SampleUser) {
-    let parts: Vec<String> = [
+/// The user's counts under the page's keys, in the page's order (both like spellings).
+fn counts(u: &SampleUser) -> [(&'static str, Option<u64>); 6] {
+    [
         ("followerCount", u.follower_count),
         ("followingCount", u.following_count),
         ("heart", u.heart_count),
@@ -78,10 +78,27 @@ fn stats_v2_json(out: &mut String, u: &SampleUser) {
         ("videoCount", u.video_count),
         ("diggCount", u.digg_count),
     ]
-    .iter()
-    .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":\"{v}\"")))
-    .collect();
-    let _ = write!(out, "{{{},\"friendCount\":\"3\"}}", parts.join(","));
+}
+
+/// `{"key":<value>,…}` of the counts the user has, each written by `value`, then `extra`.
+fn counts_json(out: &mut String, u: &SampleUser, value: impl Fn(u64) -> String, extra: &str) {
+    let parts: Vec<String> = counts(u)
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{}", value(v))))
+        .chain((!extra.is_empty()).then(|| extra.to_owned()))
+        .collect();
+    let _ = write!(out, "{{{}}}", parts.join(","));
+}
+
+/// The `stats` object of a page without `statsV2` whose every count is a signed 32-bit
+/// integer: exact, and negative once past `i32::MAX` (both like spellings alike).
+fn wrapped_stats_json(out: &mut String, u: &SampleUser) {
+    counts_json(out, u, |v| as_int32(v).to_string(), "");
+}
+
+/// The exact `statsV2` object of decimal strings.
+fn stats_v2_json(out: &mut String, u: &SampleUser) {
+    counts_json(out, u, |v| format!("\"{v}\""), "\"friendCount\":\"3\"");
 }
 
 /// The `i`-th suggested (other) user: a decoy inside and outside the state.
@@ -123,13 +140,17 @@ pub(super) fn state_json(era: Era, subject: Subject<'_>, status: i64, budget: us
             s.push_str(r#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"language":"en","region":"US","appId":1233,"user":{},"wid":"7000000000000000777","nonce":"invented","botType":"others","host":"www.short-video.example","abTestVersion":{"versionName":"70000001,70000002","parameters":{"sample_flag":{"vid":"v1"}}}},"webapp.biz-context":{"isMobile":false,"teaCommonParam":{"page_name":"user"}},"#);
             match subject {
                 Subject::Shell => {}
-                Subject::User(u) => {
+                Subject::User(u) | Subject::Wrapped(u) => {
                     s.push_str(r#""webapp.user-detail":{"userInfo":{"user":"#);
                     user_json(&mut s, u, era);
                     s.push_str(r#","stats":"#);
-                    // Rounded only where the exact statsV2 sits beside it.
-                    stats_json(&mut s, u, !u.private);
-                    if !u.private {
+                    if matches!(subject, Subject::Wrapped(_)) {
+                        wrapped_stats_json(&mut s, u);
+                    } else {
+                        // Rounded only where the exact statsV2 sits beside it.
+                        stats_json(&mut s, u, !u.private);
+                    }
+                    if !u.private && matches!(subject, Subject::User(_)) {
                         s.push_str(r#","statsV2":"#);
                         stats_v2_json(&mut s, u);
                     }
@@ -157,7 +178,7 @@ pub(super) fn state_json(era: Era, subject: Subject<'_>, status: i64, budget: us
                 s.push_str(r#"},"UserModule":{"users":{"#);
                 // Other users share the module (keyed by uniqueId), before and after ours.
                 let mut users: Vec<SampleUser> = (0..2).map(suggested).collect();
-                if let Subject::User(u) = subject {
+                if let Subject::User(u) | Subject::Wrapped(u) = subject {
                     users.insert(1, *u);
                 }
                 let mut stats = String::new();
@@ -185,7 +206,7 @@ pub(super) fn state_json(era: Era, subject: Subject<'_>, status: i64, budget: us
                 s,
                 r#""serverCode":{server},"uniqueId":"{name}","statusCode":{status},"statusMsg":"","#
             );
-            if let Subject::User(u) = subject {
+            if let Subject::User(u) | Subject::Wrapped(u) = subject {
                 s.push_str(r#""userInfo":{"user":"#);
                 user_json(&mut s, u, era);
                 s.push_str(r#","stats":"#);

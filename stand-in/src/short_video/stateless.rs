@@ -97,3 +97,24 @@ pub fn captcha_page(code: i64) -> String {
     );
     page
 }
+
+/// The "Security Check" page keeping its configuration in a JSON script element instead of
+/// an assignment: `<script type="application/json" id="captcha-config">` whose `verify_data`
+/// carries `"type": "verify"` and `code` (reported to the project for 2026-09; the key names
+/// follow the assignment form).
+pub fn captcha_config_page(code: i64) -> String {
+    let mut page = String::with_capacity(2048);
+    let _ = writeln!(
+        page,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Security Check</title>\
+         <script type=\"application/json\" id=\"captcha-config\">{{\"title\":\"short-video-verify-page\",\
+         \"app_name\":\"short_video\",\"aid\":1988,\"region\":\"sample\",\"lang\":\"en\",\
+         \"verify_data\":{{\"code\":\"{code}\",\"from\":\"\",\"type\":\"verify\",\"region\":\"sample\",\
+         \"subtype\":\"slide\",\"detail\":\"InVeNtEd-detail*Json.sample\",\"fp\":\"verify_invented_sample_fp_0002\"}}}}\
+         </script>\
+         <script src=\"{STATIC}/verify/captcha.js\" crossorigin=\"anonymous\"></script></head>\
+         <body><div id=\"verify-ele\"></div><div class=\"verify-wrap\"><p>Security Check</p>\
+         <p>Drag the slider to fit the puzzle</p></div></body></html>"
+    );
+    page
+}

@@ -122,13 +122,38 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     assert!(page.body.contains(state_open_tag(Era::Universal)));
     let moved = get(&drifted, &public).await;
     assert_eq!(moved.status, 200);
-    assert!(!moved.body.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
+    // The user is where the page keeps it; no count is under a name the platform used.
+    assert!(moved.body.contains(state_open_tag(Era::Universal)));
     assert!(moved.body.contains(PUBLIC_USER.sec_uid));
+    for key in [
+        "followerCount",
+        "followingCount",
+        "\"heart\"",
+        "heartCount",
+        "videoCount",
+    ] {
+        assert!(!moved.body.contains(key), "{key}");
+    }
+    assert!(moved.body.contains("\"fansTotal\":\"12345678\""));
     // The embed is not the drifted source: both answer it alike.
     let embed = format!("/embed/@{}", SMALL_USER.unique_id);
     assert_eq!(get(&normal, &embed).await, get(&drifted, &embed).await);
     let private_embed = format!("/embed/@{}", PRIVATE_USER.unique_id);
-    assert_eq!(get(&normal, &private_embed).await.status, 400);
+    let private_embed = get(&normal, &private_embed).await;
+    assert_eq!(private_embed.status, 400);
+    assert!(
+        private_embed
+            .body
+            .contains(r#""isError":true,"pageName":"error""#)
+    );
+    let restricted = get(&normal, &format!("/@{RESTRICTED_NAME}")).await;
+    assert!(restricted.body.contains(r#""statusCode":209002"#));
+    let config = get(&normal, &format!("/@{CAPTCHA_CONFIG_NAME}")).await;
+    assert!(
+        config
+            .body
+            .contains(r#"<script type="application/json" id="captcha-config">"#)
+    );
     let throttled = get(&normal, &format!("/@{THROTTLED_NAME}")).await;
     assert_eq!(throttled.status, 429);
     let missing = get(&normal, &format!("/@{NOT_FOUND_USER}")).await;
@@ -136,4 +161,28 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     assert!(missing.body.contains("\"statusCode\":10221"));
     let captcha = get(&normal, &format!("/@{}", EMBED_ONLY_USER.unique_id)).await;
     assert!(captcha.body.contains("Security Check"));
+    // The wrapped sample: `-1625611536` for a like count of 2669355760, and no exact spelling.
+    let wrapped = get(&normal, &format!("/@{}", WRAPPED_COUNTS_USER.unique_id)).await;
+    assert!(
+        wrapped
+            .body
+            .contains(r#""heart":-1625611536,"heartCount":-1625611536"#)
+    );
+    assert!(!wrapped.body.contains("statsV2"));
+    // The moved sample: its state, whole, under an id no era used.
+    let moved = get(&normal, &format!("/@{}", MOVED_PAGE_USER.unique_id)).await;
+    assert!(!moved.body.contains("__UNIVERSAL_DATA_FOR_REHYDRATION__"));
+    let open = state_open_tag(Era::Universal)
+        .replace("__UNIVERSAL_DATA_FOR_REHYDRATION__", MOVED_STATE_ID);
+    let state = moved
+        .body
+        .split(&open)
+        .nth(1)
+        .unwrap()
+        .split("</script>")
+        .next();
+    let state: serde_json::Value = serde_json::from_str(state.unwrap()).unwrap();
+    let info = &state["__DEFAULT_SCOPE__"]["webapp.user-detail"]["userInfo"];
+    assert_eq!(info["user"]["uniqueId"], MOVED_PAGE_USER.unique_id);
+    assert_eq!(info["statsV2"]["followerCount"], "76543");
 }

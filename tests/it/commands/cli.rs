@@ -244,6 +244,35 @@ fn extract_over_a_folder_prints_a_line_per_file_and_a_summary() {
 }
 
 #[test]
+fn extract_names_a_hurdle_page_as_the_block_it_is() {
+    use stand_in::short_video as sv;
+    // The short-video WAF proof-of-work page: a block the service would clear or retry
+    // elsewhere, never a page it failed to read.
+    let waf = temp_file("waf.html", sv::waf_challenge_page(77).as_bytes());
+    let problem = extract("short-video", waf.path()).unwrap_err();
+    assert_eq!(problem["code"], "upstream_blocked", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("waf_challenge"),
+        "{problem}"
+    );
+    // In a folder, the line says which block it is.
+    let dir = tempfile::Builder::new()
+        .prefix("profile-lookup-cli-hurdle-")
+        .tempdir()
+        .unwrap();
+    std::fs::write(dir.path().join("waf.html"), sv::waf_challenge_page(77)).unwrap();
+    let (text, _) = extract_folder("short-video", dir.path());
+    assert!(
+        text.lines()
+            .any(|l| l == "waf.html\tupstream_blocked (waf_challenge)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn extract_strips_a_byte_order_mark_on_both_platforms() {
     use stand_in::photo_share as ps;
     use stand_in::short_video as sv;
@@ -378,6 +407,12 @@ async fn demo_answers_real_lookups_offline() {
     demo.lookup(ShortVideo, "sunny.kitchen.lab")
         .await
         .expect_status(200);
+    // The banner's restricted account answers 403.
+    let restricted = stand_in::short_video::RESTRICTED_NAME;
+    assert!(curl_lines.iter().any(|l| l.contains(restricted)));
+    demo.lookup(ShortVideo, restricted)
+        .await
+        .expect_problem(403, "profile_restricted");
     let private = demo.lookup(ShortVideo, "QUIET.FOX_22").await;
     assert_eq!(private.json()["userInfo"]["user"]["privateAccount"], true);
     demo.lookup(ShortVideo, "no_such_user_404")

@@ -53,6 +53,22 @@ impl CaptureDir {
         assert!(seen, "no capture of {about} ({ending}): {:?}", self.names());
     }
 
+    /// Waits (at most 5 s) for a sidecar whose verdict says `what`; fails naming the verdicts
+    /// there when none does.
+    pub async fn expect_verdict(&self, what: &str) {
+        let verdicts = || -> Vec<String> {
+            self.sidecars()
+                .iter()
+                .map(|meta| meta["verdict"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        };
+        let seen = super::eventually(std::time::Duration::from_secs(5), || {
+            verdicts().iter().any(|v| v.contains(what))
+        })
+        .await;
+        assert!(seen, "no capture says {what:?}: {:?}", verdicts());
+    }
+
     /// Every sidecar (`*.meta.json`) in it, read.
     pub fn sidecars(&self) -> Vec<Value> {
         self.names()

@@ -1,7 +1,7 @@
 //! Upstreams the suites play the platforms with, beyond the stand-ins themselves: one fixed
-//! answer, a stand-in made slow, both stand-ins on one host, one router for some paths and
-//! another for the rest, and a stand-in a test can switch between answering, saying every
-//! name is gone, and failing.
+//! answer (of any media type), a stand-in made slow, both stand-ins on one host, one router
+//! for some paths and another for the rest, and a stand-in a test can switch between
+//! answering, saying every name is gone, and failing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,10 +20,16 @@ pub fn status(status: StatusCode) -> Router {
 
 /// Answers every request with `status` and `body` as `text/html`.
 pub fn fixed(status: StatusCode, body: impl Into<String>) -> Router {
+    typed(status, "text/html", body)
+}
+
+/// Answers every request with `status` and `body` as `content_type` (the photo-share JSON as
+/// `application/json`, or as the `text/javascript` it is sometimes sent as).
+pub fn typed(status: StatusCode, content_type: &'static str, body: impl Into<String>) -> Router {
     let body = body.into();
     Router::new().fallback(move || {
         let body = body.clone();
-        async move { (status, [(header::CONTENT_TYPE, "text/html")], body).into_response() }
+        async move { (status, [(header::CONTENT_TYPE, content_type)], body).into_response() }
     })
 }
 

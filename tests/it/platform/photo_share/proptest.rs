@@ -207,6 +207,21 @@ fn hostile(n: usize) -> Vec<Vec<u8>> {
         repeat(b"\"require_login\" : "),
         repeat(b"</scrip"),
         repeat(b"<div class=\"dialog-404x\">Sorry, this page is"),
+        // The anchored search: objects of the user in every JSON script, nested ones, and
+        // one script of objects that never close.
+        repeat(b"<script type=\"application/json\">{\"a\":{\"username\":\"bo\",\"pk\":\"1\"}}</script>"),
+        repeat(b"<script type=\"application/json\">[{\"x\":{\"username\":\"bo\",\"follower_count\":1,\"edge_follow\":{\"count\":2}}}]</script>"),
+        {
+            let mut page = b"<script type=\"application/json\">".to_vec();
+            page.extend(b"{\"u\":{\"username\":\"bo\",\"pk\":\"1\"},\"n\":".repeat(n / 40));
+            page
+        },
+        {
+            let mut json = b"{\"data\":{\"other\":[".to_vec();
+            json.extend(b"{\"username\":\"bo\",\"pk\":\"1\",\"follower_count\":3},".repeat(n / 50));
+            json.extend(b"{}]}}");
+            json
+        },
     ]
 }
 

@@ -136,7 +136,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
     let in_count = universal_state(
         "{}",
         &format!(
-            r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test"}},"stats":{{"heart":{balanced}}}}}}}"#
+            r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test"}},"stats":{{"followerCount":1,"heart":{balanced}}}}}}}"#
         ),
     );
     let PageVerdict::Profile(p) = extract(&in_script(IDS[0], &in_count), &requested) else {
@@ -149,7 +149,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
 fn a_giant_bio_is_read_in_linear_work() {
     let bio = "&amp; long bio \\u002F ".repeat(5 * 1024 * 1024 / 22);
     let detail = format!(
-        r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test","signature":"{bio}"}}}}}}"#
+        r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test","signature":"{bio}"}},"stats":{{"followerCount":1}}}}}}"#
     );
     let page = in_script(IDS[0], &universal_state("{}", &detail));
     let (verdict, examined) = cost::measure(|| extract(&page, &name("deep.test")));
@@ -185,7 +185,7 @@ fn work(page: &[u8]) -> u64 {
 
 #[test]
 fn pathological_markup_costs_linear_work() {
-    let unit_patterns: [&[u8]; 17] = [
+    let unit_patterns: [&[u8]; 19] = [
         b"<",
         b"<a",
         b"<a x='",
@@ -204,6 +204,9 @@ fn pathological_markup_costs_linear_work() {
         b"<script>var o={\"d\":{\"type\":\"verify\",\"code\":\"10000\"},",
         b"<title>Site Under Maintenance",
         b"<script src=x></script><script> const  option =",
+        // The anchored search: every inline JSON script holds an object of the requested user.
+        b"<script type=\"application/json\">{\"a\":{\"uniqueId\":\"any_user\",\"id\":\"1\"},\"stats\":{\"followerCount\":1}}</script>",
+        b"<script id=\"__NEW__\">[{\"user\":{\"uniqueId\":\"any_user\",\"id\":\"1\"},\"stats\":{\"followerCount\":",
     ];
     for unit in unit_patterns {
         let page = |n: usize| unit.iter().copied().cycle().take(n).collect::<Vec<u8>>();
