@@ -12,7 +12,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use profile_lookup::html;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
-use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::platform::{Platform, Reading};
 use profile_lookup::username::Username;
 use stand_in::photo_share as samples;
 
@@ -41,11 +41,11 @@ fn compare(
     extract: fn(
         &[u8],
         &Username,
-    ) -> PageVerdict<profile_lookup::platform::photo_share::PhotoShareProfile>,
+    ) -> Reading<profile_lookup::platform::photo_share::PhotoShareProfile>,
     asked: &Username,
 ) {
     assert!(
-        matches!(extract(doc, asked), PageVerdict::Profile(_)),
+        matches!(extract(doc, asked), Reading::Found(_)),
         "{group_name}: no profile"
     );
     let mut group = c.benchmark_group(group_name);

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profile_lookup::html;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::platform::{Platform, Reading};
 use profile_lookup::username::Username;
 use stand_in::short_video::{
     self as samples, BENCH_PAGE_SIZE, DEFAULT_PAGE_SIZE, Era, MOVED_STATE_ID, PUBLIC_USER,
@@ -27,7 +27,7 @@ const SIGI_PAGE: &str = concat!(
 fn case(c: &mut Criterion, label: &str, page: &[u8], script_id: &str, user: &str) {
     let requested = Username::parse(Platform::ShortVideo, user).expect("a valid name");
     assert!(
-        matches!(extract(page, &requested), PageVerdict::Profile(_)),
+        matches!(extract(page, &requested), Reading::Found(_)),
         "{label}: the page must yield a profile"
     );
     let state = html::script_by_id(page, script_id).expect("a state script");

@@ -4,12 +4,10 @@
 //! that fails here fails in production the same way: the first thing to run when a platform
 //! changes its pages (drift capture keeps such pages for it).
 
-use std::convert::Infallible;
 use std::time::Duration;
 
 use crate::error::{ApiError, Problem};
 use crate::platform::fetcher;
-use crate::platform::site::Reading;
 use crate::platform::{Failure, Lookup, Platform, Profile};
 use crate::username::{Subject, Username};
 
@@ -89,9 +87,9 @@ fn answer(
         .map_err(|e| Refusal::from(ApiError::InvalidUsername(e.to_string())))?;
     let subject = requested.as_ref().map_or(Subject::Anyone, Subject::Named);
     let document = document.strip_prefix(BYTE_ORDER_MARK).unwrap_or(document);
-    let verdict = crate::platform::extract(platform, document, subject);
+    let reading = crate::platform::extract(platform, document, subject);
     // A saved document has no Retry-After to tell: the problem body carries none anyway.
-    match fetcher::answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {
+    match fetcher::answer(reading, Duration::ZERO) {
         Lookup::Found(profile) => Ok(profile),
         Lookup::NotFound => Err(ApiError::ProfileNotFound.into()),
         Lookup::Failed(failure) => {

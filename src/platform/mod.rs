@@ -49,7 +49,7 @@ use crate::username::Subject;
 
 pub use crate::registry::Platform;
 pub use profile::{Body, Count, Profile, Summary};
-pub use site::Site;
+pub use site::{Reading, Site};
 
 /// What a lookup came to: the platform layer's whole vocabulary.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,38 +140,6 @@ impl Failure {
     }
 }
 
-/// What a single page or JSON document says about the requested user, before any
-/// retry or fallback decision: the extractors' return type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PageVerdict<P> {
-    /// The document holds the requested user's profile.
-    Profile(P),
-    /// The document says the user does not exist.
-    NotFound,
-    /// The document is a refusal (captcha, login wall, app shell without data).
-    Blocked(&'static str),
-    /// The document says the profile is withheld from the region the request came from.
-    RegionLocked,
-    /// The document says the platform shows the profile only to logged-in viewers.
-    Restricted,
-    /// The document holds no profile we can read; the text says why (for the log only).
-    Unreadable(String),
-}
-
-impl<P> PageVerdict<P> {
-    /// Maps the profile of a verdict, keeping every other verdict as it is.
-    pub fn map<Q>(self, f: impl FnOnce(P) -> Q) -> PageVerdict<Q> {
-        match self {
-            PageVerdict::Profile(p) => PageVerdict::Profile(f(p)),
-            PageVerdict::NotFound => PageVerdict::NotFound,
-            PageVerdict::Blocked(reason) => PageVerdict::Blocked(reason),
-            PageVerdict::RegionLocked => PageVerdict::RegionLocked,
-            PageVerdict::Restricted => PageVerdict::Restricted,
-            PageVerdict::Unreadable(why) => PageVerdict::Unreadable(why),
-        }
-    }
-}
-
 /// Something done with one platform's [`Site`] type, whichever it is: what [`with_site`]
 /// calls for a [`Platform`].
 pub trait SiteJob {
@@ -184,14 +152,10 @@ pub trait SiteJob {
 
 /// What a document of `platform` says about `requested`, through the same extractor a lookup
 /// runs: `profile-lookup extract` and the tests use it.
-pub fn extract(
-    platform: Platform,
-    document: &[u8],
-    requested: Subject<'_>,
-) -> PageVerdict<Profile> {
+pub fn extract(platform: Platform, document: &[u8], requested: Subject<'_>) -> Reading {
     struct Extract<'a>(&'a [u8], Subject<'a>);
     impl SiteJob for Extract<'_> {
-        type Output = PageVerdict<Profile>;
+        type Output = Reading;
         fn run<S: Site>(self) -> Self::Output {
             S::extract(self.0, self.1)
         }

@@ -5,18 +5,19 @@
 //! what an answer means ([`Reading`]); it never sends, retries, rests a proxy or captures a
 //! page itself. Both platforms implement it in the same shape, each in its folder's `site.rs`.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::{Body, PageVerdict, Platform, Profile};
+use super::{Body, Platform, Profile};
 use crate::config::Settings;
 use crate::upstream::Response;
 use crate::upstream::egress::RouteLease;
 use crate::username::{Subject, Username};
 
-/// One platform, as the fetch ladder drives it and the API documents it.
+/// One platform, as the fetcher drives it and the API documents it.
 pub trait Site: Send + Sync + Sized + 'static {
     /// Which platform this is: the metrics label, the username rule, the settings section.
     const PLATFORM: Platform;
@@ -61,7 +62,12 @@ pub trait Site: Send + Sync + Sized + 'static {
 
     /// What one answer to a request for `doc` means: the platform's block signals and its
     /// extractor, applied to a response whatever its status.
-    fn read(&self, doc: Self::Doc, response: &Response, name: &Username) -> Reading<Self::Hurdle>;
+    fn read(
+        &self,
+        doc: Self::Doc,
+        response: &Response,
+        name: &Username,
+    ) -> Reading<Box<Profile>, Self::Hurdle>;
 
     /// Clears a hurdle so that `url` can be asked again on `route` (e.g. by solving the
     /// challenge and putting its cookie in the route's jar); false when it could not be.
@@ -75,7 +81,7 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// What the lookup comes to when no document of the plan answered and none was blocked
     /// (a plan a document was blocked in ends blocked, with the longest wait); `misses` holds
     /// why, one per document asked, in the order asked.
-    fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Self::Hurdle> {
+    fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Box<Profile>, Self::Hurdle> {
         let why = misses
             .iter()
             .map(|(doc, miss)| format!("{}: {}", doc.label(), miss.why()))
@@ -86,7 +92,7 @@ pub trait Site: Send + Sync + Sized + 'static {
 
     /// The platform's extractor on one document of any of its kinds: what it says about
     /// `requested` (a lookup's name, or whoever a saved document is about).
-    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
+    fn extract(document: &[u8], requested: Subject<'_>) -> Reading;
 
     /// What an answer of `doc` that said nothing usable ([`Reading::Inconclusive`], reason
     /// `why`) says about the document itself, when the document is asked on its own (the
@@ -143,25 +149,36 @@ pub struct Api {
     pub restricts: bool,
 }
 
-/// What one answer from the platform means, in the platform's own terms; the fetcher decides
-/// what to do with it (answer, retry, follow, try the next document).
-#[derive(Debug)]
-pub enum Reading<H> {
+/// What one document says about the requested user, in the platform's own terms: the one
+/// vocabulary of a document, from the extractor up to the fetcher, which decides what to do
+/// with it (answer, retry, follow, clear the hurdle, ask the next document).
+///
+/// An extractor reads a document's bytes into a `Reading<P>` of its platform's own body `P`,
+/// and never puts a hurdle up (the default `H`, [`Infallible`]); a site reads a whole answer
+/// (its status, redirects and hurdles too) into a `Reading<Box<Profile>, S::Hurdle>`. The
+/// variants an extractor gives are the first six; the others come from a site's reading of an
+/// answer, or from a site concluding a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reading<P = Box<Profile>, H = Infallible> {
     /// The requested user's profile.
-    Found(Box<Profile>),
+    Found(P),
     /// The platform says the user does not exist.
     NotFound,
     /// The platform withholds the profile from the region we asked from.
     RegionLocked,
     /// The platform shows the profile only to logged-in viewers.
     Restricted,
-    /// The platform refused us; `retry_after` is its own `Retry-After`, when it sent one.
+    /// The platform refused us (captcha, login wall, app shell without data, a status);
+    /// `retry_after` is its own `Retry-After`, when it sent one.
     Blocked {
         /// The signal seen, for logs and metrics.
         reason: &'static str,
         /// The platform's `Retry-After`.
         retry_after: Option<Duration>,
     },
+    /// The document holds no profile we can read, though it should have: it is kept by drift
+    /// capture, then the next document is asked. The text says why (for the log only).
+    Unreadable(String),
     /// No source said anything about the user and none refused us (a source that answers
     /// "private or missing" alike): 429 `upstream_blocked` like a block, since the platform
     /// keeps the answer from us, but the route is not to blame, so no proxy rests for it and
@@ -177,9 +194,43 @@ pub enum Reading<H> {
     Hurdle(H),
     /// Nothing usable in this document, without it being wrong: ask the next one.
     Inconclusive(&'static str),
-    /// The document should have held a profile and we could not read it: it is kept by drift
-    /// capture, then the next document is asked.
-    Unreadable(String),
+}
+
+impl<P, H> Reading<P, H> {
+    /// A block the platform named no wait for (the fetcher then tells the caller its own).
+    pub fn blocked(reason: &'static str) -> Self {
+        Reading::Blocked {
+            reason,
+            retry_after: None,
+        }
+    }
+}
+
+impl<P> Reading<P> {
+    /// An extractor's reading with its profile mapped by `f` (to the erased [`Profile`]), as
+    /// the reading of a site with any hurdle: an extractor never puts one up.
+    pub fn map<Q, H>(self, f: impl FnOnce(P) -> Q) -> Reading<Q, H> {
+        match self {
+            Reading::Found(p) => Reading::Found(f(p)),
+            Reading::NotFound => Reading::NotFound,
+            Reading::RegionLocked => Reading::RegionLocked,
+            Reading::Restricted => Reading::Restricted,
+            Reading::Blocked {
+                reason,
+                retry_after,
+            } => Reading::Blocked {
+                reason,
+                retry_after,
+            },
+            Reading::Unreadable(why) => Reading::Unreadable(why),
+            Reading::Withheld(why) => Reading::Withheld(why),
+            Reading::ServerError(why) => Reading::ServerError(why),
+            Reading::Unavailable(why) => Reading::Unavailable(why),
+            Reading::Follow(url) => Reading::Follow(url),
+            Reading::Hurdle(never) => match never {},
+            Reading::Inconclusive(why) => Reading::Inconclusive(why),
+        }
+    }
 }
 
 /// Why one document of the plan had no answer.
@@ -213,30 +264,6 @@ impl Miss {
         Miss::Blocked {
             reason,
             retry_after: None,
-        }
-    }
-}
-
-impl<H> Reading<H> {
-    /// A block the platform named no wait for (the fetcher then tells the caller its own).
-    pub fn blocked(reason: &'static str) -> Self {
-        Reading::Blocked {
-            reason,
-            retry_after: None,
-        }
-    }
-}
-
-impl<H> From<PageVerdict<Profile>> for Reading<H> {
-    /// An extractor's verdict as a reading: a verdict maps one to one.
-    fn from(verdict: PageVerdict<Profile>) -> Self {
-        match verdict {
-            PageVerdict::Profile(profile) => Reading::Found(Box::new(profile)),
-            PageVerdict::NotFound => Reading::NotFound,
-            PageVerdict::Blocked(reason) => Reading::blocked(reason),
-            PageVerdict::RegionLocked => Reading::RegionLocked,
-            PageVerdict::Restricted => Reading::Restricted,
-            PageVerdict::Unreadable(why) => Reading::Unreadable(why),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
 use crate::platform::last_word::Block;
 use crate::platform::site::{Alone, Miss, Reading, Site};
-use crate::platform::{Failure, Lookup};
+use crate::platform::{Failure, Lookup, Profile};
 use crate::upstream::UpstreamError;
 use crate::upstream::egress::RouteLease;
 use crate::upstream::retry::Attempt;
@@ -113,7 +113,7 @@ impl<S: Site> Run<'_, S> {
 }
 
 /// The block a reading is, with the wait a caller would be told (as [`answer`] tells it).
-fn block_of<H>(reading: &Reading<H>, block_wait: Duration) -> Option<Block> {
+fn block_of<P, H>(reading: &Reading<P, H>, block_wait: Duration) -> Option<Block> {
     match reading {
         Reading::Blocked {
             reason,
@@ -129,7 +129,10 @@ fn block_of<H>(reading: &Reading<H>, block_wait: Duration) -> Option<Block> {
 /// The verdict drift capture keeps a document under, when it keeps it: every unreadable one
 /// (an inconclusive answer the site calls unreadable on its own, [`Site::alone`], included),
 /// and the blocks the site names ([`Site::CAPTURED_BLOCKS`]).
-fn drift_verdict<S: Site>(doc: S::Doc, reading: &Reading<S::Hurdle>) -> Option<String> {
+fn drift_verdict<S: Site>(
+    doc: S::Doc,
+    reading: &Reading<Box<Profile>, S::Hurdle>,
+) -> Option<String> {
     match reading {
         Reading::Unreadable(why) => Some(format!("unreadable: {why}")),
         Reading::Inconclusive(why) if S::alone(doc, why) == Alone::Unreadable => {
@@ -145,7 +148,7 @@ fn drift_verdict<S: Site>(doc: S::Doc, reading: &Reading<S::Hurdle>) -> Option<S
 /// The lookup a final reading answers; `block_wait` is what a caller is told to wait after a
 /// block whose platform named no wait, or a region lock. Every reading maps: one that is not
 /// final (a redirect, a hurdle, a miss) is answered as what it left the lookup with.
-pub fn answer<H>(reading: Reading<H>, block_wait: Duration) -> Lookup {
+pub fn answer<H>(reading: Reading<Box<Profile>, H>, block_wait: Duration) -> Lookup {
     let failure = match reading {
         Reading::Found(profile) => return Lookup::Found(profile),
         Reading::NotFound => return Lookup::NotFound,

@@ -4,7 +4,7 @@
 use super::Fetched;
 use super::run::{Mode, Run, Step};
 use crate::platform::site::{Alone, Document, Miss, Reading, Site};
-use crate::platform::{Failure, Lookup};
+use crate::platform::{Failure, Lookup, Profile};
 use crate::upstream::egress::Switch;
 
 /// How a run of the plan ended: the lookup's answer, and the document it came from (`None`
@@ -164,14 +164,14 @@ impl<'a, S: Site> Run<'a, S> {
     }
 
     /// The lookup a final reading answers, with the caller's wait filled in.
-    pub(super) fn answer(&self, reading: Reading<S::Hurdle>) -> Lookup {
+    pub(super) fn answer(&self, reading: Reading<Box<Profile>, S::Hurdle>) -> Lookup {
         super::answer(reading, self.fetcher.block_wait)
     }
 }
 
 /// What the one document of a probe that had nothing usable says about itself: an
 /// inconclusive answer is what the site says it is alone ([`Site::alone`]).
-fn alone<S: Site>(doc: S::Doc, miss: &Miss) -> Reading<S::Hurdle> {
+fn alone<S: Site>(doc: S::Doc, miss: &Miss) -> Reading<Box<Profile>, S::Hurdle> {
     match miss {
         Miss::Inconclusive(why) => match S::alone(doc, why) {
             Alone::Withheld => Reading::Withheld(why),

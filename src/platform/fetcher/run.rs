@@ -2,8 +2,8 @@
 
 use super::Fetcher;
 use super::send::Seen;
-use crate::platform::Lookup;
 use crate::platform::site::{Miss, Reading, Site};
+use crate::platform::{Lookup, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::username::Username;
 
@@ -39,7 +39,7 @@ impl<'a, S: Site> Run<'a, S> {
 /// Where one document (or one request of it) got to.
 pub(super) enum Step<H> {
     /// The platform answered and the site read it (a request's end).
-    Read(Reading<H>),
+    Read(Reading<Box<Profile>, H>),
     /// The document had nothing usable: ask the next one (a document's end).
     Missed(Miss),
     /// No more to ask: the lookup's answer is this (an answer, the gate's refusal, every

@@ -9,7 +9,7 @@ use super::PhotoShareProfile;
 use super::parts::{Names, answerable, is_requested, profile, searched};
 use super::signals::message_block;
 use crate::cost;
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{Flag, Text, UserObject, describe};
 use crate::username::Subject;
 
@@ -47,8 +47,8 @@ where
 /// the profile query (the same envelope).
 ///
 /// - `{"data":{"user":{…}},"status":"ok"}` whose `username` matches `requested` →
-///   [`PageVerdict::Profile`]; another username → [`PageVerdict::Unreadable`].
-/// - `{"data":{"user":null},"status":"ok"}` → [`PageVerdict::NotFound`]. This is
+///   [`Reading::Profile`]; another username → [`Reading::Unreadable`].
+/// - `{"data":{"user":null},"status":"ok"}` → [`Reading::NotFound`]. This is
 ///   **unconfirmed**: the caller treats it as a hint only and confirms absence with
 ///   the profile page ([`from_page`](crate::platform::photo_share::extract::from_page)), whose 404 page is the proof,
 ///   before answering 404.
@@ -56,34 +56,31 @@ where
 ///   `checkpoint_required`, `challenge_required` or `feedback_required` → `Blocked(that name)`;
 ///   a "Please wait a few minutes" message → `Blocked("please_wait")`.
 /// - No `data.user` at all: the requested user's object wherever the answer keeps it (the
-///   anchored search; another user's is never taken), else [`PageVerdict::Unreadable`].
+///   anchored search; another user's is never taken), else [`Reading::Unreadable`].
 /// - Anything that is not JSON of that shape (including invalid UTF-8 inside strings, or
-///   nesting deeper than serde_json's recursion limit) → [`PageVerdict::Unreadable`].
+///   nesting deeper than serde_json's recursion limit) → [`Reading::Unreadable`].
 ///
 /// Missing or wrongly typed strings become `""`, booleans `false` and counts `None`
 /// (`platform::fields` has the one rule set of both platforms).
 /// Only the body's fields are deserialized; the timeline edges and every other field are
 /// skipped without being built.
-pub fn from_api<'a>(
-    body: &[u8],
-    requested: impl Into<Subject<'a>>,
-) -> PageVerdict<PhotoShareProfile> {
+pub fn from_api<'a>(body: &[u8], requested: impl Into<Subject<'a>>) -> Reading<PhotoShareProfile> {
     let requested = requested.into();
     cost::examined(body.len());
     let doc: ApiDoc = match serde_json::from_slice(body) {
         Ok(doc) => doc,
-        Err(err) => return PageVerdict::Unreadable(describe("api body", &err)),
+        Err(err) => return Reading::Unreadable(describe("api body", &err)),
     };
     if doc.require_login.0 {
-        return PageVerdict::Blocked("require_login");
+        return Reading::blocked("require_login");
     }
     if let Some(reason) = message_block(&doc.message.0) {
-        return PageVerdict::Blocked(reason);
+        return Reading::blocked(reason);
     }
     let Some(data) = doc.data else {
         // The user may have moved out of `data`: the anchored search looks for them.
         return searched([body], requested).unwrap_or_else(|| {
-            PageVerdict::Unreadable(if doc.status.0 == "fail" {
+            Reading::Unreadable(if doc.status.0 == "fail" {
                 "api status fail without a known block signal".to_owned()
             } else {
                 "api body without data".to_owned()
@@ -92,14 +89,14 @@ pub fn from_api<'a>(
     };
     match data.user {
         None => searched([body], requested)
-            .unwrap_or_else(|| PageVerdict::Unreadable("api data without user".to_owned())),
-        Some(None) => PageVerdict::NotFound,
+            .unwrap_or_else(|| Reading::Unreadable("api data without user".to_owned())),
+        Some(None) => Reading::NotFound,
         Some(Some(user)) => {
             let profile = profile(&user.0);
             if is_requested(&profile, requested) {
                 answerable(profile)
             } else {
-                PageVerdict::Unreadable("api user is not the requested username".to_owned())
+                Reading::Unreadable("api user is not the requested username".to_owned())
             }
         }
     }
@@ -117,7 +114,7 @@ mod tests {
 
     fn profile(json: &str, raw: &str) -> PhotoShareProfile {
         match from_api(json.as_bytes(), &name(raw)) {
-            PageVerdict::Profile(p) => p,
+            Reading::Found(p) => p,
             other => panic!("expected a profile, got {other:?}"),
         }
     }
@@ -185,7 +182,7 @@ mod tests {
             assert!(
                 matches!(
                     from_api(body.as_bytes(), &name("bo")),
-                    PageVerdict::Unreadable(ref why) if why.contains("follower count")
+                    Reading::Unreadable(ref why) if why.contains("follower count")
                 ),
                 "{body}"
             );
@@ -214,20 +211,20 @@ mod tests {
         );
         assert!(matches!(
             from_api(moved.as_bytes(), &name("ann.examples")),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
     #[test]
     fn user_null_is_not_found() {
         let body = br#"{"data":{"user":null},"status":"ok"}"#;
-        assert_eq!(from_api(body, &name("gone")), PageVerdict::NotFound);
+        assert_eq!(from_api(body, &name("gone")), Reading::NotFound);
     }
 
     #[test]
     fn another_user_is_unreadable() {
         let verdict = from_api(FULL.as_bytes(), &name("ann.examples"));
-        assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+        assert!(matches!(verdict, Reading::Unreadable(_)), "{verdict:?}");
     }
 
     #[test]
@@ -244,7 +241,7 @@ mod tests {
             b"{\"data\":{\"user\":{\"username\":\"a\"}}} trailing",
         ] {
             let verdict = from_api(body, &name("a"));
-            assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+            assert!(matches!(verdict, Reading::Unreadable(_)), "{verdict:?}");
         }
     }
 
@@ -275,11 +272,11 @@ mod tests {
         for (body, reason) in cases {
             assert_eq!(
                 from_api(body.as_bytes(), &name("a")),
-                PageVerdict::Blocked(reason)
+                Reading::blocked(reason)
             );
         }
         let not_a_block = br#"{"require_login":false,"data":{"user":null},"status":"ok"}"#;
-        assert_eq!(from_api(not_a_block, &name("a")), PageVerdict::NotFound);
+        assert_eq!(from_api(not_a_block, &name("a")), Reading::NotFound);
     }
 
     /// The profile query's answer (mifi/SimpleInstaBot#329, 2026-09-14): the user in the
@@ -319,6 +316,6 @@ mod tests {
         let mut body = br#"{"data":{"user":{"username":"a","x":"#.to_vec();
         body.extend(std::iter::repeat_n(b'[', 100_000));
         let verdict = from_api(&body, &name("a"));
-        assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+        assert!(matches!(verdict, Reading::Unreadable(_)), "{verdict:?}");
     }
 }

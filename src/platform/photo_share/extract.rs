@@ -7,7 +7,7 @@
 //! Shared rules of every extractor here:
 //!
 //! - the returned `username` must equal the requested name ASCII case-insensitively, otherwise
-//!   the verdict is [`PageVerdict::Unreadable`](crate::platform::PageVerdict::Unreadable);
+//!   the reading is [`Reading::Unreadable`](crate::platform::Reading::Unreadable);
 //! - every field is read through the platform's table of names (`platform::fields`, its
 //!   `names.rs`): `follower_count` or `edge_followed_by.count`, `pk` over `id`, …, the first
 //!   usable name winning; when no known place holds the requested user, the anchored search

@@ -5,7 +5,7 @@ use super::PhotoShareProfile;
 use super::parts::{answerable, is_requested, searched};
 use super::{markers, shared_data, xig};
 use crate::html;
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::username::Subject;
 
 /// What [`from_page`] says of a page without a profile that is neither a 404 nor a login page.
@@ -17,12 +17,12 @@ pub const NO_PROFILE: &str = "no profile in page";
 pub fn from_page_answer<'a>(
     body: &[u8],
     requested: impl Into<Subject<'a>>,
-) -> PageVerdict<PhotoShareProfile> {
+) -> Reading<PhotoShareProfile> {
     match from_page(body, requested) {
-        PageVerdict::Unreadable(why) if why == NO_PROFILE && markers::is_app_shell(body) => {
-            PageVerdict::Blocked("app_shell")
+        Reading::Unreadable(why) if why == NO_PROFILE && markers::is_app_shell(body) => {
+            Reading::blocked("app_shell")
         }
-        verdict => verdict,
+        reading => reading,
     }
 }
 
@@ -44,7 +44,7 @@ pub fn from_page_answer<'a>(
 /// - a user object of another username → `Unreadable`;
 /// - a profile state that is cut or malformed → `Unreadable`;
 /// - the "page not found" page ("Sorry, this page isn't available", `dialog-404`, a `<title>`
-///   starting "Page not found", or the legacy `HttpErrorPage` state) → [`PageVerdict::NotFound`],
+///   starting "Page not found", or the legacy `HttpErrorPage` state) → [`Reading::NotFound`],
 ///   which **confirms** that the account does not exist;
 /// - a login page (login form markup, a `Login` title, `"require_login": true`, or the legacy
 ///   `LoginAndSignupPage` state) → `Blocked("login_wall")`;
@@ -57,10 +57,7 @@ pub fn from_page_answer<'a>(
 /// alone writes (text between tags, `class` attributes, the title of a page that names no
 /// account), never in scripts (every page mentions them there) nor in attribute values or
 /// titles that carry the user's own name and bio.
-pub fn from_page<'a>(
-    body: &[u8],
-    requested: impl Into<Subject<'a>>,
-) -> PageVerdict<PhotoShareProfile> {
+pub fn from_page<'a>(body: &[u8], requested: impl Into<Subject<'a>>) -> Reading<PhotoShareProfile> {
     let requested = requested.into();
     let keys = xig::Keys::new();
     let mut other_user = false;
@@ -94,23 +91,23 @@ pub fn from_page<'a>(
         let json = html::scripts(body)
             .map(|script| script.text.trim_ascii())
             .filter(|text| text.starts_with(b"{") || text.starts_with(b"["));
-        if let Some(verdict) = searched(json, requested) {
-            return verdict;
+        if let Some(reading) = searched(json, requested) {
+            return reading;
         }
     }
     if other_user {
-        return PageVerdict::Unreadable("page profile is not the requested username".to_owned());
+        return Reading::Unreadable("page profile is not the requested username".to_owned());
     }
     if let Some(broken) = broken {
-        return PageVerdict::Unreadable(broken);
+        return Reading::Unreadable(broken);
     }
     if error_state || markers::is_not_found_page(body) {
-        return PageVerdict::NotFound;
+        return Reading::NotFound;
     }
     if login_state || markers::is_login_page(body) {
-        return PageVerdict::Blocked("login_wall");
+        return Reading::blocked("login_wall");
     }
-    PageVerdict::Unreadable(NO_PROFILE.to_owned())
+    Reading::Unreadable(NO_PROFILE.to_owned())
 }
 
 #[cfg(test)]
@@ -123,7 +120,7 @@ mod tests {
         Username::parse(Platform::PhotoShare, raw).expect("valid test name")
     }
 
-    fn verdict(page: &str, raw: &str) -> PageVerdict<PhotoShareProfile> {
+    fn verdict(page: &str, raw: &str) -> Reading<PhotoShareProfile> {
         from_page(page.as_bytes(), &name(raw))
     }
 
@@ -137,7 +134,7 @@ mod tests {
 
     #[test]
     fn reads_the_data_sjs_blob_only() {
-        let PageVerdict::Profile(p) = verdict(XIG_PAGE, "ANN") else {
+        let Reading::Found(p) = verdict(XIG_PAGE, "ANN") else {
             panic!("expected a profile");
         };
         assert_eq!(p.id, "42");
@@ -150,7 +147,7 @@ mod tests {
     #[test]
     fn another_username_is_unreadable() {
         let v = verdict(XIG_PAGE, "ann2");
-        assert!(matches!(v, PageVerdict::Unreadable(ref why) if why.contains("not the requested")));
+        assert!(matches!(v, Reading::Unreadable(ref why) if why.contains("not the requested")));
     }
 
     #[test]
@@ -158,7 +155,7 @@ mod tests {
         let page = r#"<html><script type="text/javascript">window._sharedData = {"entry_data":
             {"ProfilePage":[{"graphql":{"user":{"id":"5","username":"bo","is_private":true,
             "profile_pic_url":"https:\u002F\u002Fcdn.test\u002Fp.jpg"}}}]}};</script></html>"#;
-        let PageVerdict::Profile(p) = verdict(page, "bo") else {
+        let Reading::Found(p) = verdict(page, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!(p.id, "5");
@@ -171,10 +168,10 @@ mod tests {
         let page = "<html><head><title>Page Not Found &bull; Instagram</title></head>\
             <body><div class=\"dialog-404\"><h2>Sorry, this page isn&#39;t available.</h2>\
             <a href=\"/accounts/login/\">Log in</a></div></body></html>";
-        assert_eq!(verdict(page, "bo"), PageVerdict::NotFound);
+        assert_eq!(verdict(page, "bo"), Reading::NotFound);
         let legacy =
             r#"<script>window._sharedData = {"entry_data":{"HttpErrorPage":[{}]}};</script>"#;
-        assert_eq!(verdict(legacy, "bo"), PageVerdict::NotFound);
+        assert_eq!(verdict(legacy, "bo"), Reading::NotFound);
     }
 
     #[test]
@@ -185,29 +182,29 @@ mod tests {
             <script>var s="Sorry, this page isn't available"; var m="/bundles/LoginAndSignupPage.js";</script>"#;
         assert_eq!(
             verdict(page, "bo"),
-            PageVerdict::Unreadable("no profile in page".to_owned())
+            Reading::Unreadable("no profile in page".to_owned())
         );
     }
 
     #[test]
     fn a_login_page_is_blocked() {
         let page = "<html><title>Login &bull; Instagram</title><form id=\"loginForm\"></form>";
-        assert_eq!(verdict(page, "bo"), PageVerdict::Blocked("login_wall"));
+        assert_eq!(verdict(page, "bo"), Reading::blocked("login_wall"));
         let legacy =
             r#"<script>window._sharedData = {"entry_data":{"LoginAndSignupPage":[{}]}};</script>"#;
-        assert_eq!(verdict(legacy, "bo"), PageVerdict::Blocked("login_wall"));
+        assert_eq!(verdict(legacy, "bo"), Reading::blocked("login_wall"));
         let json = r#"<script type="application/json">{"require_login":true}</script>"#;
-        assert_eq!(verdict(json, "bo"), PageVerdict::Blocked("login_wall"));
+        assert_eq!(verdict(json, "bo"), Reading::blocked("login_wall"));
     }
 
     #[test]
     fn a_cut_profile_is_unreadable_and_garbage_too() {
         let cut = &XIG_PAGE[..XIG_PAGE.find("\"is_private\"").unwrap_or(0)];
-        assert!(matches!(verdict(cut, "ann"), PageVerdict::Unreadable(_)));
+        assert!(matches!(verdict(cut, "ann"), Reading::Unreadable(_)));
         for page in [&b""[..], b"\xff\xfe<script data-sjs>\xff", b"{\"data\":{}}"] {
             assert!(matches!(
                 from_page(page, &name("bo")),
-                PageVerdict::Unreadable(_)
+                Reading::Unreadable(_)
             ));
         }
     }
@@ -233,7 +230,7 @@ mod tests {
             "edge_followed_by":{"count":12},"edge_follow":{"count":3},
             "edge_owner_to_timeline_media":{"count":7,"edges":[]}}}"#,
         );
-        let PageVerdict::Profile(p) = verdict(&page, "BO") else {
+        let Reading::Found(p) = verdict(&page, "BO") else {
             panic!("expected a profile");
         };
         assert_eq!(p.id, "5");
@@ -251,7 +248,7 @@ mod tests {
             "is_private":true,"edge_followed_by":null,
             "edge_owner_to_timeline_media":{"count":null}}}"#,
         );
-        let PageVerdict::Profile(p) = verdict(&hidden, "bo") else {
+        let Reading::Found(p) = verdict(&hidden, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!(p.edge_followed_by.count, None);
@@ -260,7 +257,7 @@ mod tests {
         let public = hidden.replace(r#""is_private":true"#, r#""is_private":false"#);
         assert!(matches!(
             verdict(&public, "bo"),
-            PageVerdict::Unreadable(why) if why.contains("follower count")
+            Reading::Unreadable(why) if why.contains("follower count")
         ));
     }
 
@@ -274,7 +271,7 @@ mod tests {
             "edge_followed_by":{"count":12},"edge_follow":{"count":3},
             "edge_owner_to_timeline_media":null}}}"#,
         );
-        let PageVerdict::Profile(p) = verdict(&page, "bo") else {
+        let Reading::Found(p) = verdict(&page, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!(p.id, "5", "pk over id");
@@ -288,7 +285,7 @@ mod tests {
             r#"{"xdt_api__v1__users__web_profile_info":{"user":{"id":"99","username":"bo",
             "follower_count":4}}}"#,
         );
-        let PageVerdict::Profile(p) = verdict(&no_pk, "bo") else {
+        let Reading::Found(p) = verdict(&no_pk, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!((p.id.as_str(), p.edge_followed_by.count), ("99", Some(4)));
@@ -297,10 +294,10 @@ mod tests {
             r#"{"xdt_api__v1__users__web_profile_info":{"user":{"pk":"1","username":"bob"}}}"#,
         );
         assert!(
-            matches!(verdict(&other, "bo"), PageVerdict::Unreadable(ref why) if why.contains("not the requested"))
+            matches!(verdict(&other, "bo"), Reading::Unreadable(ref why) if why.contains("not the requested"))
         );
         let null = page_2026(r#"{"xdt_api__v1__users__web_profile_info":{"user":null}}"#);
-        assert!(matches!(verdict(&null, "bo"), PageVerdict::Unreadable(_)));
+        assert!(matches!(verdict(&null, "bo"), Reading::Unreadable(_)));
     }
 
     #[test]
@@ -321,7 +318,7 @@ mod tests {
                 "viewer":{"user":{"pk":"0","id":"0"}}}"#
             )
         );
-        let PageVerdict::Profile(p) = verdict(&page, "BO") else {
+        let Reading::Found(p) = verdict(&page, "BO") else {
             panic!("expected a profile");
         };
         assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
@@ -347,7 +344,7 @@ mod tests {
             "follower_count":12,"following_count":3,"media_count":7}}"#,
         );
         let page = format!("{hovercard}{moved}");
-        let PageVerdict::Profile(p) = verdict(&page, "bo") else {
+        let Reading::Found(p) = verdict(&page, "bo") else {
             panic!("expected a profile");
         };
         assert_eq!((p.id.as_str(), p.full_name.as_str()), ("5", "Bo"));
@@ -355,7 +352,7 @@ mod tests {
         // Nobody else's object is ever the profile.
         for other in ["bob", "someone"] {
             assert!(
-                matches!(verdict(&page, other), PageVerdict::Unreadable(_)),
+                matches!(verdict(&page, other), Reading::Unreadable(_)),
                 "{other}"
             );
         }
@@ -367,7 +364,7 @@ mod tests {
             b"<script data-sjs>{\"xig_user_by_username\":{\"username\":\"b\xffo\"}}</script>";
         assert!(matches!(
             from_page(page, &name("bo")),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 }

@@ -4,7 +4,7 @@
 
 use super::PhotoShareProfile;
 use crate::platform::fields::{self, PHOTO_SHARE, Record, Table, Tabled, View};
-use crate::platform::{Count, PageVerdict};
+use crate::platform::{Count, Reading};
 use crate::username::Subject;
 
 /// The photo-share platform's table, for the known-place readers ([`crate::platform::fields`]).
@@ -45,13 +45,13 @@ pub(super) fn profile(record: &Record<'_>) -> PhotoShareProfile {
     }
 }
 
-/// The verdict of the requested user's profile: the profile, unless the account is public and
+/// The reading of the requested user's profile: the profile, unless the account is public and
 /// the document gives no follower count under any known name (the platform moving, never a
 /// 200 with `null`; see [`Table::unanswerable`]).
-pub(super) fn answerable(profile: PhotoShareProfile) -> PageVerdict<PhotoShareProfile> {
+pub(super) fn answerable(profile: PhotoShareProfile) -> Reading<PhotoShareProfile> {
     match PHOTO_SHARE.unanswerable(profile.is_private, profile.edge_followed_by.count) {
-        Some(why) => PageVerdict::Unreadable(why),
-        None => PageVerdict::Profile(profile),
+        Some(why) => Reading::Unreadable(why),
+        None => Reading::Found(profile),
     }
 }
 
@@ -61,7 +61,7 @@ pub(super) fn answerable(profile: PhotoShareProfile) -> PageVerdict<PhotoSharePr
 pub(super) fn searched<'a>(
     texts: impl IntoIterator<Item = &'a [u8]>,
     requested: Subject<'_>,
-) -> Option<PageVerdict<PhotoShareProfile>> {
+) -> Option<Reading<PhotoShareProfile>> {
     let name = requested.name()?;
     let found = texts
         .into_iter()

@@ -17,7 +17,7 @@ use serde::Deserialize;
 #[cfg(test)]
 use super::ShortVideoProfile;
 use super::user_json::{self, Entries, Names, Said};
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{Flag, Object, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
 
@@ -106,14 +106,14 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     let Some(at) = at else {
         // The embed's error payload: private or missing alike, never a verdict about the user.
         if error {
-            return Said::user(PageVerdict::Blocked(EMBED_PRIVATE_OR_MISSING));
+            return Said::user(Reading::blocked(EMBED_PRIVATE_OR_MISSING));
         }
         // No `userInfo` for the name at its route: the page's search may find it elsewhere.
         return Said::NoUser { private: false };
     };
     let (_, user) = users.swap_remove(at);
     if !claims(&user) {
-        return Said::user(PageVerdict::Unreadable(format!(
+        return Said::user(Reading::Unreadable(format!(
             "the embed's userInfo is about another user than {:?}",
             requested.to_string()
         )));
@@ -137,15 +137,14 @@ mod tests {
         )
     }
 
-    fn verdict(text: &str, who: &str) -> PageVerdict<ShortVideoProfile> {
-        said(text.as_bytes(), (&name(who)).into()).into_verdict()
+    fn verdict(text: &str, who: &str) -> Reading<ShortVideoProfile> {
+        said(text.as_bytes(), (&name(who)).into()).into_reading()
     }
 
     #[test]
     fn reads_the_flat_user_info_and_unwraps_signed_counts() {
         let info = r#"{"id":"42","uniqueId":"Lamp.Maker","nickname":"Lamp","signature":"a &amp; b\nc","verified":true,"privateAccount":false,"avatarThumbUrl":"https:\u002F\u002Fcdn.example\u002Ft.jpg","followerCount":-1194967296,"followingCount":7,"heartCount":-1}"#;
-        let PageVerdict::Profile(p) = verdict(&state("/embed/@lamp.maker", info), "lamp.maker")
-        else {
+        let Reading::Found(p) = verdict(&state("/embed/@lamp.maker", info), "lamp.maker") else {
             panic!("no profile");
         };
         let (u, s) = (&p.user_info.user, &p.user_info.stats);
@@ -171,7 +170,7 @@ mod tests {
         for who in ["abc", "someone.else"] {
             assert_eq!(
                 verdict(error, who),
-                PageVerdict::Blocked("embed_private_or_missing"),
+                Reading::blocked("embed_private_or_missing"),
                 "{who}"
             );
         }
@@ -181,7 +180,7 @@ mod tests {
             r#""isReady":true"#,
             r#""isReady":true,"isError":false,"pageName":"creator""#,
         );
-        assert!(matches!(verdict(&creator, "abc"), PageVerdict::Profile(_)));
+        assert!(matches!(verdict(&creator, "abc"), Reading::Found(_)));
     }
 
     #[test]
@@ -189,7 +188,7 @@ mod tests {
         let info = r#"{"uniqueId":"abc","privateAccount":false,"fansTotal":5,"heartCount":1}"#;
         assert!(matches!(
             verdict(&state("/embed/@abc", info), "abc"),
-            PageVerdict::Unreadable(why) if why.contains("follower count")
+            Reading::Unreadable(why) if why.contains("follower count")
         ));
     }
 
@@ -208,7 +207,7 @@ mod tests {
         ] {
             let info =
                 format!(r#"{{"uniqueId":"abc","followerCount":1,"followingCount":{value}}}"#);
-            let PageVerdict::Profile(p) = verdict(&state("/embed/@abc", &info), "abc") else {
+            let Reading::Found(p) = verdict(&state("/embed/@abc", &info), "abc") else {
                 panic!("{value}: no profile");
             };
             assert_eq!(p.user_info.stats.following_count, want, "{value}");
@@ -220,13 +219,13 @@ mod tests {
         let info = r#"{"uniqueId":"someone.else","followerCount":1}"#;
         assert!(matches!(
             verdict(&state("/embed/@abc", info), "abc"),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         // Found by its uniqueId under another route name.
         let info = r#"{"uniqueId":"ABC","followerCount":1}"#;
         assert!(matches!(
             verdict(&state("/embed/@x", info), "abc"),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
         for broken in [
             r#"{"source":{"data":{}}}"#,
@@ -236,10 +235,7 @@ mod tests {
             "{not json",
         ] {
             let got = verdict(broken, "abc");
-            assert!(
-                matches!(got, PageVerdict::Unreadable(_)),
-                "{broken}: {got:?}"
-            );
+            assert!(matches!(got, Reading::Unreadable(_)), "{broken}: {got:?}");
         }
     }
 }

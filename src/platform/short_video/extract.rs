@@ -17,7 +17,7 @@ use super::stateless::{self, Rest};
 use super::user_json::{self, NO_USER, SHELL_PAGE, Said};
 use super::{embed, next_data, sigi, universal};
 use crate::html::{self, Token};
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{self, SHORT_VIDEO};
 use crate::username::Subject;
 
@@ -123,13 +123,10 @@ impl<'a> States<'a> {
 /// has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
 /// entity-decoded. Pure and linear in the page size (each script is parsed at most twice:
 /// by its reader, then by the search); never panics, whatever the bytes.
-pub fn extract<'a>(
-    page: &[u8],
-    requested: impl Into<Subject<'a>>,
-) -> PageVerdict<ShortVideoProfile> {
+pub fn extract<'a>(page: &[u8], requested: impl Into<Subject<'a>>) -> Reading<ShortVideoProfile> {
     let requested = requested.into();
     if stateless::is_empty(page) {
-        return PageVerdict::Blocked(stateless::EMPTY_BODY);
+        return Reading::blocked(stateless::EMPTY_BODY);
     }
     let (states, rest) = States::of(page);
     let mut broken = None;
@@ -137,7 +134,7 @@ pub fn extract<'a>(
     let mut no_user = None;
     for said in states.said(requested) {
         match said {
-            Said::User(verdict) => return *verdict,
+            Said::User(reading) => return *reading,
             Said::NoUser { private } => {
                 no_user.get_or_insert(private);
             }
@@ -148,19 +145,19 @@ pub fn extract<'a>(
         }
     }
     // No state decided: the requested user's object anywhere in the page's JSON.
-    if let Some(verdict) = anchored(states, &rest, requested, no_user.unwrap_or(false)) {
-        return verdict;
+    if let Some(reading) = anchored(states, &rest, requested, no_user.unwrap_or(false)) {
+        return reading;
     }
     match (no_user, broken, shell) {
-        (Some(_), _, _) => PageVerdict::Unreadable(NO_USER.into()),
+        (Some(_), _, _) => Reading::Unreadable(NO_USER.into()),
         // A state we could not read may have held the user: never guess a block over it.
-        (None, Some(why), _) => PageVerdict::Unreadable(why),
-        (None, None, true) => PageVerdict::Blocked(SHELL_PAGE),
-        (None, None, false) => rest.verdict(),
+        (None, Some(why), _) => Reading::Unreadable(why),
+        (None, None, true) => Reading::blocked(SHELL_PAGE),
+        (None, None, false) => rest.reading(),
     }
 }
 
-/// The anchored search over every state and every inline JSON of the page: the verdict of the
+/// The anchored search over every state and every inline JSON of the page: the reading of the
 /// requested user's object, when one is found (`private` when a state's status said so);
 /// `None` when there is none, or no name to look for (a saved page read for anyone).
 fn anchored(
@@ -168,7 +165,7 @@ fn anchored(
     rest: &Rest<'_>,
     requested: Subject<'_>,
     private: bool,
-) -> Option<PageVerdict<ShortVideoProfile>> {
+) -> Option<Reading<ShortVideoProfile>> {
     let name = requested.name()?;
     let found = states
         .texts()
@@ -198,8 +195,8 @@ mod tests {
         Username::parse(Platform::ShortVideo, s).unwrap()
     }
 
-    fn unreadable(v: &PageVerdict<ShortVideoProfile>) -> bool {
-        matches!(v, PageVerdict::Unreadable(_))
+    fn unreadable(v: &Reading<ShortVideoProfile>) -> bool {
+        matches!(v, Reading::Unreadable(_))
     }
 
     #[test]
@@ -210,7 +207,7 @@ mod tests {
                 let got = extract(page.as_bytes(), &name(user.unique_id));
                 assert_eq!(
                     got,
-                    PageVerdict::Profile(expected_body(&user)),
+                    Reading::Found(expected_body(&user)),
                     "{era:?} {}",
                     user.unique_id
                 );
@@ -222,13 +219,13 @@ mod tests {
     fn case_of_the_request_does_not_matter() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 20_000);
         let got = extract(page.as_bytes(), &name("TINY.Baker_7"));
-        assert_eq!(got, PageVerdict::Profile(expected_body(&SMALL_USER)));
+        assert_eq!(got, Reading::Found(expected_body(&SMALL_USER)));
     }
 
     #[test]
     fn exact_counts_escapes_and_entities() {
         let page = samples::profile_page(Era::Universal, &PUBLIC_USER, 20_000);
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(PUBLIC_USER.unique_id)) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name(PUBLIC_USER.unique_id)) else {
             panic!("no profile");
         };
         // The page's stats say 12300000 and a negative heartCount; statsV2 is exact.
@@ -245,8 +242,7 @@ mod tests {
     fn private_pages_leave_absent_counts_null() {
         for era in Era::ALL {
             let page = samples::profile_page(era, &PRIVATE_USER, 20_000);
-            let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(PRIVATE_USER.unique_id))
-            else {
+            let Reading::Found(p) = extract(page.as_bytes(), &name(PRIVATE_USER.unique_id)) else {
                 panic!("no profile in {era:?}");
             };
             assert!(p.user_info.user.private_account);
@@ -261,11 +257,11 @@ mod tests {
             let page = samples::not_found_page(era, NOT_FOUND_USER);
             assert!(page.contains("river.sketches"));
             let got = extract(page.as_bytes(), &name(NOT_FOUND_USER));
-            assert_eq!(got, PageVerdict::NotFound, "{era:?}");
+            assert_eq!(got, Reading::NotFound, "{era:?}");
             // Asking for a suggested user on that page never yields their profile.
             assert!(!matches!(
                 extract(page.as_bytes(), &name("river.sketches")),
-                PageVerdict::Profile(_)
+                Reading::Found(_)
             ));
         }
     }
@@ -275,46 +271,43 @@ mod tests {
         let n = name("status.sample");
         for code in [10000, 10113, 10114] {
             let page = samples::status_page(code);
-            assert_eq!(
-                extract(page.as_bytes(), &n),
-                PageVerdict::Blocked("captcha")
-            );
+            assert_eq!(extract(page.as_bytes(), &n), Reading::blocked("captcha"));
         }
         assert_eq!(
             extract(samples::status_page(10221).as_bytes(), &n),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         for gone in [10202, 10204] {
             assert_eq!(
                 extract(samples::status_page(gone).as_bytes(), &n),
-                PageVerdict::NotFound,
+                Reading::NotFound,
                 "{gone}"
             );
         }
         assert_eq!(
             extract(samples::status_page(10231).as_bytes(), &n),
-            PageVerdict::RegionLocked
+            Reading::RegionLocked
         );
         let restricted = samples::restricted_page(samples::RESTRICTED_NAME);
         assert_eq!(
             extract(restricted.as_bytes(), &name(samples::RESTRICTED_NAME)),
-            PageVerdict::Restricted
+            Reading::Restricted
         );
         let odd = extract(samples::status_page(10_555).as_bytes(), &n);
-        assert!(matches!(&odd, PageVerdict::Unreadable(why) if why.contains("10555")));
+        assert!(matches!(&odd, Reading::Unreadable(why) if why.contains("10555")));
         let shell = samples::shell_page();
         assert_eq!(
             extract(shell.as_bytes(), &n),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
         // The WAF page is a hurdle the site clears before extraction; read as a document it
         // holds an inline script of a form we do not know.
         let waf = samples::waf_challenge_page(5);
         assert!(matches!(
             extract(waf.as_bytes(), &n),
-            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+            Reading::Unreadable(why) if why.starts_with("no state script")
         ));
-        assert_eq!(extract(b"", &n), PageVerdict::Blocked("empty_body"));
+        assert_eq!(extract(b"", &n), Reading::blocked("empty_body"));
     }
 
     #[test]
@@ -343,7 +336,7 @@ mod tests {
         ] {
             assert_eq!(
                 extract(page.as_bytes(), &name("abc")),
-                PageVerdict::NotFound,
+                Reading::NotFound,
                 "{page}"
             );
         }
@@ -356,7 +349,7 @@ mod tests {
         );
         assert!(matches!(
             extract(decoys.as_bytes(), &name("abc")),
-            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+            Reading::Unreadable(why) if why.starts_with("no state script")
         ));
     }
 
@@ -366,7 +359,7 @@ mod tests {
         let fake = r#"<meta name="description" content='<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":{"user":{"uniqueId":"tiny.baker_7"},"stats":{"followerCount":1}}}}}</script>'>"#;
         let page = real.replacen("<head>", &format!("<head>{fake}"), 1);
         let got = extract(page.as_bytes(), &name(SMALL_USER.unique_id));
-        assert_eq!(got, PageVerdict::Profile(expected_body(&SMALL_USER)));
+        assert_eq!(got, Reading::Found(expected_body(&SMALL_USER)));
     }
 
     #[test]
@@ -379,17 +372,14 @@ mod tests {
             r#"<script id="sigi-persisted-data">window['SIGI_STATE']={sigi};window['SIGI_RETRY']={{"x":1}};</script>
             <script id="__NEXT_DATA__">{{"props":{{"pageProps":{{"statusCode":10202}}}}}}</script>"#
         );
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("abc")) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name("abc")) else {
             panic!("no profile");
         };
         assert_eq!(p.user_info.stats.follower_count, Some(3));
         let newer = format!(
             r#"{page}<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{{"__DEFAULT_SCOPE__":{{"webapp.user-detail":{{"statusCode":10221}}}}}}</script>"#
         );
-        assert_eq!(
-            extract(newer.as_bytes(), &name("abc")),
-            PageVerdict::NotFound
-        );
+        assert_eq!(extract(newer.as_bytes(), &name("abc")), Reading::NotFound);
     }
 
     #[test]
@@ -400,7 +390,7 @@ mod tests {
                     let page = samples::two_state_page(era, Some(&user), user.unique_id, first);
                     assert_eq!(
                         extract(page.as_bytes(), &name(user.unique_id)),
-                        PageVerdict::Profile(expected_body(&user)),
+                        Reading::Found(expected_body(&user)),
                         "{era:?}, app context first: {first}, {}",
                         user.unique_id
                     );
@@ -408,7 +398,7 @@ mod tests {
                 let page = samples::two_state_page(era, None, NOT_FOUND_USER, first);
                 assert_eq!(
                     extract(page.as_bytes(), &name(NOT_FOUND_USER)),
-                    PageVerdict::NotFound,
+                    Reading::NotFound,
                     "{era:?}, app context first: {first}"
                 );
             }
@@ -421,7 +411,7 @@ mod tests {
         );
         assert_eq!(
             extract(shells.as_bytes(), &name("abc")),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
     }
 
@@ -446,7 +436,7 @@ mod tests {
             for who in [PUBLIC_USER.unique_id, NOT_FOUND_USER] {
                 assert_eq!(
                     extract(page.as_bytes(), &name(who)),
-                    PageVerdict::Blocked(reason),
+                    Reading::blocked(reason),
                     "{reason} for {who}"
                 );
             }
@@ -492,7 +482,7 @@ mod tests {
                 &page[..start],
                 &page[end + "</title>".len()..]
             );
-            let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(user.unique_id)) else {
+            let Reading::Found(p) = extract(page.as_bytes(), &name(user.unique_id)) else {
                 panic!("{era:?}: no profile");
             };
             assert_eq!(p.user_info.user.signature, user.signature);
@@ -511,18 +501,18 @@ mod tests {
             );
         assert_eq!(
             extract(shell.as_bytes(), &name("abc")),
-            PageVerdict::Blocked("stateless_shell")
+            Reading::blocked("stateless_shell")
         );
     }
 
     #[test]
     fn truncated_pages_never_give_a_wrong_profile() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 6_000);
-        let want = PageVerdict::Profile(expected_body(&SMALL_USER));
+        let want = Reading::Found(expected_body(&SMALL_USER));
         let n = name(SMALL_USER.unique_id);
         for cut in 0..page.len() {
             let got = extract(&page.as_bytes()[..cut], &n);
-            let empty = cut == 0 && got == PageVerdict::Blocked("empty_body");
+            let empty = cut == 0 && got == Reading::blocked("empty_body");
             assert!(
                 got == want || unreadable(&got) || empty,
                 "cut {cut}: {got:?}"
@@ -546,7 +536,7 @@ mod tests {
             let page = samples::moved_state_page(&user, 30_000);
             assert_eq!(
                 extract(page.as_bytes(), &name(user.unique_id)),
-                PageVerdict::Profile(expected_body(&user)),
+                Reading::Found(expected_body(&user)),
                 "{}",
                 user.unique_id
             );
@@ -562,7 +552,7 @@ mod tests {
             {"statusCode":0,"userInfo":{"owner":{"id":"9","uniqueId":"Moved.One","nickname":"M"},
             "stats":{"followerCount":40,"heart":7},"statsV2":{"followerCount":"41"}}}}}"#,
         );
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("moved.one")) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name("moved.one")) else {
             panic!("no profile");
         };
         assert_eq!(p.user_info.user.id, "9");
@@ -577,7 +567,7 @@ mod tests {
             r#"{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":
             {"user":{"id":"3","uniqueId":"flat.counts","followerCount":12,"heartCount":5}}}}}"#,
         );
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("flat.counts")) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name("flat.counts")) else {
             panic!("no profile");
         };
         assert_eq!(p.user_info.stats.follower_count, Some(12));
@@ -619,7 +609,7 @@ mod tests {
         bytes[at + 1] = 0x28;
         assert!(matches!(
             extract(&bytes, &name(SMALL_USER.unique_id)),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
     }
 }

@@ -19,7 +19,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use super::ShortVideoProfile;
 use crate::cost;
 use crate::html::Tag;
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{Object, Text};
 
 /// A client-rendered shell: external scripts only, nothing inline.
@@ -108,23 +108,23 @@ impl<'a> Rest<'a> {
 
     /// What a page with no state is: one of the block kinds, or unreadable when it holds
     /// inline content we do not know (or is nothing we recognise).
-    pub(super) fn verdict(self) -> PageVerdict<ShortVideoProfile> {
+    pub(super) fn reading(self) -> Reading<ShortVideoProfile> {
         if self.configs.iter().any(|o| is_captcha_config(o)) {
-            return PageVerdict::Blocked(CAPTCHA_PAGE);
+            return Reading::blocked(CAPTCHA_PAGE);
         }
         if self.unknown_inline > 0 {
-            return PageVerdict::Unreadable(format!(
+            return Reading::Unreadable(format!(
                 "no state script; {} inline script(s) of a form we do not know",
                 self.unknown_inline
             ));
         }
         if self.title.is_some_and(is_maintenance_title) {
-            return PageVerdict::Blocked(MAINTENANCE);
+            return Reading::blocked(MAINTENANCE);
         }
         if self.external_scripts > 0 {
-            return PageVerdict::Blocked(STATELESS_SHELL);
+            return Reading::blocked(STATELESS_SHELL);
         }
-        PageVerdict::Unreadable("no state script and no script to load the app".into())
+        Reading::Unreadable("no state script and no script to load the app".into())
     }
 }
 

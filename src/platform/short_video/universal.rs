@@ -9,7 +9,7 @@ use super::ShortVideoProfile;
 use super::user_json::{self, Found, Said, UserInfo};
 use crate::json_skim;
 #[cfg(test)]
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::username::Subject;
 
 /// The id of this era's state script.
@@ -59,10 +59,10 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     user_json::said(found, requested)
 }
 
-/// [`said`] as the verdict of a page holding only this state.
+/// [`said`] as the reading of a page holding only this state.
 #[cfg(test)]
-fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
-    said(text, requested).into_verdict()
+fn read(text: &[u8], requested: Subject<'_>) -> Reading<ShortVideoProfile> {
+    said(text, requested).into_reading()
 }
 
 #[cfg(test)]
@@ -88,7 +88,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":0,"statusMsg":"","userInfo":{{"user":{USER},"stats":{{"followerCount":4000000,"heart":77600000,"heartCount":-5,"videoCount":1}},"statsV2":{{"followerCount":"4001943","heartCount":"77615151"}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("not a profile");
         };
         let u = &p.user_info.user;
@@ -107,13 +107,13 @@ mod tests {
 
     #[test]
     fn maps_status_codes() {
-        let cases: [(i64, PageVerdict<ShortVideoProfile>); 6] = [
-            (10221, PageVerdict::NotFound),
-            (10202, PageVerdict::NotFound),
-            (10000, PageVerdict::Blocked("captcha")),
-            (10113, PageVerdict::Blocked("captcha")),
-            (10114, PageVerdict::Blocked("captcha")),
-            (10101, PageVerdict::Unreadable(String::new())),
+        let cases: [(i64, Reading<ShortVideoProfile>); 6] = [
+            (10221, Reading::NotFound),
+            (10202, Reading::NotFound),
+            (10000, Reading::blocked("captcha")),
+            (10113, Reading::blocked("captcha")),
+            (10114, Reading::blocked("captcha")),
+            (10101, Reading::Unreadable(String::new())),
         ];
         for (code, want) in cases {
             let text = detail(&format!(
@@ -121,7 +121,7 @@ mod tests {
             ));
             let got = read(text.as_bytes(), (&name("mixed.case")).into());
             match (&got, &want) {
-                (PageVerdict::Unreadable(why), PageVerdict::Unreadable(_)) => {
+                (Reading::Unreadable(why), Reading::Unreadable(_)) => {
                     assert!(why.contains(&code.to_string()), "{why}")
                 }
                 _ => assert_eq!(got, want, "{code}"),
@@ -134,7 +134,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("MIXED.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("MIXED.case")).into()) else {
             panic!("not a profile");
         };
         assert!(p.user_info.user.private_account);
@@ -150,20 +150,20 @@ mod tests {
         ));
         assert!(matches!(
             read(renamed.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(why) if why.contains("follower count")
+            Reading::Unreadable(why) if why.contains("follower count")
         ));
         let no_stats = detail(&format!(
             r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
         ));
         assert!(matches!(
             read(no_stats.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         // A private account's limited view may withhold it: `null`.
         let private = detail(&format!(
             r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"heart":3}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(private.as_bytes(), (&name("mixed.case")).into()) else {
+        let Reading::Found(p) = read(private.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("a private profile");
         };
         assert_eq!(p.user_info.stats.follower_count, None);
@@ -176,7 +176,7 @@ mod tests {
                 r#"{{"statusCode":0,"userInfo":{{"user":{USER},{stats}}}}}"#
             ));
             match read(text.as_bytes(), (&name("mixed.case")).into()) {
-                PageVerdict::Profile(p) => p.user_info.stats,
+                Reading::Found(p) => p.user_info.stats,
                 other => panic!("{other:?} for {stats}"),
             }
         };
@@ -213,7 +213,7 @@ mod tests {
             for who in ["mixed.case", "someone.else"] {
                 assert_eq!(
                     read(text.as_bytes(), (&name(who)).into()),
-                    PageVerdict::Restricted,
+                    Reading::Restricted,
                     "{info} {who}"
                 );
             }
@@ -226,7 +226,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":0,"userInfo":{{"user":{user},"stats":{{"followerCount":2}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("no.sec")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("no.sec")).into()) else {
             panic!("a profile");
         };
         assert_eq!(p.user_info.user.sec_uid, "");
@@ -240,7 +240,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":10216,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("not a profile");
         };
         assert!(p.user_info.user.private_account);
@@ -249,7 +249,7 @@ mod tests {
         let bare = detail(r#"{"statusCode":10216,"userInfo":{}}"#);
         assert!(matches!(
             read(bare.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -260,22 +260,22 @@ mod tests {
         ));
         assert!(matches!(
             read(ok.as_bytes(), (&name("other")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let no_user = detail(r#"{"statusCode":0,"userInfo":{}}"#);
         assert!(matches!(
             read(no_user.as_bytes(), (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let no_code = detail(&format!(r#"{{"userInfo":{{"user":{USER}}}}}"#));
         assert!(matches!(
             read(no_code.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let empty = br#"{"other":1}"#;
         assert!(matches!(
             read(empty, (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -284,12 +284,12 @@ mod tests {
         let shell = br#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"seo.abtest":{}}}"#;
         assert_eq!(
             read(shell, (&name("x1")).into()),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
         let odd = br#"{"__DEFAULT_SCOPE__":{"seo.abtest":{}}}"#;
         assert!(matches!(
             read(odd, (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -303,7 +303,7 @@ mod tests {
         for cut in 0..detail_end {
             assert!(matches!(
                 read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
-                PageVerdict::Unreadable(_)
+                Reading::Unreadable(_)
             ));
         }
         // Reading stops once the members it needs are complete, so losing only the closing
@@ -311,7 +311,7 @@ mod tests {
         for cut in detail_end..text.len() {
             assert!(matches!(
                 read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
-                PageVerdict::Profile(_)
+                Reading::Found(_)
             ));
         }
         // Invalid UTF-8 in the member that is read: refused.
@@ -320,7 +320,7 @@ mod tests {
         bad[at] = 0xff;
         assert!(matches!(
             read(&bad, (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         // Invalid UTF-8 in a member that is never read cannot reach the answer: the profile
         // is still read.
@@ -329,7 +329,7 @@ mod tests {
         elsewhere[at] = 0xff;
         assert!(matches!(
             read(&elsewhere, (&name("mixed.case")).into()),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
     }
 }

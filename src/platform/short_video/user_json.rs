@@ -1,5 +1,5 @@
 //! The parts of the platform's embedded state that every page era and the embed share, and
-//! the one place where a status code and a user's object become a [`PageVerdict`].
+//! the one place where a status code and a user's object become a [`Reading`].
 //!
 //! Every era carries the same `user` object and its `stats` (same field names since 2020);
 //! only the path to them and the place of the status code differ. The era readers
@@ -19,7 +19,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 
 use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{
     HolderObject, Record, SHORT_VIDEO, Table, Tabled, Text, View, describe,
 };
@@ -43,8 +43,8 @@ pub(super) type UserInfo<'a> = HolderObject<'a, Names>;
 #[derive(Debug)]
 pub(super) enum Said {
     /// The state has the section about the requested user (a user-detail, a `UserPage`, page
-    /// props) and it decides: its verdict.
-    User(Box<PageVerdict<ShortVideoProfile>>),
+    /// props) and it decides: its reading.
+    User(Box<Reading<ShortVideoProfile>>),
     /// The state has the section, its status says the user is there (private, when `private`),
     /// but its known place holds no user: the page's anchored search looks for them.
     NoUser {
@@ -61,20 +61,20 @@ pub(super) enum Said {
 pub(super) const NO_USER: &str = "the state has no user for the profile";
 
 impl Said {
-    /// The state's verdict about the requested user.
-    pub(super) fn user(verdict: PageVerdict<ShortVideoProfile>) -> Self {
-        Said::User(Box::new(verdict))
+    /// The state's reading of the requested user.
+    pub(super) fn user(reading: Reading<ShortVideoProfile>) -> Self {
+        Said::User(Box::new(reading))
     }
 
-    /// The verdict of a page holding only this state, before any search (what the era
+    /// The reading of a page holding only this state, before any search (what the era
     /// readers' tests check).
     #[cfg(test)]
-    pub(super) fn into_verdict(self) -> PageVerdict<ShortVideoProfile> {
+    pub(super) fn into_reading(self) -> Reading<ShortVideoProfile> {
         match self {
             Said::User(verdict) => *verdict,
-            Said::NoUser { .. } => PageVerdict::Unreadable(NO_USER.into()),
-            Said::AppOnly => PageVerdict::Blocked(SHELL_PAGE),
-            Said::Broken(why) => PageVerdict::Unreadable(why),
+            Said::NoUser { .. } => Reading::Unreadable(NO_USER.into()),
+            Said::AppOnly => Reading::blocked(SHELL_PAGE),
+            Said::Broken(why) => Reading::Unreadable(why),
         }
     }
 }
@@ -138,21 +138,19 @@ pub(super) fn said(found: Found<'_>, requested: Subject<'_>) -> Said {
     let private = match found.status {
         // The platform shows the profile only to logged-in viewers (audience controls, age
         // gates): whoever the state names, that is the answer.
-        Some(RESTRICTED) => return Said::user(PageVerdict::Restricted),
+        Some(RESTRICTED) => return Said::user(Reading::Restricted),
         None if found.user.is_some() => {
-            return Said::user(PageVerdict::Unreadable(
-                "the state has no status code".into(),
-            ));
+            return Said::user(Reading::Unreadable("the state has no status code".into()));
         }
         None | Some(0) => false,
         // 10222: a private account; 10216: no permission to view, which peers read the same
         // way (docs/short-video.md says where each code comes from).
         Some(10222 | 10216) => true,
-        Some(10221 | 10202 | 10204) => return Said::user(PageVerdict::NotFound),
-        Some(10231) => return Said::user(PageVerdict::RegionLocked),
-        Some(10000 | 10113 | 10114) => return Said::user(PageVerdict::Blocked("captcha")),
+        Some(10221 | 10202 | 10204) => return Said::user(Reading::NotFound),
+        Some(10231) => return Said::user(Reading::RegionLocked),
+        Some(10000 | 10113 | 10114) => return Said::user(Reading::blocked("captcha")),
         Some(code) => {
-            return Said::user(PageVerdict::Unreadable(format!(
+            return Said::user(Reading::Unreadable(format!(
                 "unexpected status code {code}"
             )));
         }
@@ -174,11 +172,11 @@ pub(super) fn profile(
     user: &Record<'_>,
     private: bool,
     requested: Subject<'_>,
-) -> PageVerdict<ShortVideoProfile> {
+) -> Reading<ShortVideoProfile> {
     let v = View::new(&SHORT_VIDEO, user);
     let unique_id = v.username();
     if !requested.matches(&unique_id) {
-        return PageVerdict::Unreadable(format!(
+        return Reading::Unreadable(format!(
             "the state is about another user than the requested {:?}",
             requested.to_string()
         ));
@@ -214,11 +212,11 @@ pub(super) fn profile(
 /// The verdict of the requested user's profile: the profile, unless the account is public and
 /// the document gives no follower count under any known name (the platform moving, never a
 /// 200 with `null`; see [`crate::platform::fields::Table::unanswerable`]).
-fn answerable(profile: ShortVideoProfile) -> PageVerdict<ShortVideoProfile> {
+fn answerable(profile: ShortVideoProfile) -> Reading<ShortVideoProfile> {
     let (user, stats) = (&profile.user_info.user, &profile.user_info.stats);
     match SHORT_VIDEO.unanswerable(user.private_account, stats.follower_count) {
-        Some(why) => PageVerdict::Unreadable(why),
-        None => PageVerdict::Profile(profile),
+        Some(why) => Reading::Unreadable(why),
+        None => Reading::Found(profile),
     }
 }
 
@@ -255,7 +253,7 @@ mod tests {
         let info = format!(r#"{{"user":{{"uniqueId":"a1"}},{info}}}"#);
         let info: UserInfo = serde_json::from_str(&info).unwrap();
         let user = info.into_user().unwrap();
-        let PageVerdict::Profile(p) = profile(&user, true, Subject::Anyone) else {
+        let Reading::Found(p) = profile(&user, true, Subject::Anyone) else {
             panic!("a profile");
         };
         p.user_info.stats
@@ -294,8 +292,6 @@ mod tests {
             status: Some(10221),
             user: None,
         };
-        assert!(
-            matches!(said(found, Subject::Anyone), Said::User(v) if *v == PageVerdict::NotFound)
-        );
+        assert!(matches!(said(found, Subject::Anyone), Said::User(v) if *v == Reading::NotFound));
     }
 }

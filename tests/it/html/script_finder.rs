@@ -7,7 +7,7 @@
 
 use profile_lookup::platform::photo_share::extract::from_page;
 use profile_lookup::platform::short_video::extract::extract;
-use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::platform::{Platform, Reading};
 use profile_lookup::username::Username;
 use proptest::prelude::*;
 use stand_in::photo_share as ps;
@@ -41,7 +41,7 @@ fn assert_real_state_wins(trap: &str) {
     let got = extract(&page_after(trap, Era::Universal), &requested());
     assert_eq!(
         got,
-        PageVerdict::Profile(expected::short_video(&PUBLIC_USER)),
+        Reading::Found(expected::short_video(&PUBLIC_USER)),
         "trap: {trap}"
     );
 }
@@ -50,10 +50,7 @@ fn assert_real_state_wins(trap: &str) {
 fn the_decoy_alone_is_read_as_not_found() {
     // The decoy is a valid state: if the finder took it, the answer would be 404.
     let page = format!("<html>{}</html>", decoy_script());
-    assert_eq!(
-        extract(page.as_bytes(), &requested()),
-        PageVerdict::NotFound
-    );
+    assert_eq!(extract(page.as_bytes(), &requested()), Reading::NotFound);
 }
 
 #[test]
@@ -80,7 +77,7 @@ fn plaintext_makes_the_rest_of_the_page_text() {
     page.extend_from_slice(format!("<plaintext>{}", decoy_script()).as_bytes());
     assert_eq!(
         extract(&page, &requested()),
-        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
+        Reading::Found(expected::short_video(&PUBLIC_USER))
     );
 }
 
@@ -119,7 +116,7 @@ fn comments_end_where_a_browser_ends_them() {
     let page = format!("<!-- a comment --!>{}<!-- later -->", real_state_script());
     assert_eq!(
         extract(page.as_bytes(), &requested()),
-        PageVerdict::Profile(expected::short_video(&PUBLIC_USER))
+        Reading::Found(expected::short_video(&PUBLIC_USER))
     );
     // `<!-->` and `<!--->` end at once; a decoy inside a real comment stays hidden.
     let decoy = decoy_script();
@@ -153,7 +150,7 @@ fn an_escaped_script_stays_open_past_its_first_script_end_tag() {
         );
         assert_eq!(
             extract(&page, &requested()),
-            PageVerdict::Profile(expected::short_video(&PUBLIC_USER)),
+            Reading::Found(expected::short_video(&PUBLIC_USER)),
             "{script}"
         );
     }
@@ -174,7 +171,7 @@ fn the_photo_share_page_reader_uses_the_same_rules() {
     ] {
         let mut page = trap.clone().into_bytes();
         page.extend_from_slice(ps::xig_profile_page(&ps::PUBLIC_USER, 32 * 1024).as_bytes());
-        let PageVerdict::Profile(profile) = from_page(&page, &name) else {
+        let Reading::Found(profile) = from_page(&page, &name) else {
             panic!("no profile behind {trap}");
         };
         assert_eq!(profile.id, ps::PUBLIC_USER.pk, "trap: {trap}");
@@ -241,7 +238,7 @@ proptest! {
     #[test]
     fn after_any_sequence_of_traps_the_real_state_wins(traps in proptest::collection::vec(trap(), 0..12)) {
         let got = extract(&page_after(&traps.concat(), Era::Universal), &requested());
-        prop_assert_eq!(got, PageVerdict::Profile(expected::short_video(&PUBLIC_USER)));
+        prop_assert_eq!(got, Reading::Found(expected::short_video(&PUBLIC_USER)));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! an unreadable document never quote it.
 
 use crate::support::{photo_share_name, short_video_name};
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::photo_share::PhotoShareProfile;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
 use profile_lookup::platform::short_video::ShortVideoProfile;
@@ -105,7 +105,7 @@ fn short_video_pages(user: &str, stats: &str) -> Vec<String> {
 
 fn short_video_profile(page: &str) -> ShortVideoProfile {
     match extract(page.as_bytes(), &short_video_name(NAME)) {
-        PageVerdict::Profile(p) => p,
+        Reading::Found(p) => p,
         other => panic!("{other:?} for {page}"),
     }
 }
@@ -155,7 +155,7 @@ fn photo_share_profiles(value: &str, holder: Option<&str>) -> Vec<PhotoShareProf
     verdicts
         .into_iter()
         .map(|verdict| match verdict {
-            PageVerdict::Profile(p) => p,
+            Reading::Found(p) => p,
             other => panic!("{other:?} for {value}"),
         })
         .collect()
@@ -222,9 +222,9 @@ fn a_short_video_relation_of_the_wrong_type_is_zero() {
 /// Text a reason for an unreadable document must never contain.
 const SECRET: &str = "s3cret";
 
-fn assert_unreadable_without_secret<P: std::fmt::Debug>(verdict: PageVerdict<P>, doc: &str) {
+fn assert_unreadable_without_secret<P: std::fmt::Debug>(verdict: Reading<P>, doc: &str) {
     match verdict {
-        PageVerdict::Unreadable(why) => {
+        Reading::Unreadable(why) => {
             assert!(!why.contains(SECRET), "{why:?} quotes {doc}");
         }
         other => panic!("{other:?} for {doc}"),

@@ -3,7 +3,7 @@
 //! the stand-ins rely on, and the service's WAF solver answers the stand-in's challenge. (The
 //! documents themselves are checked in the `stand-in` crate.)
 
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::photo_share::extract::{
     block_signal, from_api, from_page, from_page_answer, is_business_schema_error, not_json,
 };
@@ -33,7 +33,7 @@ fn every_embed_page_reads_as_the_embed_body() {
         let page = sv::embed_page(&user);
         assert_eq!(
             extract(page.as_bytes(), &short_video_name(user.unique_id)),
-            PageVerdict::Profile(expected::short_video_embed(&user)),
+            Reading::Found(expected::short_video_embed(&user)),
             "{}",
             user.unique_id
         );
@@ -44,7 +44,7 @@ fn every_embed_page_reads_as_the_embed_body() {
 fn every_photo_share_shape_gives_the_expected_body() {
     for user in [ps::PUBLIC_USER, ps::PRIVATE_USER, ps::BUSINESS_USER] {
         let asked = photo_share_name(user.username);
-        let want = PageVerdict::Profile(expected::photo_share(&user));
+        let want = Reading::Found(expected::photo_share(&user));
         let api = ps::web_profile_info(&user, 200_000);
         assert_eq!(from_api(api.as_bytes(), &asked), want);
         for page in [
@@ -68,22 +68,22 @@ fn the_other_photo_share_documents_give_their_verdicts() {
     let missing = photo_share_name(ps::NOT_FOUND_NAME);
     assert_eq!(
         from_api(ps::user_null_json().as_bytes(), &missing),
-        PageVerdict::NotFound
+        Reading::NotFound
     );
     assert_eq!(
         from_page(ps::not_found_page().as_bytes(), &missing),
-        PageVerdict::NotFound
+        Reading::NotFound
     );
     assert_eq!(
         from_page(
             ps::shell_page(ps::PUBLIC_USER.username).as_bytes(),
             &photo_share_name(ps::PUBLIC_USER.username)
         ),
-        PageVerdict::Unreadable("no profile in page".to_owned())
+        Reading::Unreadable("no profile in page".to_owned())
     );
     assert_eq!(
         from_page(ps::login_page().as_bytes(), &missing),
-        PageVerdict::Blocked("login_wall")
+        Reading::blocked("login_wall")
     );
     assert_eq!(
         block_signal(401, ps::require_login_json().as_bytes()),
@@ -95,7 +95,7 @@ fn the_other_photo_share_documents_give_their_verdicts() {
     );
     assert_eq!(
         from_api(ps::checkpoint_json().as_bytes(), &missing),
-        PageVerdict::Blocked("checkpoint_required")
+        Reading::blocked("checkpoint_required")
     );
 }
 
@@ -103,7 +103,7 @@ fn the_other_photo_share_documents_give_their_verdicts() {
 fn suggested_photo_share_names_are_not_the_profile() {
     let page = ps::xig_profile_page(&ps::PUBLIC_USER, 0);
     let verdict = from_page(page.as_bytes(), &photo_share_name("ridge_notes"));
-    assert!(matches!(verdict, PageVerdict::Unreadable(_)), "{verdict:?}");
+    assert!(matches!(verdict, Reading::Unreadable(_)), "{verdict:?}");
 }
 
 #[test]
@@ -121,6 +121,6 @@ fn the_business_account_and_the_html_answer_give_their_signals() {
     let shell = ps::shell_page(ps::HTML_FOR_JSON_NAME);
     assert_eq!(
         from_page_answer(shell.as_bytes(), &photo_share_name(ps::HTML_FOR_JSON_NAME)),
-        PageVerdict::Blocked("app_shell")
+        Reading::blocked("app_shell")
     );
 }

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use crate::support::expected;
 use crate::support::photo_share_name as name;
 use profile_lookup::cost;
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::photo_share::extract::{
     block_signal, from_api, from_page, from_page_answer, is_business_schema_error, not_json,
     redirect_is_block,
@@ -96,10 +96,10 @@ fn every_truncation_of_every_sample_is_safe() {
         for cut in 0..bytes.len() {
             let part = &bytes[..cut];
             // A truncated document never yields a wrong profile.
-            if let PageVerdict::Profile(p) = from_api(part, &asked) {
+            if let Reading::Found(p) = from_api(part, &asked) {
                 assert_eq!(p, expected::photo_share(&user));
             }
-            if let PageVerdict::Profile(p) = from_page(part, &asked) {
+            if let Reading::Found(p) = from_page(part, &asked) {
                 assert_eq!(p, expected::photo_share(&user));
             }
             let _ = block_signal(401, part);
@@ -146,10 +146,7 @@ fn deep_nesting_is_refused_without_overflow() {
         deep(b"[", b"<script>window._sharedData = {\"entry_data\":", b""),
     ] {
         run_all(&body, &asked);
-        assert!(matches!(
-            from_api(&body, &asked),
-            PageVerdict::Unreadable(_)
-        ));
+        assert!(matches!(from_api(&body, &asked), Reading::Unreadable(_)));
     }
 }
 
@@ -162,7 +159,7 @@ fn a_five_megabyte_bio_is_handled() {
         ..samples::PUBLIC_USER
     };
     let asked = name(user.username);
-    let want = PageVerdict::Profile(expected::photo_share(&user));
+    let want = Reading::Found(expected::photo_share(&user));
     let api = samples::web_profile_info(&user, 0);
     assert!(
         api.len() > 10 * 1024 * 1024,

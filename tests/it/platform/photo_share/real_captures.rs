@@ -4,15 +4,15 @@
 //! absent (a checkout without it) each test prints a notice and passes.
 
 use crate::support::{capture, photo_share_name as name};
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::photo_share::PhotoShareProfile;
 use profile_lookup::platform::photo_share::extract::{
     block_signal, from_api, from_page, from_page_answer,
 };
 
-fn profile(verdict: PageVerdict<PhotoShareProfile>) -> PhotoShareProfile {
+fn profile(verdict: Reading<PhotoShareProfile>) -> PhotoShareProfile {
     match verdict {
-        PageVerdict::Profile(p) => p,
+        Reading::Found(p) => p,
         other => panic!("expected a profile, got {other:?}"),
     }
 }
@@ -47,7 +47,7 @@ fn web_profile_info_2022_megadeth() {
     assert!(p.profile_pic_url_hd.contains("s320x320"));
     assert!(matches!(
         from_api(&body, &name("megadeth_fan")),
-        PageVerdict::Unreadable(_)
+        Reading::Unreadable(_)
     ));
 }
 
@@ -100,7 +100,7 @@ fn shared_data_page_2021_tanshio() {
     assert!(!p.is_verified && !p.is_private);
     assert!(matches!(
         from_page(&body, &name("tanshio")),
-        PageVerdict::Unreadable(_)
+        Reading::Unreadable(_)
     ));
 }
 
@@ -111,13 +111,13 @@ fn shell_page_2022_megadeth_is_unreadable() {
     };
     assert_eq!(
         from_page(&body, &name("megadeth")),
-        PageVerdict::Unreadable("no profile in page".to_owned())
+        Reading::Unreadable("no profile in page".to_owned())
     );
     // As a lookup's answer, the shell (it defers the profile to `web_profile_info`) is the
     // platform refusing us: 429, never 500.
     assert_eq!(
         from_page_answer(&body, &name("megadeth")),
-        PageVerdict::Blocked("app_shell")
+        Reading::blocked("app_shell")
     );
 }
 
@@ -133,7 +133,7 @@ fn quoted_401_bodies_are_require_login() {
         assert_eq!(block_signal(401, &body), Some("require_login"), "{file}");
         assert_eq!(
             from_api(&body, &name("anyone")),
-            PageVerdict::Blocked("require_login"),
+            Reading::blocked("require_login"),
             "{file}"
         );
     }

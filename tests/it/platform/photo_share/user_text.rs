@@ -7,7 +7,7 @@ use crate::support::routers::{plain, split};
 use crate::support::{PhotoShare, TestApp};
 use axum::http::StatusCode;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
-use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::platform::{Platform, Reading};
 use profile_lookup::username::Username;
 use stand_in::photo_share::{self as ps, SampleUser};
 
@@ -71,7 +71,7 @@ fn user_text_in_the_page_markup_is_never_a_404_marker() {
         let verdict = from_page(page.as_bytes(), &name("sorry.user"));
         assert_eq!(
             verdict,
-            PageVerdict::Unreadable("no profile in page".to_owned()),
+            Reading::Unreadable("no profile in page".to_owned()),
             "words: {words}"
         );
     }
@@ -82,7 +82,7 @@ fn user_text_in_the_page_markup_is_never_a_login_wall() {
     let page = shell_with("/accounts/login/ajax/ action=\"/accounts/login\" id=\"loginForm\"");
     assert_eq!(
         from_page(page.as_bytes(), &name("sorry.user")),
-        PageVerdict::Unreadable("no profile in page".to_owned())
+        Reading::Unreadable("no profile in page".to_owned())
     );
 }
 
@@ -93,7 +93,7 @@ fn a_profile_page_whose_user_text_is_a_marker_is_the_profile() {
         &format!("<meta charset=\"utf-8\">{}", user_written_markup(SORRY)),
         1,
     );
-    let PageVerdict::Profile(profile) = from_page(page.as_bytes(), &name("sorry.user")) else {
+    let Reading::Found(profile) = from_page(page.as_bytes(), &name("sorry.user")) else {
         panic!("expected the profile");
     };
     assert_eq!(profile.full_name, SORRY);
@@ -102,7 +102,7 @@ fn a_profile_page_whose_user_text_is_a_marker_is_the_profile() {
 #[test]
 fn a_profile_json_whose_user_text_is_a_marker_is_the_profile() {
     let body = ps::web_profile_info(&SORRY_USER, 16 * 1024);
-    let PageVerdict::Profile(profile) = from_api(body.as_bytes(), &name("sorry.user")) else {
+    let Reading::Found(profile) = from_api(body.as_bytes(), &name("sorry.user")) else {
         panic!("expected the profile");
     };
     assert_eq!(profile.biography, SORRY_USER.biography);
@@ -115,7 +115,7 @@ fn the_platforms_own_not_found_shapes_still_say_not_found() {
             ps::not_found_page().as_bytes(),
             &name("no.such.sample_user")
         ),
-        PageVerdict::NotFound
+        Reading::NotFound
     );
     for page in [
         "<html><head><title>Page Not Found &bull; Photo-share</title></head><body></body></html>",
@@ -125,7 +125,7 @@ fn the_platforms_own_not_found_shapes_still_say_not_found() {
     ] {
         assert_eq!(
             from_page(page.as_bytes(), &name("bo")),
-            PageVerdict::NotFound,
+            Reading::NotFound,
             "{page}"
         );
     }

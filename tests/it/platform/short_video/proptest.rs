@@ -5,7 +5,7 @@
 use crate::support::expected;
 use crate::support::short_video_name as name;
 use profile_lookup::cost;
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::short_video::challenge;
 use profile_lookup::platform::short_video::extract::extract;
 use proptest::prelude::*;
@@ -71,7 +71,7 @@ proptest! {
         let mut page = samples::profile_page(Era::ALL[era], &user, 4_000).into_bytes();
         let i = at.index(page.len());
         page[i] = byte;
-        if let PageVerdict::Profile(p) = extract(&page, &name(user.unique_id)) {
+        if let Reading::Found(p) = extract(&page, &name(user.unique_id)) {
             prop_assert!(p.user_info.user.unique_id.eq_ignore_ascii_case(user.unique_id));
         }
     }
@@ -87,16 +87,16 @@ proptest! {
 
 #[test]
 fn truncated_sample_pages_at_every_cut() {
-    let want = PageVerdict::Profile(expected::short_video(&SMALL_USER));
+    let want = Reading::Found(expected::short_video(&SMALL_USER));
     let requested = name(SMALL_USER.unique_id);
     for era in Era::ALL {
         let page = samples::profile_page(era, &SMALL_USER, 4_000);
         for cut in 0..page.len() {
             let got = extract(&page.as_bytes()[..cut], &requested);
             // Nothing at all is the empty body the platform sends as a block.
-            let empty = cut == 0 && got == PageVerdict::Blocked("empty_body");
+            let empty = cut == 0 && got == Reading::blocked("empty_body");
             assert!(
-                got == want || matches!(got, PageVerdict::Unreadable(_)) || empty,
+                got == want || matches!(got, Reading::Unreadable(_)) || empty,
                 "{era:?} cut at {cut}: {got:?}"
             );
         }
@@ -109,7 +109,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
     let requested = name("deep.test");
     for id in IDS {
         let got = extract(&in_script(id, deep.as_bytes()), &requested);
-        assert!(matches!(got, PageVerdict::Unreadable(_)), "{id}: {got:?}");
+        assert!(matches!(got, Reading::Unreadable(_)), "{id}: {got:?}");
     }
     // Unbalanced deep nesting where we read and where we skip.
     for state in [
@@ -124,7 +124,7 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
         ),
     ] {
         let got = extract(&in_script(IDS[0], &state), &requested);
-        assert!(matches!(got, PageVerdict::Unreadable(_)), "{got:?}");
+        assert!(matches!(got, Reading::Unreadable(_)), "{got:?}");
     }
     // Balanced deep nesting in a subtree we skip: still read, in bounded stack.
     let balanced = format!("{deep}{}", "]".repeat(100_000));
@@ -132,14 +132,14 @@ fn deep_nesting_is_refused_or_skipped_without_overflow() {
         &in_script(IDS[0], &universal_state(&balanced, OK_DETAIL)),
         &requested,
     );
-    assert!(matches!(got, PageVerdict::Profile(_)), "{got:?}");
+    assert!(matches!(got, Reading::Found(_)), "{got:?}");
     let in_count = universal_state(
         "{}",
         &format!(
             r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"deep.test"}},"stats":{{"followerCount":1,"heart":{balanced}}}}}}}"#
         ),
     );
-    let PageVerdict::Profile(p) = extract(&in_script(IDS[0], &in_count), &requested) else {
+    let Reading::Found(p) = extract(&in_script(IDS[0], &in_count), &requested) else {
         panic!("a nested count is just an unusable count");
     };
     assert_eq!(p.user_info.stats.heart, None);
@@ -153,7 +153,7 @@ fn a_giant_bio_is_read_in_linear_work() {
     );
     let page = in_script(IDS[0], &universal_state("{}", &detail));
     let (verdict, examined) = cost::measure(|| extract(&page, &name("deep.test")));
-    let PageVerdict::Profile(p) = verdict else {
+    let Reading::Found(p) = verdict else {
         panic!("no profile");
     };
     assert!(p.user_info.user.signature.len() > 4_000_000);
@@ -167,7 +167,7 @@ fn a_giant_bio_is_read_in_linear_work() {
     // The same bio as another user's uniqueId is refused, and the log text stays short.
     let id = format!(r#"{{"statusCode":0,"userInfo":{{"user":{{"uniqueId":"{bio}"}}}}}}"#);
     let page = in_script(IDS[0], &universal_state("{}", &id));
-    let PageVerdict::Unreadable(why) = extract(&page, &name("deep.test")) else {
+    let Reading::Unreadable(why) = extract(&page, &name("deep.test")) else {
         panic!("another user");
     };
     assert!(why.len() < 300, "{}", why.len());

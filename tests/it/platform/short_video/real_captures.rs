@@ -3,13 +3,13 @@
 //! fixture folder is absent.
 
 use crate::support::{capture, short_video_name as name};
-use profile_lookup::platform::PageVerdict;
+use profile_lookup::platform::Reading;
 use profile_lookup::platform::short_video::extract::extract;
 use profile_lookup::platform::short_video::{ShortVideoProfile, ShortVideoStats};
 
 fn profile(page: &[u8], requested: &str) -> ShortVideoProfile {
     match extract(page, &name(requested)) {
-        PageVerdict::Profile(p) => p,
+        Reading::Found(p) => p,
         other => panic!("expected a profile for {requested}, got {other:?}"),
     }
 }
@@ -129,7 +129,7 @@ fn sigi_state_2022() {
     // The same page read for anyone else is not their profile.
     assert!(!matches!(
         extract(&page, &name("tiktok")),
-        PageVerdict::Profile(_)
+        Reading::Found(_)
     ));
 }
 
@@ -191,6 +191,6 @@ fn quoted_api_not_found_2024() {
     ));
     assert_eq!(
         extract(&page, &name("some_missing_user")),
-        PageVerdict::NotFound
+        Reading::NotFound
     );
 }
