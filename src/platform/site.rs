@@ -62,12 +62,7 @@ pub trait Site: Send + Sync + Sized + 'static {
 
     /// What one answer to a request for `doc` means: the platform's block signals and its
     /// extractor, applied to a response whatever its status.
-    fn read(
-        &self,
-        doc: Self::Doc,
-        response: &Response,
-        name: &Username,
-    ) -> Reading<Box<Profile>, Self::Hurdle>;
+    fn read(&self, doc: Self::Doc, response: &Response, name: &Username) -> SiteReading<Self>;
 
     /// Clears a hurdle so that `url` can be asked again on `route` (e.g. by solving the
     /// challenge and putting its cookie in the route's jar); false when it could not be.
@@ -80,8 +75,9 @@ pub trait Site: Send + Sync + Sized + 'static {
 
     /// What the lookup comes to when no document of the plan answered and none was blocked
     /// (a plan a document was blocked in ends blocked, with the longest wait); `misses` holds
-    /// why, one per document asked, in the order asked.
-    fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Box<Profile>, Self::Hurdle> {
+    /// what each document asked said that was of no use (inconclusive, unreadable, a block it
+    /// handed over), one per document, in the order asked.
+    fn conclude(&self, misses: &[(Self::Doc, SiteReading<Self>)]) -> SiteReading<Self> {
         let why = misses
             .iter()
             .map(|(doc, miss)| format!("{}: {}", doc.label(), miss.why()))
@@ -149,13 +145,16 @@ pub struct Api {
     pub restricts: bool,
 }
 
+/// A site's reading of one answer: the boxed profile and the site's own hurdle.
+pub type SiteReading<S> = Reading<Box<Profile>, <S as Site>::Hurdle>;
+
 /// What one document says about the requested user, in the platform's own terms: the one
 /// vocabulary of a document, from the extractor up to the fetcher, which decides what to do
 /// with it (answer, retry, follow, clear the hurdle, ask the next document).
 ///
 /// An extractor reads a document's bytes into a `Reading<P>` of its platform's own body `P`,
 /// and never puts a hurdle up (the default `H`, [`Infallible`]); a site reads a whole answer
-/// (its status, redirects and hurdles too) into a `Reading<Box<Profile>, S::Hurdle>`. The
+/// (its status, redirects and hurdles too) into a `Reading<Box<Profile>, S::Hurdle>` ([`SiteReading`]). The
 /// variants an extractor gives are the first six; the others come from a site's reading of an
 /// answer, or from a site concluding a plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,6 +203,22 @@ impl<P, H> Reading<P, H> {
             retry_after: None,
         }
     }
+
+    /// What it says, in its own text or a word, for the log (a block's reason, why a document
+    /// was of no use).
+    pub fn why(&self) -> &str {
+        match self {
+            Reading::Found(_) => "found",
+            Reading::NotFound => "not_found",
+            Reading::RegionLocked => "region_locked",
+            Reading::Restricted => "restricted",
+            Reading::Blocked { reason, .. } => reason,
+            Reading::Withheld(why) | Reading::Inconclusive(why) => why,
+            Reading::Unreadable(why) | Reading::ServerError(why) | Reading::Unavailable(why) => why,
+            Reading::Follow(_) => "redirect",
+            Reading::Hurdle(_) => "hurdle",
+        }
+    }
 }
 
 impl<P> Reading<P> {
@@ -229,41 +244,6 @@ impl<P> Reading<P> {
             Reading::Follow(url) => Reading::Follow(url),
             Reading::Hurdle(never) => match never {},
             Reading::Inconclusive(why) => Reading::Inconclusive(why),
-        }
-    }
-}
-
-/// Why one document of the plan had no answer.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Miss {
-    /// It said nothing usable (see [`Reading::Inconclusive`]).
-    Inconclusive(&'static str),
-    /// It could not be read (see [`Reading::Unreadable`]).
-    Unreadable(String),
-    /// It was refused (see [`Reading::Blocked`]), and the site hands blocks over.
-    Blocked {
-        /// The signal seen, for logs and metrics.
-        reason: &'static str,
-        /// The platform's `Retry-After`.
-        retry_after: Option<Duration>,
-    },
-}
-
-impl Miss {
-    /// The reason, for the log.
-    pub fn why(&self) -> &str {
-        match self {
-            Miss::Inconclusive(why) => why,
-            Miss::Unreadable(why) => why,
-            Miss::Blocked { reason, .. } => reason,
-        }
-    }
-
-    /// A block the platform named no wait for.
-    pub fn blocked(reason: &'static str) -> Self {
-        Miss::Blocked {
-            reason,
-            retry_after: None,
         }
     }
 }

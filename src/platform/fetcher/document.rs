@@ -8,7 +8,7 @@ use url::Url;
 use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
 use crate::platform::last_word::Block;
-use crate::platform::site::{Alone, Miss, Reading, Site};
+use crate::platform::site::{Alone, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup, Profile};
 use crate::upstream::UpstreamError;
 use crate::upstream::egress::RouteLease;
@@ -39,25 +39,20 @@ impl<S: Site> Run<'_, S> {
                 Reading::Follow(_) => {
                     return Step::Ended(Lookup::unavailable("too many redirects"));
                 }
-                Reading::Hurdle(_) if hurdle_cleared => Miss::blocked("challenge_repeated"),
+                Reading::Hurdle(_) if hurdle_cleared => Reading::blocked("challenge_repeated"),
                 Reading::Hurdle(hurdle) => {
                     crate::telemetry::challenge(S::PLATFORM.as_str());
                     if !site.clear(hurdle, &url, self.route).await {
-                        return Step::Missed(Miss::blocked("challenge_unsolved"));
+                        return Step::Missed(Reading::blocked("challenge_unsolved"));
                     }
                     hurdle_cleared = true;
                     continue;
                 }
-                Reading::Blocked {
-                    reason,
-                    retry_after,
-                } => Miss::Blocked {
-                    reason,
-                    retry_after,
-                },
                 // A document that withholds the answer said nothing usable: the plan goes on.
-                Reading::Inconclusive(why) | Reading::Withheld(why) => Miss::Inconclusive(why),
-                Reading::Unreadable(why) => Miss::Unreadable(why),
+                Reading::Withheld(why) => Reading::Inconclusive(why),
+                miss @ (Reading::Blocked { .. }
+                | Reading::Inconclusive(_)
+                | Reading::Unreadable(_)) => miss,
                 ending => return Step::Ended(self.answer(ending)),
             };
             return Step::Missed(miss);
@@ -129,10 +124,7 @@ fn block_of<P, H>(reading: &Reading<P, H>, block_wait: Duration) -> Option<Block
 /// The verdict drift capture keeps a document under, when it keeps it: every unreadable one
 /// (an inconclusive answer the site calls unreadable on its own, [`Site::alone`], included),
 /// and the blocks the site names ([`Site::CAPTURED_BLOCKS`]).
-fn drift_verdict<S: Site>(
-    doc: S::Doc,
-    reading: &Reading<Box<Profile>, S::Hurdle>,
-) -> Option<String> {
+fn drift_verdict<S: Site>(doc: S::Doc, reading: &SiteReading<S>) -> Option<String> {
     match reading {
         Reading::Unreadable(why) => Some(format!("unreadable: {why}")),
         Reading::Inconclusive(why) if S::alone(doc, why) == Alone::Unreadable => {

@@ -3,8 +3,8 @@
 
 use super::Fetched;
 use super::run::{Mode, Run, Step};
-use crate::platform::site::{Alone, Document, Miss, Reading, Site};
-use crate::platform::{Failure, Lookup, Profile};
+use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
+use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::Switch;
 
 /// How a run of the plan ended: the lookup's answer, and the document it came from (`None`
@@ -98,7 +98,7 @@ impl<'a, S: Site> Run<'a, S> {
                 Step::Missed(miss) => miss,
             };
             match &miss {
-                Miss::Blocked { reason, .. } => {
+                Reading::Blocked { reason, .. } => {
                     self.note_block(doc, reason);
                     let next = at + 1 < plan.len();
                     let hands_over = S::FALLS_BACK_ON_BLOCK && next && !self.route.can_move();
@@ -107,9 +107,8 @@ impl<'a, S: Site> Run<'a, S> {
                         break;
                     }
                 }
-                Miss::Unreadable(why) if !S::FALLS_BACK_ON_UNREADABLE => {
-                    let lookup = self.answer(Reading::Unreadable(why.clone()));
-                    return Ended::by(lookup, doc);
+                Reading::Unreadable(_) if !S::FALLS_BACK_ON_UNREADABLE => {
+                    return Ended::by(self.answer(miss), doc);
                 }
                 _ => misses.push((doc, miss)),
             }
@@ -118,9 +117,13 @@ impl<'a, S: Site> Run<'a, S> {
             return ended;
         }
         let doc = misses.last().map(|(doc, _)| *doc);
-        let reading = match misses.as_slice() {
-            [(doc, miss)] if self.mode == Mode::Probe => alone::<S>(*doc, miss),
-            _ => self.fetcher.site.conclude(&misses),
+        let reading = if self.mode == Mode::Probe
+            && misses.len() == 1
+            && let Some((doc, miss)) = misses.pop()
+        {
+            alone::<S>(doc, miss)
+        } else {
+            self.fetcher.site.conclude(&misses)
         };
         Ended {
             lookup: self.answer(reading),
@@ -131,12 +134,12 @@ impl<'a, S: Site> Run<'a, S> {
     /// The ending of a run some documents were blocked in: the block with the longest wait
     /// (the earlier of equals), so the caller is not told to come back before every source
     /// may answer; `None` when none was blocked.
-    fn longest_block(&self, misses: &[(S::Doc, Miss)]) -> Option<Ended<S::Doc>> {
+    fn longest_block(&self, misses: &[(S::Doc, SiteReading<S>)]) -> Option<Ended<S::Doc>> {
         let block_wait = self.fetcher.block_wait;
         let (doc, reason, wait) = misses
             .iter()
             .filter_map(|(doc, miss)| match miss {
-                Miss::Blocked {
+                Reading::Blocked {
                     reason,
                     retry_after,
                 } => Some((*doc, *reason, retry_after.unwrap_or(block_wait))),
@@ -164,28 +167,21 @@ impl<'a, S: Site> Run<'a, S> {
     }
 
     /// The lookup a final reading answers, with the caller's wait filled in.
-    pub(super) fn answer(&self, reading: Reading<Box<Profile>, S::Hurdle>) -> Lookup {
+    pub(super) fn answer(&self, reading: SiteReading<S>) -> Lookup {
         super::answer(reading, self.fetcher.block_wait)
     }
 }
 
 /// What the one document of a probe that had nothing usable says about itself: an
 /// inconclusive answer is what the site says it is alone ([`Site::alone`]).
-fn alone<S: Site>(doc: S::Doc, miss: &Miss) -> Reading<Box<Profile>, S::Hurdle> {
+fn alone<S: Site>(doc: S::Doc, miss: SiteReading<S>) -> SiteReading<S> {
     match miss {
-        Miss::Inconclusive(why) => match S::alone(doc, why) {
+        Reading::Inconclusive(why) => match S::alone(doc, why) {
             Alone::Withheld => Reading::Withheld(why),
-            Alone::Unreadable => Reading::Unreadable((*why).to_owned()),
+            Alone::Unreadable => Reading::Unreadable(why.to_owned()),
             Alone::Refused => Reading::blocked(why),
         },
-        Miss::Unreadable(why) => Reading::Unreadable(why.clone()),
-        Miss::Blocked {
-            reason,
-            retry_after,
-        } => Reading::Blocked {
-            reason,
-            retry_after: *retry_after,
-        },
+        miss => miss,
     }
 }
 
@@ -197,7 +193,7 @@ mod tests {
 
     #[test]
     fn an_inconclusive_answer_is_what_the_site_says_it_is_alone() {
-        let alone = |why| alone::<PhotoShare>(Doc::ProfileJson, &Miss::Inconclusive(why));
+        let alone = |why| alone::<PhotoShare>(Doc::ProfileJson, Reading::Inconclusive(why));
         // A business account's 400: the document withholds it by design.
         assert!(matches!(
             alone("business_account"),
@@ -213,7 +209,7 @@ mod tests {
                 retry_after: None
             }
         ));
-        let blocked = super::alone::<PhotoShare>(Doc::ProfileJson, &Miss::blocked("http_429"));
+        let blocked = super::alone::<PhotoShare>(Doc::ProfileJson, Reading::blocked("http_429"));
         assert!(matches!(
             blocked,
             Reading::Blocked {

@@ -2,7 +2,7 @@
 
 use super::Fetcher;
 use super::send::Seen;
-use crate::platform::site::{Miss, Reading, Site};
+use crate::platform::site::{Reading, Site};
 use crate::platform::{Lookup, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::username::Username;
@@ -40,8 +40,9 @@ impl<'a, S: Site> Run<'a, S> {
 pub(super) enum Step<H> {
     /// The platform answered and the site read it (a request's end).
     Read(Reading<Box<Profile>, H>),
-    /// The document had nothing usable: ask the next one (a document's end).
-    Missed(Miss),
+    /// The document had nothing usable (it was inconclusive, unreadable or blocked): ask the
+    /// next one (a document's end).
+    Missed(Reading<Box<Profile>, H>),
     /// No more to ask: the lookup's answer is this (an answer, the gate's refusal, every
     /// proxy resting, a transport failure).
     Ended(Lookup),

@@ -18,7 +18,7 @@ use url::Url;
 use super::web_headers;
 use super::{PhotoShareProfile, extract};
 use crate::config::Settings;
-use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
+use crate::platform::site::{Alone, Api, Document, Reading, Site};
 use crate::platform::{Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
@@ -173,8 +173,9 @@ impl Site for PhotoShare {
 
     /// The JSON said "no user" and the page shows no profile and no 404: that is what
     /// throttling looks like, so it is reported as a block, not as absence.
-    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading {
-        let json_said_no_user = misses.contains(&(Doc::ProfileJson, Miss::Inconclusive(USER_NULL)));
+    fn conclude(&self, misses: &[(Doc, Reading)]) -> Reading {
+        let json_said_no_user =
+            misses.contains(&(Doc::ProfileJson, Reading::Inconclusive(USER_NULL)));
         if json_said_no_user {
             return Reading::blocked("unconfirmed_absence");
         }

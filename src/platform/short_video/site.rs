@@ -20,7 +20,7 @@ use url::Url;
 use super::challenge::{self, WafChallenge};
 use super::{ShortVideoProfile, extract, stateless};
 use crate::config::Settings;
-use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
+use crate::platform::site::{Alone, Api, Document, Reading, Site};
 use crate::platform::{Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
@@ -196,11 +196,14 @@ impl Site for ShortVideo {
 
     /// Only the embed's "private or missing" can leave a plan without a block or an answer:
     /// the platform keeps the answer, so the lookup is 429 without resting the route.
-    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading<Box<Profile>, WafChallenge> {
+    fn conclude(
+        &self,
+        misses: &[(Doc, Reading<Box<Profile>, WafChallenge>)],
+    ) -> Reading<Box<Profile>, WafChallenge> {
         let why = misses
             .last()
             .map_or(EMBED_PRIVATE_OR_MISSING, |(_, miss)| match miss {
-                Miss::Inconclusive(why) => why,
+                Reading::Inconclusive(why) => why,
                 _ => EMBED_PRIVATE_OR_MISSING,
             });
         Reading::Withheld(why)
