@@ -183,14 +183,14 @@ lookup "$ps_public"
 expect 200 "$ps_public with the breaker open: $(header cache-status)"
 [[ $(header x-cache) == stale ]] || die "$ps_public was not answered stale: $HEADERS"
 
-phase "the canary's first round and the last scrapes"
+phase "canary round, last scrapes"
 for _ in $(seq 150); do
   curl -s "$DEMO_URL/metrics" | grep -q '^profile_lookup_canary_verdict' && break
   sleep 0.2
 done
 sleep 3
 
-phase "dashboard and alert rules against Prometheus"
+phase "queries against Prometheus"
 python3 scripts/dashboard/check.py --prometheus "$PROM" \
   --dashboard deploy/grafana/profile-lookup.json \
   --rules deploy/prometheus/alerts.yml --metrics-url "$DEMO_URL/metrics"
