@@ -106,8 +106,9 @@ for call in "${calls[@]}"; do
     "a throttling platform"*) throttled=$path ;;
   esac
 done
-((${#public[@]} >= 2)) && [[ -n $throttled ]] ||
+if ((${#public[@]} < 2)) || [[ -z $throttled ]]; then
   die "the banner names no public user of each platform, or no throttled name: ${calls[*]}"
+fi
 status=$(curl -s -o /dev/null -w '%{http_code}' "$DEMO_URL${public[0]}")
 [[ $status == 401 ]] || die "a lookup without a key answered $status"
 echo "401  ${public[0]} without a key"
