@@ -257,12 +257,14 @@ async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
         2,
         "the challenge, then the page with the cookie"
     );
-    // The challenge has a counter of its own; the lookup is counted once, as ok.
+    // The challenge has a counter of its own (exported at 0 from the start, so it must have
+    // moved); the lookup is counted once, as ok.
     let metrics = app.metrics().await;
-    assert!(
-        metrics.contains("profile_lookup_upstream_challenges_total{platform=\"short-video\"}"),
-        "{metrics}"
+    let challenges = series_value(
+        &metrics,
+        r#"profile_lookup_upstream_challenges_total{platform="short-video"}"#,
     );
+    assert!(challenges.is_some_and(|n| n >= 1.0), "{metrics}");
     assert!(!metrics.contains("outcome=\"challenge\""), "{metrics}");
 }
 
@@ -476,6 +478,24 @@ async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
     ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
+    // These are exported at 0 from the start: present is not enough, they must have counted.
+    for counted in [
+        r#"profile_lookup_upstream_lookups_total{platform="photo-share",outcome="ok"}"#,
+        r#"profile_lookup_upstream_requests_total{platform="photo-share"}"#,
+        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="hit"}"#,
+        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="miss"}"#,
+    ] {
+        let n = series_value(&text, counted);
+        assert!(n.is_some_and(|n| n >= 1.0), "{counted} is {n:?} in\n{text}");
+    }
+}
+
+/// The value of one series (its name and labels exactly as exported) in a `/metrics` text.
+fn series_value(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
 }
 
 #[tokio::test]
