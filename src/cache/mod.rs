@@ -39,7 +39,7 @@
 //! `max-age=N` refuses an entry older than N seconds: the caller's lookup joins the flight in
 //! the air or starts one that takes only an answer fetched since (with Redis, Redis's entry too
 //! when it is that new). When it refuses an answer this replica or the fleet holds, the fetch
-//! is *forced*: [`ProfileCache::lookup`] answers [`Reached::Forced`], the caller pays for it
+//! is *forced*: [`ProfileCache::lookup`] answers `Err(`[`Forced`]`)`, the caller pays for it
 //! (`crate::lookup`: one more quota unit) and flies it with [`ProfileCache::fly`]. `max-stale=N` also takes a found profile up to N
 //! seconds past its TTL from the stale copy (checked against the fleet's tombstone like a
 //! stand-in), and refreshes it. `only-if-cached` answers from memory or Redis, or
@@ -145,16 +145,6 @@ impl Flight {
     }
 }
 
-/// What [`ProfileCache::lookup`] reached.
-#[derive(Debug)]
-pub enum Reached {
-    /// The lookup was served.
-    Served(Served),
-    /// The caller refused an answer the cache holds: a fetch it forces, to pay for before
-    /// [`ProfileCache::fly`] flies it.
-    Forced(Forced),
-}
-
 /// A fetch a caller forces past a stored answer, not paid for yet.
 #[derive(Debug)]
 pub struct Forced {
@@ -186,13 +176,18 @@ impl ProfileCache {
 
     /// Answers `name` for a caller who `wants` something of its freshness: from the cache, or
     /// through the one flight that runs `fetch` (see the module docs); or says that the caller
-    /// forces a fetch ([`Reached::Forced`]).
+    /// forces a fetch (`Err(`[`Forced`]`)`: a fetch to pay for before [`ProfileCache::fly`] flies it).
     ///
     /// `fetch` runs only in a flight that goes to the platform (not when the fleet has the
     /// answer): the flight is a task of its own, so the fetch runs to its end (within the
     /// flight deadline), is stored and reaches the metrics and the breaker even when every
     /// caller has hung up by then.
-    pub async fn lookup(&self, name: &Username, wants: &Wants, fetch: &Arc<dyn Fetch>) -> Reached {
+    pub async fn lookup(
+        &self,
+        name: &Username,
+        wants: &Wants,
+        fetch: &Arc<dyn Fetch>,
+    ) -> Result<Served, Forced> {
         let held = self.stores.fresh.get(name).await;
         let decided = held.as_ref().map(|entry| {
             let age = entry.stored_at.elapsed();
@@ -201,7 +196,7 @@ impl ProfileCache {
         });
         if let (Some(entry), Some((age, Decision::Serve(trigger)))) = (&held, decided) {
             let served = self.serve_held(name, entry.clone(), age, trigger, wants, fetch);
-            return Reached::Served(served);
+            return Ok(served);
         }
         // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
         // every hit would otherwise carry (and move) in its own future.
@@ -229,7 +224,7 @@ impl ProfileCache {
         wants: Wants,
         held: Option<(Arc<Entry>, Decision)>,
         fetch: &Arc<dyn Fetch>,
-    ) -> Reached {
+    ) -> Result<Served, Forced> {
         let need = Need::of(&wants, Instant::now());
         let (mut forward, mut forced) = match &held {
             Some((_, Decision::Refused { fresh: true })) => (Forward::Request, true),
@@ -249,7 +244,7 @@ impl ProfileCache {
             let age = copy.stored_at.elapsed();
             if let Decision::Serve(trigger) = self.stores.judge(name, &copy, age, 0, &wants) {
                 let served = self.serve_held(name, copy, age, trigger, &wants, fetch);
-                return Reached::Served(served);
+                return Ok(served);
             }
         }
         // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
@@ -261,7 +256,7 @@ impl ProfileCache {
                 Decision::Serve(trigger) => {
                     self.stores.keep(name, entry.clone()).await;
                     let served = self.serve_held(name, entry, age, trigger, &wants, fetch);
-                    return Reached::Served(served);
+                    return Ok(served);
                 }
                 Decision::Refused { fresh } => {
                     forced = true;
@@ -275,12 +270,12 @@ impl ProfileCache {
             }
         }
         if wants.only_if_cached {
-            return Reached::Served(Served::NotCached);
+            return Ok(Served::NotCached);
         }
         if forced {
-            return Reached::Forced(Forced { need, forward });
+            return Err(Forced { need, forward });
         }
-        Reached::Served(self.through_flight(name, wants, need, forward, fetch).await)
+        Ok(self.through_flight(name, wants, need, forward, fetch).await)
     }
 
     /// The caller's flight: joined or started, and, when a flight it joined brought an answer

@@ -14,7 +14,7 @@
 use axum::http::HeaderValue;
 
 use crate::auth::{KeyId, Keys};
-use crate::cache::{ProfileCache, Reached, Served, Wants};
+use crate::cache::{ProfileCache, Served, Wants};
 use crate::config::Settings;
 use crate::error::ApiError;
 use crate::fleet::Fleet;
@@ -72,13 +72,13 @@ impl Lookups {
     pub async fn look_up(&self, name: &Username, wants: &Wants, key: KeyId) -> Answer {
         let fetch = self.fetchers.of(name.platform());
         let forced = match self.cache.lookup(name, wants, fetch).await {
-            Reached::Served(served) => {
+            Ok(served) => {
                 return Answer::Served {
                     served,
                     quota: None,
                 };
             }
-            Reached::Forced(forced) => forced,
+            Err(forced) => forced,
         };
         // Boxed: a forced fetch is rare, and its futures would otherwise be part of every hit's.
         Box::pin(async move {
