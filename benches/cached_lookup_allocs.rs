@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use profile_lookup::AppState;
+use profile_lookup::commands::demo;
 use profile_lookup::config::Settings;
-use profile_lookup::{AppState, demo};
 use tower::ServiceExt;
 
 struct Counting;

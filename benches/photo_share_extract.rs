@@ -12,9 +12,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use profile_lookup::html;
 use profile_lookup::platform::photo_share::extract::{from_api, from_page};
-use profile_lookup::platform::photo_share::samples;
-use profile_lookup::platform::{PageVerdict, Platform};
+use profile_lookup::platform::{Platform, Reading};
 use profile_lookup::username::Username;
+use stand_in::photo_share as samples;
 
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
 
@@ -41,11 +41,11 @@ fn compare(
     extract: fn(
         &[u8],
         &Username,
-    ) -> PageVerdict<profile_lookup::platform::photo_share::PhotoShareProfile>,
+    ) -> Reading<profile_lookup::platform::photo_share::PhotoShareProfile>,
     asked: &Username,
 ) {
     assert!(
-        matches!(extract(doc, asked), PageVerdict::Profile(_)),
+        matches!(extract(doc, asked), Reading::Found(_)),
         "{group_name}: no profile"
     );
     let mut group = c.benchmark_group(group_name);
@@ -62,6 +62,15 @@ fn xig_json(page: &[u8]) -> Vec<u8> {
     html::scripts(page)
         .filter(|s| s.has_attr("data-sjs"))
         .find(|s| memchr::memmem::find(s.text, b"\"xig_user_by_username\":{\"ai").is_some())
+        .map(|s| s.text.to_vec())
+        .unwrap_or_default()
+}
+
+/// The JSON text of the data-sjs script that holds the moved user.
+fn moved_json(page: &[u8]) -> Vec<u8> {
+    let key = format!("\"{}\":{{", samples::MOVED_USER_KEY);
+    html::scripts(page)
+        .find(|s| memchr::memmem::find(s.text, key.as_bytes()).is_some())
         .map(|s| s.text.to_vec())
         .unwrap_or_default()
 }
@@ -105,6 +114,18 @@ fn benches(c: &mut Criterion) {
     compare(
         c,
         "page_xig_sample_1m",
+        page.as_bytes(),
+        &json,
+        |doc, asked| from_page(doc, asked),
+        &asked,
+    );
+
+    // The user under a key no known place uses: only the anchored search reads it.
+    let page = samples::moved_user_page(&user, 1_000_000);
+    let json = moved_json(page.as_bytes());
+    compare(
+        c,
+        "page_moved_anchored_1m",
         page.as_bytes(),
         &json,
         |doc, asked| from_page(doc, asked),

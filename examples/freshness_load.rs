@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::{Query, State};
 use axum::routing::get;
-use profile_lookup::platform::photo_share::samples as ps;
+use stand_in::photo_share as ps;
 use tokio::net::TcpStream;
 
 mod support;

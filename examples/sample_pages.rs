@@ -22,10 +22,8 @@ use std::path::{Path, PathBuf};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use profile_lookup::platform::photo_share::samples as ps;
-use profile_lookup::platform::short_video::samples::{
-    self as sv, DEFAULT_PAGE_SIZE, Era::Universal, NOT_FOUND_USER,
-};
+use stand_in::photo_share as ps;
+use stand_in::short_video::{self as sv, DEFAULT_PAGE_SIZE, Era::Universal, NOT_FOUND_USER};
 
 /// How many renamed copies of the public short-video sample to write.
 const BENCH_USERS: usize = 64;

@@ -2,7 +2,8 @@
 # Checks the Kubernetes manifests of deploy/kubernetes/ offline, applying nothing to any
 # cluster (none is needed or contacted):
 #   1. kubectl kustomize renders both overlays, and one with components/proxy-egress;
-#   2. the PrometheusRule is what deploy/prometheus/alerts.yml generates;
+#   2. the PrometheusRule is what deploy/prometheus/alerts.yml generates, and the Grafana
+#      dashboard's ConfigMap holds deploy/grafana/profile-lookup.json as it is;
 #   3. every rendered object validates against the Kubernetes API schemas (kubernetes-validate,
 #      strict), Prometheus Operator objects skipped with the reason printed (promtool checks
 #      the PrometheusRule's rules instead);
@@ -87,6 +88,9 @@ done
 
 phase "PrometheusRule generated from deploy/prometheus/alerts.yml"
 timeout 60 python3 "$tools/prometheus_rule.py" --check
+
+phase "Grafana dashboard ConfigMap is deploy/grafana/profile-lookup.json"
+timeout 60 "$venv/bin/python" "$tools/dashboard_configmap.py" "${rendered[@]}"
 
 phase "schemas (kubernetes-validate)"
 if ! command -v promtool >/dev/null && ci; then

@@ -5,7 +5,7 @@
 -- Environment: SOAK_REQUESTS_PER_THREAD (responses each wrk thread counts before stopping),
 -- SOAK_DONE_DIR (each thread drops done.<n> there when it stops, so load.sh can end wrk
 -- early: wrk itself always sleeps for -d). The names are the platforms' invented samples
--- (src/platform/*/samples), served by the nginx upstream load.sh configures.
+-- (stand-in/src/*/), served by the nginx upstream load.sh configures.
 --
 -- Each request carries `x-request-id: soak-<class>-<thread>-<n>`; the service echoes a sane
 -- id, so every response is attributed to its class exactly, whatever the connection order.

@@ -28,6 +28,11 @@ pub enum ApiError {
     /// The platform says the user does not exist.
     #[error("the platform has no user of that name")]
     ProfileNotFound,
+    /// The platform shows this profile only to logged-in viewers (audience controls, age
+    /// gates): a fact about the account, so no older copy stands in for it, and it is not
+    /// stored as a not-found.
+    #[error("the platform shows this profile only to logged-in viewers")]
+    ProfileRestricted,
     /// This caller's key exceeded its quota.
     #[error("this API key has used its quota; retry after the time in Retry-After")]
     RateLimited {
@@ -82,8 +87,11 @@ impl From<Failure> for ApiError {
     /// `profile-lookup extract`.
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Blocked { retry_after, .. } => ApiError::UpstreamBlocked { retry_after },
+            Failure::Blocked { retry_after, .. } | Failure::Withheld { retry_after, .. } => {
+                ApiError::UpstreamBlocked { retry_after }
+            }
             Failure::RegionLocked { retry_after } => ApiError::RegionLocked { retry_after },
+            Failure::Restricted => ApiError::ProfileRestricted,
             Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
             Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,
             Failure::Unavailable(_) => ApiError::UpstreamUnavailable,
@@ -97,6 +105,7 @@ impl ApiError {
         match self {
             ApiError::InvalidUsername(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::ProfileRestricted => StatusCode::FORBIDDEN,
             ApiError::ProfileNotFound | ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } | ApiError::UpstreamBlocked { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
@@ -117,6 +126,7 @@ impl ApiError {
             ApiError::InvalidUsername(_) => "invalid_username",
             ApiError::Unauthorized => "unauthorized",
             ApiError::ProfileNotFound => "profile_not_found",
+            ApiError::ProfileRestricted => "profile_restricted",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::UpstreamBlocked { .. } => "upstream_blocked",
             ApiError::ExtractionFailed => "extraction_failed",
@@ -135,6 +145,7 @@ impl ApiError {
             ApiError::InvalidUsername(_) => "Invalid username",
             ApiError::Unauthorized => "Unauthorized",
             ApiError::ProfileNotFound => "Profile not found",
+            ApiError::ProfileRestricted => "Profile restricted",
             ApiError::RateLimited { .. } => "Rate limited",
             ApiError::UpstreamBlocked { .. } => "Upstream blocked",
             ApiError::ExtractionFailed => "Extraction failed",
@@ -246,11 +257,25 @@ mod tests {
     }
 
     #[test]
+    fn a_restricted_profile_is_403_without_a_wait() {
+        let response = ApiError::ProfileRestricted.into_response();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+        assert!(!response.headers().contains_key(header::RETRY_AFTER));
+        let problem = ApiError::ProfileRestricted.problem();
+        assert_eq!(problem.code, "profile_restricted");
+        assert_eq!(
+            problem.detail,
+            "the platform shows this profile only to logged-in viewers"
+        );
+    }
+
+    #[test]
     fn every_error_has_its_own_code_and_type() {
         let all = [
             ApiError::InvalidUsername("x".into()),
             ApiError::Unauthorized,
             ApiError::ProfileNotFound,
+            ApiError::ProfileRestricted,
             ApiError::RateLimited {
                 retry_after: Duration::from_secs(1),
             },

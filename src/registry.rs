@@ -1,26 +1,51 @@
 //! The platforms this service serves: each is registered here, once, by one line.
 //!
 //! A line gives the platform's identity, which every layer reads from [`Platform`] instead of
-//! naming platforms itself: its label (metrics, logs, the route `/{label}/profile/{username}`,
-//! the CLI's argument), its config section (`[section]` in the settings, its environment
-//! variables, its secret lists, its value ranges), its username lengths, and its sources: the
-//! documents it serves a profile in, in the order a lookup asks them by default (the names of
-//! `<section>.sources`, of `x-source` and of the metrics). Everything that
-//! loops over the platforms loops over [`Platform::ALL`]. The platform's code (its `Site`, its
-//! extractor, its samples) lives in its folder under `platform/`, joined to its variant by
-//! `platform::with_site`; the steps are listed in `docs/architecture.md` ("Adding a
-//! platform").
+//! naming platforms itself: its folder under `platform/` and the type there that implements
+//! its `Site`, its label (metrics, logs, the route `/{label}/profile/{username}`, the CLI's
+//! argument), its config section (`[section]` in the settings, its environment variables, its
+//! secret lists, its value ranges), its username lengths, and its sources: the documents it
+//! serves a profile in, in the order a lookup asks them by default (the names of
+//! `<section>.sources`, of `x-source` and of the metrics). Everything that loops over the
+//! platforms loops over [`Platform::ALL`]. The lines are given to a macro of the caller's
+//! choosing by `for_each_platform!`: this module makes [`Platform`] and its facts of them,
+//! `platform` its `platform::with_site`, the one `match` from a
+//! variant to its site type. Its stand-in lives in the workspace's `stand-in` crate, under the
+//! platform's label. The steps of adding a platform are listed in
+//! `docs/architecture.md` ("Adding a platform").
 //!
-//! This module sits below everything (configuration included), so it names no type of the
-//! platform layer.
+//! This module sits below everything (configuration included), so it imports nothing of the
+//! platform layer: a line names its folder and site type only as tokens for the platform
+//! layer's own macro.
 
-/// Declares [`Platform`] and its identity from one line per platform, so that a variant and
-/// its facts cannot be added apart.
+/// The registry: one line per platform, handed to `$callback!` (a `macro_rules!` in scope
+/// where this is called). A line is `Variant: <folder>::<Type> { label: "…", section: "…",
+/// usernames: MIN..=MAX, sources: ["…", …] };`, the platform's doc comment above it: the
+/// folder under `platform/` and the type there that implements its `Site`, then its facts (in
+/// braces, so that a callback that needs none of them can take them whole).
+macro_rules! for_each_platform {
+    ($callback:ident) => {
+        $callback! {
+            /// The TikTok-style short-video platform (HTML page with embedded JSON state,
+            /// falling back to the smaller embed page when the page is blocked).
+            ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"] };
+            /// The Instagram-style photo platform (profile JSON, falling back to the page).
+            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["json", "page"] };
+        }
+    };
+}
+
+pub(crate) use for_each_platform;
+
+/// Declares [`Platform`] and its identity from the registry's lines, so that a variant and
+/// its facts cannot be added apart (the folder and the site type are the platform layer's).
 macro_rules! platforms {
     ($(
         $(#[$doc:meta])*
-        $variant:ident: label $label:literal, section $section:literal,
-            usernames $min:literal..=$max:literal, sources [$($source:literal),+];
+        $variant:ident: $folder:ident::$site:ident {
+            label: $label:literal, section: $section:literal,
+            usernames: $min:literal..=$max:literal, sources: [$($source:literal),+] $(,)?
+        };
     )+) => {
         /// One of the platforms the service serves.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -64,13 +89,7 @@ macro_rules! platforms {
     };
 }
 
-platforms! {
-    /// The TikTok-style short-video platform (HTML page with embedded JSON state, falling back
-    /// to the smaller embed page when the page is blocked).
-    ShortVideo: label "short-video", section "short_video", usernames 2..=24, sources ["page", "embed"];
-    /// The Instagram-style photo platform (profile JSON, falling back to the page).
-    PhotoShare: label "photo-share", section "photo_share", usernames 1..=30, sources ["json", "page"];
-}
+for_each_platform!(platforms);
 
 impl Platform {
     /// The platform's position in [`Platform::ALL`], for tables indexed by platform.

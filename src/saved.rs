@@ -4,13 +4,11 @@
 //! that fails here fails in production the same way: the first thing to run when a platform
 //! changes its pages (drift capture keeps such pages for it).
 
-use std::convert::Infallible;
 use std::time::Duration;
 
-use crate::error::ApiError;
-use crate::platform::ladder;
-use crate::platform::site::Reading;
-use crate::platform::{Lookup, Platform, Profile};
+use crate::error::{ApiError, Problem};
+use crate::platform::fetcher;
+use crate::platform::{Failure, Lookup, Platform, Profile};
 use crate::username::{Subject, Username};
 
 /// The JSON body the service would answer for `document`, or the problem document it would
@@ -28,13 +26,47 @@ pub fn extract(
         .map_err(|e| serde_json::to_string(&e.problem()).unwrap_or_default())
 }
 
+/// Why a saved document gives no profile: the error the service would answer and, for a
+/// document that is a block, which one (a caller of the API is told only that the platform
+/// refuses; someone reading a saved page wants to know what it is).
+#[derive(Debug)]
+struct Refusal {
+    error: ApiError,
+    block: Option<&'static str>,
+}
+
+impl Refusal {
+    /// The problem document, its detail naming the block.
+    fn problem(&self) -> Problem {
+        let mut problem = self.error.problem();
+        if let Some(block) = self.block {
+            problem.detail = format!("{} (this document is a block: {block})", problem.detail);
+        }
+        problem
+    }
+
+    /// The code, and the block in parentheses.
+    fn summary(&self) -> String {
+        match self.block {
+            Some(block) => format!("{} ({block})", self.error.code()),
+            None => self.error.code().to_owned(),
+        }
+    }
+}
+
+impl From<ApiError> for Refusal {
+    fn from(error: ApiError) -> Self {
+        Self { error, block: None }
+    }
+}
+
 /// One line about one saved document, for `extract PLATFORM DIR`: whether a profile came out,
 /// then the user and counts, or the problem code the service would answer. `username` is the
 /// name it was fetched for (its sidecar's), as for [`extract`].
 pub fn summary(platform: Platform, document: &[u8], username: Option<&str>) -> (bool, String) {
     match answer(platform, document, username) {
         Ok(profile) => (true, format!("ok {}", profile.summary())),
-        Err(problem) => (false, problem.code().to_owned()),
+        Err(refusal) => (false, refusal.summary()),
     }
 }
 
@@ -48,18 +80,27 @@ fn answer(
     platform: Platform,
     document: &[u8],
     username: Option<&str>,
-) -> Result<Box<Profile>, ApiError> {
+) -> Result<Box<Profile>, Refusal> {
     let requested = username
         .map(|raw| Username::parse(platform, raw))
         .transpose()
-        .map_err(|e| ApiError::InvalidUsername(e.to_string()))?;
+        .map_err(|e| Refusal::from(ApiError::InvalidUsername(e.to_string())))?;
     let subject = requested.as_ref().map_or(Subject::Anyone, Subject::Named);
     let document = document.strip_prefix(BYTE_ORDER_MARK).unwrap_or(document);
-    let verdict = crate::platform::extract(platform, document, subject);
+    let reading = crate::platform::extract(platform, document, subject);
     // A saved document has no Retry-After to tell: the problem body carries none anyway.
-    match ladder::answer(Reading::<Infallible>::from(verdict), Duration::ZERO) {
+    match fetcher::answer(reading, Duration::ZERO) {
         Lookup::Found(profile) => Ok(profile),
-        Lookup::NotFound => Err(ApiError::ProfileNotFound),
-        Lookup::Failed(failure) => Err(ApiError::from(failure)),
+        Lookup::NotFound => Err(ApiError::ProfileNotFound.into()),
+        Lookup::Failed(failure) => {
+            let block = match &failure {
+                Failure::Blocked { reason, .. } => Some(*reason),
+                _ => None,
+            };
+            Err(Refusal {
+                error: ApiError::from(failure),
+                block,
+            })
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The state every handler shares: settings, keys, limiter, cache, sources, the canary's
-//! board, readiness.
+//! The state every handler shares: settings, keys, the lookups (quota, cache, fetchers), the
+//! canary's board, readiness.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,11 +8,10 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use crate::auth::Keys;
-use crate::cache::ProfileCache;
 use crate::canary::Canary;
 use crate::config::{Settings, ms};
 use crate::fleet::{Fleet, FleetError};
-use crate::platform::Sources;
+use crate::lookup::Lookups;
 use crate::quota::KeyLimiter;
 
 /// Cheap-to-clone handle on the shared state.
@@ -22,13 +21,11 @@ pub struct AppState(Arc<Inner>);
 struct Inner {
     settings: Settings,
     keys: Keys,
-    limiter: KeyLimiter,
-    cache: ProfileCache,
-    sources: Sources,
+    lookups: Lookups,
     canary: Canary,
     in_flight: Arc<Semaphore>,
     ready: AtomicBool,
-    fleet: Option<Fleet>,
+    fleet: Fleet,
 }
 
 /// The longest one flight may run: a caller's whole deadline plus the retry budget and one
@@ -61,14 +58,11 @@ impl AppState {
     pub fn new(settings: Settings) -> Result<Self, StateError> {
         let fleet = Fleet::new(&settings.redis)?;
         let keys = Keys::new(&settings.auth);
-        let sources = Sources::new(&settings, fleet.as_ref())?;
+        let lookups = Lookups::new(&settings, &keys, &fleet, flight_deadline(&settings))?;
         Ok(Self(Arc::new(Inner {
-            limiter: KeyLimiter::new(&settings.rate_limit, &keys, fleet.clone()),
             keys,
-            cache: ProfileCache::new(&settings, fleet.clone())
-                .with_flight_deadline(flight_deadline(&settings)),
-            sources,
-            canary: Canary::new(&settings),
+            lookups,
+            canary: Canary::new(&settings, &fleet),
             in_flight: Arc::new(Semaphore::new(settings.server.max_in_flight)),
             ready: AtomicBool::new(true),
             fleet,
@@ -76,9 +70,9 @@ impl AppState {
         })))
     }
 
-    /// The fleet's shared state, when `[redis]` is set.
-    pub fn fleet(&self) -> Option<&Fleet> {
-        self.0.fleet.as_ref()
+    /// The fleet's shared state (local when `[redis]` is not set).
+    pub fn fleet(&self) -> &Fleet {
+        &self.0.fleet
     }
 
     /// The settings the state was built from.
@@ -93,17 +87,13 @@ impl AppState {
 
     /// The per-key rate limiter.
     pub fn limiter(&self) -> &KeyLimiter {
-        &self.0.limiter
+        self.0.lookups.limiter()
     }
 
-    /// The profile cache.
-    pub fn cache(&self) -> &ProfileCache {
-        &self.0.cache
-    }
-
-    /// The platform sources.
-    pub fn sources(&self) -> &Sources {
-        &self.0.sources
+    /// The one way of a lookup: the quota of forced fetches, the cache, every platform's
+    /// fetcher.
+    pub fn lookups(&self) -> &Lookups {
+        &self.0.lookups
     }
 
     /// The canary: its board, and the rounds [`crate::run`] runs while the replica serves.

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::platform::FailureReport;
+use crate::fleet::SharedEntry;
+use crate::fleet::entry::now_unix_ms;
+use crate::platform::fetcher::Fetched;
+use crate::username::Username;
 
 /// How soon an entry may start another background refresh here after starting one.
 pub const REFRESH_RETRY: Duration = Duration::from_secs(1);
@@ -57,6 +60,38 @@ impl Entry {
             source,
             hits: AtomicU64::new(0),
             refresh_from_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// An answer of the fleet's (`shared`, for `name`) as this replica keeps it; its age and
+    /// source carry over (a source name the platform does not have, from a replica of another
+    /// version, is dropped).
+    pub(super) fn from_shared(name: &Username, shared: SharedEntry) -> Arc<Self> {
+        let now = Instant::now();
+        let stored_at = now.checked_sub(shared.age()).unwrap_or(now);
+        let value = match shared.body {
+            Some(body) => Stored::Found {
+                body,
+                private: shared.private,
+            },
+            None => Stored::NotFound,
+        };
+        let source = name.platform().source(&shared.source);
+        Arc::new(Self::new(value, stored_at, 0, source))
+    }
+
+    /// This answer as the fleet keeps it, stamped with its fetch time.
+    pub(super) fn to_shared(&self) -> SharedEntry {
+        let age_ms = u64::try_from(self.stored_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (body, private) = match &self.value {
+            Stored::Found { body, private } => (Some(body.clone()), *private),
+            Stored::NotFound => (None, false),
+        };
+        SharedEntry {
+            body,
+            private,
+            fetched_at_unix_ms: now_unix_ms().saturating_sub(age_ms),
+            source: self.source.unwrap_or_default().to_owned(),
         }
     }
 
@@ -136,20 +171,18 @@ pub enum Served {
     Stale {
         /// The old answer.
         entry: Arc<Entry>,
-        /// What the failed fetch reported.
-        failure: FailureReport,
+        /// What the failed fetch came to.
+        failure: Fetched,
         /// Seconds of freshness left (negative).
         ttl: i64,
     },
     /// The fetch failed and nothing could stand in for it.
     Failed {
-        /// What the failed fetch reported.
-        report: FailureReport,
+        /// What the failed fetch came to.
+        report: Fetched,
         /// Why the lookup went to the platform.
         forward: Forward,
     },
     /// `only-if-cached`, and nothing stored suits the caller.
     NotCached,
-    /// The caller forced a fetch and could not pay for it (no quota unit left).
-    Unpaid,
 }

@@ -24,21 +24,23 @@
 //! once and starts a refresh: a flight like a miss's, with nobody waiting on it, that wants an
 //! answer newer than the entry. It is the same one flight (none starts while one is in the air
 //! for the name, and with Redis the fleet's lock makes it one per fleet: a replica whose
-//! refresh finds a newer answer in Redis takes it instead of fetching). Its fetch runs inside
-//! [`crate::upstream::gate::background`], so every request it sends is held to the platform's
-//! refresh share (`refresh_share` of its outbound budget) and waits for nothing: with no room
-//! it is skipped. An entry starts at most one refresh a second here ([`REFRESH_RETRY`]), so a
-//! refresh that fails or is skipped is tried again by a later hit, never by every hit. A
-//! refresh that fails stores nothing (the entry stays, as a failed miss leaves it); one that
-//! says not-found replaces it like any not-found.
+//! refresh finds a newer answer in Redis takes it instead of fetching). Its fetch runs in
+//! [`Mode::Refresh`], so every request it sends is held to the platform's refresh share
+//! (`refresh_share` of its outbound budget) and waits for nothing: with no room it is skipped.
+//! A name starts at most one refresh a second ([`REFRESH_RETRY`]): its entry claims it here,
+//! and with Redis the fleet's claim on the name makes it one a second for the fleet, whatever
+//! the replicas' memory holds (a replica without memory rebuilds its entry from Redis on every
+//! lookup). So a refresh that fails or is skipped is tried again by a later hit, never by
+//! every hit. A refresh that fails stores nothing (the entry stays, as a failed miss leaves
+//! it); one that says not-found replaces it like any not-found.
 //!
 //! # What a caller asks ([`Wants`])
 //!
 //! `max-age=N` refuses an entry older than N seconds: the caller's lookup joins the flight in
 //! the air or starts one that takes only an answer fetched since (with Redis, Redis's entry too
 //! when it is that new). When it refuses an answer this replica or the fleet holds, the fetch
-//! is *forced*, and the lookup pays for it first (the handler's `pay`: one more quota unit);
-//! unpaid, it ends [`Served::Unpaid`]. `max-stale=N` also takes a found profile up to N
+//! is *forced*: [`ProfileCache::lookup`] answers `Err(`[`Forced`]`)`, the caller pays for it
+//! (`crate::lookup`: one more quota unit) and flies it with [`ProfileCache::fly`]. `max-stale=N` also takes a found profile up to N
 //! seconds past its TTL from the stale copy (checked against the fleet's tombstone like a
 //! stand-in), and refreshes it. `only-if-cached` answers from memory or Redis, or
 //! [`Served::NotCached`]; it starts no flight and no refresh.
@@ -46,12 +48,13 @@
 //! Entries hold the response body already serialised, so a hit costs a reference-count bump.
 //! With `cache.enabled = false` entries expire at once but concurrent misses still coalesce.
 //!
-//! In a fleet (`[redis]` set) these stores are the replica's copy in front of the fleet's
-//! (`fleet_tier`): a flight first reads Redis, then takes the fleet's lock on the name and
-//! fetches, or waits for the replica holding it; what is fetched is written to both levels.
+//! These stores are the replica's copy in front of the fleet's level ([`crate::fleet`]'s
+//! seam: its entries, its one flight per name, its refresh limits), which holds nothing and
+//! grants every claim at once without Redis: a flight first asks the fleet for the name's
+//! entry or claims the name and fetches, or waits for the replica holding it; what is fetched
+//! is written to both levels (`flight`).
 
 mod answer;
-mod fleet_tier;
 mod flight;
 mod rules;
 mod stores;
@@ -63,14 +66,14 @@ use tokio::sync::watch;
 
 use crate::config::Settings;
 use crate::fleet::Fleet;
-use crate::platform::{Failure, FailureReport, Lookup, Platform, Report};
+use crate::platform::Failure;
+use crate::platform::fetcher::{Fetch, Fetched, Mode, Plan};
 use crate::telemetry;
-use crate::upstream::gate::RefreshBudget;
 use crate::username::Username;
 
 pub use answer::{Entry, Forward, How, REFRESH_RETRY, Served, Stored, Wants};
 pub use rules::Trigger;
-use rules::{Need, Verdict};
+use rules::{Decision, Need};
 use stores::Stores;
 
 /// `profile_lookup_cache_refreshes_total{platform, trigger, outcome}`: background refreshes
@@ -88,21 +91,32 @@ type Landing = watch::Receiver<Option<Landed>>;
 #[derive(Clone)]
 struct Landed {
     /// The stored entry, or the failure (never stored).
-    outcome: Result<Arc<Entry>, FailureReport>,
-    /// False when the flight found a stored entry (here or in the fleet's) instead of fetching.
-    fetched: bool,
+    outcome: Result<Arc<Entry>, Fetched>,
+    /// Where its answer came from.
+    came: Came,
     /// True for a background refresh's flight: a caller that joined it is not bound by its
     /// share of the budget, and asks again when it failed.
     refresh: bool,
+}
+
+/// Where a flight's answer came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Came {
+    /// This flight fetched it.
+    Fetched,
+    /// Another replica fetched it while this flight waited for it: its callers joined that
+    /// fetch (`collapsed`), as callers joining a flight here do.
+    Waited,
+    /// It was stored already (here or in the fleet's): nothing was fetched for it.
+    Stored,
 }
 
 /// What one flight is for.
 struct Flight {
     /// The answers it may take instead of fetching.
     need: Need,
-    /// For a background refresh: why it started, and the platform's refresh share its fetch
-    /// is held to.
-    refresh: Option<(Trigger, Arc<RefreshBudget>)>,
+    /// Why a background refresh started; `None` for a caller's flight.
+    refresh: Option<Trigger>,
 }
 
 impl Flight {
@@ -115,46 +129,41 @@ impl Flight {
     }
 
     /// A background refresh.
-    fn refresh(need: Need, trigger: Trigger, share: Arc<RefreshBudget>) -> Self {
+    fn refresh(need: Need, trigger: Trigger) -> Self {
         Self {
             need,
-            refresh: Some((trigger, share)),
+            refresh: Some(trigger),
         }
     }
 
-    /// The refresh share its fetch runs in, for a background refresh.
-    fn share(&self) -> Option<Arc<RefreshBudget>> {
-        self.refresh.as_ref().map(|(_, share)| share.clone())
+    /// The mode its fetch runs in.
+    fn mode(&self) -> Mode {
+        match self.refresh {
+            Some(_) => Mode::Refresh,
+            None => Mode::Caller,
+        }
     }
+}
+
+/// A fetch a caller forces past a stored answer, not paid for yet.
+#[derive(Debug)]
+pub struct Forced {
+    need: Need,
+    forward: Forward,
 }
 
 /// The cache; see the module docs.
 pub struct ProfileCache {
     stores: Stores,
     flight_deadline: Duration,
-    /// Each platform's refresh share, by [`Platform::index`].
-    refresh: Vec<Arc<RefreshBudget>>,
 }
 
 impl ProfileCache {
-    /// Builds both stores from `[cache]`, and each platform's refresh share from its budget;
-    /// with a `fleet`, they sit in front of the fleet's.
-    pub fn new(settings: &Settings, fleet: Option<Fleet>) -> Self {
-        let refresh = Platform::ALL
-            .iter()
-            .map(|&p| {
-                Arc::new(RefreshBudget::new(
-                    p.as_str(),
-                    settings.platform(p),
-                    settings.cache.refresh_share,
-                    fleet.clone(),
-                ))
-            })
-            .collect();
+    /// Builds both stores from `[cache]`, in front of the `fleet`'s.
+    pub fn new(settings: &Settings, fleet: &Fleet) -> Self {
         Self {
             stores: Stores::new(&settings.cache, fleet),
             flight_deadline: Duration::from_secs(60),
-            refresh,
         }
     }
 
@@ -166,64 +175,60 @@ impl ProfileCache {
     }
 
     /// Answers `name` for a caller who `wants` something of its freshness: from the cache, or
-    /// through the one flight that fetches it (see the module docs).
+    /// through the one flight that runs `fetch` (see the module docs); or says that the caller
+    /// forces a fetch (`Err(`[`Forced`]`)`: a fetch to pay for before [`ProfileCache::fly`] flies it).
     ///
-    /// `fetch` is called only by a flight that goes to the platform (not when the fleet has the
+    /// `fetch` runs only in a flight that goes to the platform (not when the fleet has the
     /// answer): the flight is a task of its own, so the fetch runs to its end (within the
     /// flight deadline), is stored and reaches the metrics and the breaker even when every
-    /// caller has hung up by then. The closure, not its future, travels into the task: a fetch
-    /// future is large, and one that is never polled need never be built. It is cloned for a
-    /// second flight (a refresh, or a caller's retry for a newer answer), so it should be
-    /// cheap to clone. `pay` is called once, before a fetch the caller forces; `false` ends
-    /// the lookup [`Served::Unpaid`].
-    pub async fn lookup<C, F, P, PF>(
+    /// caller has hung up by then.
+    pub async fn lookup(
         &self,
         name: &Username,
         wants: &Wants,
-        fetch: C,
-        pay: P,
-    ) -> Served
-    where
-        C: FnOnce(Username) -> F + Clone + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-        P: FnOnce() -> PF,
-        PF: Future<Output = bool>,
-    {
+        fetch: &Arc<dyn Fetch>,
+    ) -> Result<Served, Forced> {
         let held = self.stores.fresh.get(name).await;
-        let verdict = held.as_ref().map(|entry| {
+        let decided = held.as_ref().map(|entry| {
             let age = entry.stored_at.elapsed();
-            let verdict = self.stores.judge(name, entry, age, entry.hit(), wants);
-            (age, verdict)
+            let decision = self.stores.judge(name, entry, age, entry.hit(), wants);
+            (age, decision)
         });
-        if let (Some(entry), Some((age, Verdict::Serve(trigger)))) = (&held, verdict) {
-            return self.serve_held(name, entry.clone(), age, trigger, wants, fetch);
+        if let (Some(entry), Some((age, Decision::Serve(trigger)))) = (&held, decided) {
+            let served = self.serve_held(name, entry.clone(), age, trigger, wants, fetch);
+            return Ok(served);
         }
         // Boxed: the miss path holds the flight's and the stale copy's futures, several KB that
         // every hit would otherwise carry (and move) in its own future.
-        let refused = held.zip(verdict.map(|(_, v)| v));
-        Box::pin(self.beyond_memory(name, *wants, refused, fetch, pay)).await
+        let refused = held.zip(decided.map(|(_, d)| d));
+        Box::pin(self.beyond_memory(name, *wants, refused, fetch)).await
+    }
+
+    /// Flies the fetch a caller forced (and paid for): see [`ProfileCache::lookup`].
+    pub async fn fly(
+        &self,
+        name: &Username,
+        wants: &Wants,
+        forced: Forced,
+        fetch: &Arc<dyn Fetch>,
+    ) -> Served {
+        let Forced { need, forward } = forced;
+        Box::pin(self.through_flight(name, *wants, need, forward, fetch)).await
     }
 
     /// A lookup memory did not answer: a stale copy the caller takes, the fleet's answer, or
     /// the one flight; a stale copy again if the flight failed in a way that allows one.
-    async fn beyond_memory<C, F, P, PF>(
+    async fn beyond_memory(
         &self,
         name: &Username,
         wants: Wants,
-        held: Option<(Arc<Entry>, Verdict)>,
-        fetch: C,
-        pay: P,
-    ) -> Served
-    where
-        C: FnOnce(Username) -> F + Clone + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-        P: FnOnce() -> PF,
-        PF: Future<Output = bool>,
-    {
+        held: Option<(Arc<Entry>, Decision)>,
+        fetch: &Arc<dyn Fetch>,
+    ) -> Result<Served, Forced> {
         let need = Need::of(&wants, Instant::now());
         let (mut forward, mut forced) = match &held {
-            Some((_, Verdict::Refused { fresh: true })) => (Forward::Request, true),
-            Some((_, Verdict::Refused { fresh: false })) => (Forward::Stale, true),
+            Some((_, Decision::Refused { fresh: true })) => (Forward::Request, true),
+            Some((_, Decision::Refused { fresh: false })) => (Forward::Stale, true),
             Some(_) => (Forward::Stale, false),
             None => (Forward::UriMiss, false),
         };
@@ -237,24 +242,23 @@ impl ProfileCache {
             && let Some(copy) = self.stores.stand_in(name).await
         {
             let age = copy.stored_at.elapsed();
-            if let Verdict::Serve(trigger) = self.stores.judge(name, &copy, age, 0, &wants) {
-                return self.serve_held(name, copy, age, trigger, &wants, fetch);
+            if let Decision::Serve(trigger) = self.stores.judge(name, &copy, age, 0, &wants) {
+                let served = self.serve_held(name, copy, age, trigger, &wants, fetch);
+                return Ok(served);
             }
         }
         // The fleet's answer, read here when the caller takes no flight (only-if-cached) or may
         // refuse it (max-age: a fetch it forces is paid for).
         let ask_fleet = wants.only_if_cached || (need != Need::Any && !forced);
-        if ask_fleet
-            && let Some(shared) = &self.stores.shared
-            && let Some(entry) = shared.peek(name).await
-        {
+        if ask_fleet && let Some(entry) = self.stores.fleet_entry(name).await {
             let age = entry.stored_at.elapsed();
             match self.stores.judge(name, &entry, age, 0, &wants) {
-                Verdict::Serve(trigger) => {
+                Decision::Serve(trigger) => {
                     self.stores.keep(name, entry.clone()).await;
-                    return self.serve_held(name, entry, age, trigger, &wants, fetch);
+                    let served = self.serve_held(name, entry, age, trigger, &wants, fetch);
+                    return Ok(served);
                 }
-                Verdict::Refused { fresh } => {
+                Decision::Refused { fresh } => {
                     forced = true;
                     forward = if fresh {
                         Forward::Request
@@ -262,37 +266,32 @@ impl ProfileCache {
                         Forward::Stale
                     };
                 }
-                Verdict::Expired => {}
+                Decision::Expired => {}
             }
         }
         if wants.only_if_cached {
-            return Served::NotCached;
+            return Ok(Served::NotCached);
         }
-        if forced && !pay().await {
-            return Served::Unpaid;
+        if forced {
+            return Err(Forced { need, forward });
         }
-        self.through_flight(name, wants, need, forward, fetch).await
+        Ok(self.through_flight(name, wants, need, forward, fetch).await)
     }
 
     /// The caller's flight: joined or started, and, when a flight it joined brought an answer
     /// older than the caller takes, one more that it starts (or joins) itself.
-    async fn through_flight<C, F>(
+    async fn through_flight(
         &self,
         name: &Username,
         wants: Wants,
         need: Need,
         forward: Forward,
-        fetch: C,
-    ) -> Served
-    where
-        C: FnOnce(Username) -> F + Clone + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-    {
+        fetch: &Arc<dyn Fetch>,
+    ) -> Served {
         let platform = name.platform();
         let mut second = false;
         let (landed, started) = loop {
-            let (mut landing, started) =
-                self.join_or_start(name, fetch.clone(), Flight::caller(need));
+            let (mut landing, started) = self.join_or_start(name, fetch, Flight::caller(need));
             let landed = match landing.wait_for(Option::is_some).await {
                 Ok(landed) => landed.clone(),
                 Err(_) => None,
@@ -301,7 +300,7 @@ impl ProfileCache {
                 // The flight's task ended without a result (it panicked): a failure like any other.
                 telemetry::cache(platform, "miss");
                 return Served::Failed {
-                    report: FailureReport::unsent(Failure::Unavailable(
+                    report: Fetched::unsent(Failure::Unavailable(
                         "the fetch ended without a result".into(),
                     )),
                     forward,
@@ -317,8 +316,11 @@ impl ProfileCache {
             second = true;
         };
         match landed.outcome {
-            Ok(entry) if landed.fetched => {
-                telemetry::cache(platform, if started { "miss" } else { "hit" });
+            Ok(entry) if landed.came != Came::Stored => {
+                // A caller that waited on another replica's fetch joined it, as one that joined
+                // a flight here did.
+                let collapsed = !started || landed.came == Came::Waited;
+                telemetry::cache(platform, if collapsed { "hit" } else { "miss" });
                 let ttl = self
                     .stores
                     .rules
@@ -328,7 +330,7 @@ impl ProfileCache {
                     entry,
                     how: How::Fetched {
                         forward,
-                        collapsed: !started,
+                        collapsed,
                         stored,
                     },
                     ttl,
@@ -338,13 +340,13 @@ impl ProfileCache {
                 // The fleet's answer (or one a flight stored just before): maybe in its window.
                 let age = entry.stored_at.elapsed();
                 let trigger = match self.stores.judge(name, &entry, age, 0, &wants) {
-                    Verdict::Serve(trigger) => trigger,
+                    Decision::Serve(trigger) => trigger,
                     _ => None,
                 };
                 self.serve_held(name, entry, age, trigger, &wants, fetch)
             }
             Err(failure) => {
-                let stale = if failure.failure.may_serve_stale() {
+                let stale = if failure.failure().is_some_and(Failure::may_serve_stale) {
                     // Never older than the caller's max-age allows.
                     self.stores
                         .stand_in(name)
@@ -380,46 +382,31 @@ impl ProfileCache {
 
     /// Starts a background refresh of `name` (whose entry is `entry`, `age` old), unless the
     /// platform's refresh share is 0, the entry started one less than [`REFRESH_RETRY`] ago, or
-    /// a flight of the name is in the air (its answer replaces the entry anyway).
-    fn refresh<C, F>(
+    /// a flight of the name is in the air (its answer replaces the entry anyway). The flight
+    /// then claims the name's refresh for the fleet before it fetches (`flight`).
+    fn refresh(
         &self,
         name: &Username,
         entry: &Arc<Entry>,
         age: Duration,
         trigger: Trigger,
-        fetch: C,
-    ) where
-        C: FnOnce(Username) -> F + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-    {
-        let Some(share) = self.refresh.get(name.platform().index()) else {
-            return;
-        };
-        if !share.is_open() || !entry.claim_refresh(age) {
-            return;
-        }
-        let mut flights = self.stores.lock_flights();
-        if flights.contains_key(name) {
+        fetch: &Arc<dyn Fetch>,
+    ) {
+        if !fetch.refreshes() || !entry.claim_refresh(age) {
             return;
         }
         let need = Need::After(entry.stored_at + REFRESH_MARGIN);
-        let flight = Flight::refresh(need, trigger, share.clone());
-        flight::start(
-            &self.stores,
-            &mut flights,
-            name,
-            fetch,
-            flight,
-            self.flight_deadline,
-        );
+        // A flight of the name in the air is joined by nobody: its answer replaces the entry.
+        let _ = self.join_or_start(name, fetch, Flight::refresh(need, trigger));
     }
 
     /// The flight of `name`: the one in the air, or a new one (then `true`).
-    fn join_or_start<C, F>(&self, name: &Username, fetch: C, flight: Flight) -> (Landing, bool)
-    where
-        C: FnOnce(Username) -> F + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-    {
+    fn join_or_start(
+        &self,
+        name: &Username,
+        fetch: &Arc<dyn Fetch>,
+        flight: Flight,
+    ) -> (Landing, bool) {
         let mut flights = self.stores.lock_flights();
         if let Some(landing) = flights.get(name) {
             return (landing.clone(), false);
@@ -428,7 +415,7 @@ impl ProfileCache {
             &self.stores,
             &mut flights,
             name,
-            fetch,
+            fetch.clone(),
             flight,
             self.flight_deadline,
         );
@@ -437,19 +424,15 @@ impl ProfileCache {
 
     /// Serves a stored `entry` (`age` old) as a hit, and starts the background refresh its
     /// verdict asked for (`trigger`), unless the caller wants no upstream request at all.
-    fn serve_held<C, F>(
+    fn serve_held(
         &self,
         name: &Username,
         entry: Arc<Entry>,
         age: Duration,
         trigger: Option<Trigger>,
         wants: &Wants,
-        fetch: C,
-    ) -> Served
-    where
-        C: FnOnce(Username) -> F + Send + 'static,
-        F: Future<Output = Report> + Send + 'static,
-    {
+        fetch: &Arc<dyn Fetch>,
+    ) -> Served {
         telemetry::cache(name.platform(), "hit");
         if let Some(trigger) = trigger
             && !wants.only_if_cached
@@ -465,32 +448,21 @@ impl ProfileCache {
     }
 }
 
-/// Runs one fetch, bounded by the flight deadline; inside a refresh's share when it is a
-/// background refresh.
+/// Runs `name`'s fetch in `mode`, bounded by the flight deadline.
 ///
-/// The fetch future (kilobytes: the whole upstream exchange) is boxed before the first await,
-/// so a flight's own future stays small: the flight task is spawned and moved for every miss,
+/// The fetch future (kilobytes: the whole upstream exchange) comes boxed from the fetcher, so
+/// a flight's own future stays small: the flight task is spawned and moved for every miss,
 /// including the ones the fleet answers without fetching.
-fn fetch_within<F>(
+async fn fetch_within(
     deadline: Duration,
-    fetch: F,
-    share: Option<Arc<RefreshBudget>>,
-) -> impl Future<Output = Report> + Send
-where
-    F: Future<Output = Report> + Send + 'static,
-{
-    let fetch: std::pin::Pin<Box<dyn Future<Output = Report> + Send>> = match share {
-        Some(share) => Box::pin(crate::upstream::gate::background(share, fetch)),
-        None => Box::pin(fetch),
-    };
-    async move {
-        match tokio::time::timeout(deadline, fetch).await {
-            Ok(report) => report,
-            Err(_) => Report {
-                lookup: Lookup::unavailable(format!("the fetch did not end within {deadline:?}")),
-                upstream_requests: 0,
-                source: None,
-            },
-        }
+    fetch: Arc<dyn Fetch>,
+    name: Username,
+    mode: Mode,
+) -> Fetched {
+    match tokio::time::timeout(deadline, fetch.fetch(&name, Plan::Whole, mode)).await {
+        Ok(fetched) => fetched,
+        Err(_) => Fetched::unsent(Failure::Unavailable(format!(
+            "the fetch did not end within {deadline:?}"
+        ))),
     }
 }

@@ -1,5 +1,5 @@
 //! How old an answer may be: the lifetimes `[cache]` gives, what a caller asked
-//! ([`Wants`]), and the verdict on one stored entry.
+//! ([`Wants`]), and the decision on one stored entry.
 //!
 //! A found profile is fresh for `ttl`; for `window` after that (`cache.revalidate_seconds`)
 //! it is still served at once while a background refresh replaces it. A not-found is fresh for
@@ -31,7 +31,7 @@ pub(super) struct Rules {
 
 /// What to do with a stored entry for one caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub(super) enum Decision {
     /// Serve it; with a trigger, a background refresh is due as well.
     Serve(Option<Trigger>),
     /// The caller's `max-age` refuses it: a fetch it forces. `fresh`: it was within its TTL.
@@ -98,7 +98,7 @@ impl Rules {
         entry.stored_at.elapsed() < self.lifetime(&entry.value) + self.window(&entry.value)
     }
 
-    /// The verdict on `entry`, `age` old and hit `hits` times here, for a caller who `wants`;
+    /// The decision on `entry`, `age` old and hit `hits` times here, for a caller who `wants`;
     /// `fetch_time` is how long a fetch of its platform takes lately (see [`Rules::lead`]).
     pub fn judge(
         &self,
@@ -107,32 +107,32 @@ impl Rules {
         hits: u64,
         wants: &Wants,
         fetch_time: Option<Duration>,
-    ) -> Verdict {
+    ) -> Decision {
         let lifetime = self.lifetime(&entry.value);
         if let Some(max_age) = wants.max_age
             && age > Duration::from_secs(max_age)
         {
-            return Verdict::Refused {
+            return Decision::Refused {
                 fresh: age < lifetime,
             };
         }
         if age < lifetime {
             let hot = self.hot_hits > 0 && hits >= self.hot_hits;
             let due = hot && age + Self::lead(lifetime, fetch_time) >= lifetime;
-            return Verdict::Serve(due.then_some(Trigger::Ahead));
+            return Decision::Serve(due.then_some(Trigger::Ahead));
         }
         let past = age - lifetime;
         if past < self.window(&entry.value) {
-            return Verdict::Serve(Some(Trigger::Revalidate));
+            return Decision::Serve(Some(Trigger::Revalidate));
         }
         let found = matches!(entry.value, Stored::Found { .. });
         if found
             && let Some(max_stale) = wants.max_stale
             && past <= Duration::from_secs(max_stale)
         {
-            return Verdict::Serve(Some(Trigger::MaxStale));
+            return Decision::Serve(Some(Trigger::MaxStale));
         }
-        Verdict::Expired
+        Decision::Expired
     }
 
     /// Whole seconds of freshness `entry` has left at `age`, negative once stale (RFC 9211's
@@ -275,24 +275,24 @@ mod tests {
         let e = found();
         assert_eq!(
             RULES.judge(&e, secs(3.0), 1, &NOTHING, None),
-            Verdict::Serve(None)
+            Decision::Serve(None)
         );
         assert_eq!(
             RULES.judge(&e, secs(10.0), 1, &NOTHING, None),
-            Verdict::Serve(Some(Trigger::Revalidate))
+            Decision::Serve(Some(Trigger::Revalidate))
         );
         assert_eq!(
             RULES.judge(&e, secs(11.9), 1, &NOTHING, None),
-            Verdict::Serve(Some(Trigger::Revalidate))
+            Decision::Serve(Some(Trigger::Revalidate))
         );
         assert_eq!(
             RULES.judge(&e, secs(12.0), 1, &NOTHING, None),
-            Verdict::Expired
+            Decision::Expired
         );
         // A not-found has no window.
         assert_eq!(
             RULES.judge(&gone(), secs(4.0), 1, &NOTHING, None),
-            Verdict::Expired
+            Decision::Expired
         );
     }
 
@@ -308,25 +308,25 @@ mod tests {
         assert_eq!(Rules::lead(secs(10.0), Some(secs(0.01))), secs(0.1));
         assert_eq!(Rules::lead(secs(10.0), Some(secs(5.0))), secs(1.0));
         let judge = |age, hits, fetch_time| RULES.judge(&e, secs(age), hits, &NOTHING, fetch_time);
-        assert_eq!(judge(9.2, 2, None), Verdict::Serve(None));
-        assert_eq!(judge(9.2, 3, None), Verdict::Serve(Some(Trigger::Ahead)));
+        assert_eq!(judge(9.2, 2, None), Decision::Serve(None));
+        assert_eq!(judge(9.2, 3, None), Decision::Serve(Some(Trigger::Ahead)));
         assert_eq!(
             judge(9.2, 3, Some(secs(0.3))),
-            Verdict::Serve(None),
+            Decision::Serve(None),
             "a 300 ms fetch is started in the last 300 ms"
         );
         assert_eq!(
             judge(9.8, 3, Some(secs(0.3))),
-            Verdict::Serve(Some(Trigger::Ahead))
+            Decision::Serve(Some(Trigger::Ahead))
         );
-        assert_eq!(judge(8.8, 30, None), Verdict::Serve(None));
+        assert_eq!(judge(8.8, 30, None), Decision::Serve(None));
         let cold = Rules {
             hot_hits: 0,
             ..RULES
         };
         assert_eq!(
             cold.judge(&e, secs(9.9), 99, &NOTHING, None),
-            Verdict::Serve(None)
+            Decision::Serve(None)
         );
     }
 
@@ -339,15 +339,15 @@ mod tests {
         };
         assert_eq!(
             RULES.judge(&e, secs(0.001), 1, &max_age(0), None),
-            Verdict::Refused { fresh: true }
+            Decision::Refused { fresh: true }
         );
         assert_eq!(
             RULES.judge(&e, secs(5.0), 1, &max_age(5), None),
-            Verdict::Serve(None)
+            Decision::Serve(None)
         );
         assert_eq!(
             RULES.judge(&e, secs(11.0), 1, &max_age(10), None),
-            Verdict::Refused { fresh: false }
+            Decision::Refused { fresh: false }
         );
         let stale_ok = Wants {
             max_stale: Some(30),
@@ -355,15 +355,15 @@ mod tests {
         };
         assert_eq!(
             RULES.judge(&e, secs(39.0), 1, &stale_ok, None),
-            Verdict::Serve(Some(Trigger::MaxStale))
+            Decision::Serve(Some(Trigger::MaxStale))
         );
         assert_eq!(
             RULES.judge(&e, secs(41.0), 1, &stale_ok, None),
-            Verdict::Expired
+            Decision::Expired
         );
         assert_eq!(
             RULES.judge(&gone(), secs(5.0), 1, &stale_ok, None),
-            Verdict::Expired
+            Decision::Expired
         );
     }
 

@@ -1,6 +1,8 @@
 //! The replica's own stores of answers (the fresh and the stale moka caches, the flights in
-//! the air) and the fleet's level behind them: what a flight's task needs after its caller is
-//! gone. The rules of what they serve are in [`super::rules`]; the flights in `super::flight`.
+//! the air) and the fleet's level behind them (its answers, its one flight per name, its
+//! refresh limits: [`crate::fleet`]'s seam types, which need no Redis to be asked): what a
+//! flight's task needs after its caller is gone. The rules of what they serve are in
+//! [`super::rules`]; the flights in `super::flight`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,12 +13,15 @@ use moka::future::Cache;
 
 use crate::config::CacheConfig;
 use crate::fleet::Fleet;
-use crate::platform::{FailureReport, Lookup, Report};
+use crate::fleet::entries::{Entries, Lifetimes};
+use crate::fleet::flight::NameLocks;
+use crate::fleet::refresh::RefreshLimits;
+use crate::platform::Lookup;
+use crate::platform::fetcher::Fetched;
 use crate::username::Username;
 
-use super::fleet_tier::FleetTier;
-use super::rules::{FetchTimes, Rules, Verdict};
-use super::{Entry, Landing, Stored, Wants};
+use super::rules::{Decision, FetchTimes, Rules};
+use super::{Entry, Landing, REFRESH_RETRY, Stored, Wants};
 
 /// What a flight's task needs after its caller is gone: the stores and the flights in the air.
 #[derive(Clone)]
@@ -24,8 +29,12 @@ pub(super) struct Stores {
     pub(super) fresh: Cache<Username, Arc<Entry>>,
     pub(super) stale: Option<Cache<Username, Arc<Entry>>>,
     pub(super) flights: Arc<Mutex<HashMap<Username, Landing>>>,
-    /// The fleet's level, when `[redis]` is set.
-    pub(super) shared: Option<Arc<FleetTier>>,
+    /// The fleet's answers.
+    pub(super) entries: Entries,
+    /// The fleet's one flight per name.
+    pub(super) names: NameLocks,
+    /// The fleet's limit of one background refresh per name per [`REFRESH_RETRY`].
+    pub(super) refreshes: RefreshLimits,
     /// Which answers outlive their insert here (found, not found, stale copies): an entry
     /// whose lifetime is zero (`max_bytes = 0`, or the cache off) is not inserted at all.
     lasting: Lasting,
@@ -91,8 +100,8 @@ fn weight(_: &Username, entry: &Arc<Entry>) -> u32 {
 }
 
 impl Stores {
-    /// Builds both stores from `[cache]`; with a `fleet`, in front of the fleet's.
-    pub(super) fn new(cache: &CacheConfig, fleet: Option<Fleet>) -> Self {
+    /// Builds both stores from `[cache]`, in front of the `fleet`'s.
+    pub(super) fn new(cache: &CacheConfig, fleet: &Fleet) -> Self {
         let secs = |s: u64| {
             if cache.enabled {
                 Duration::from_secs(s)
@@ -146,15 +155,21 @@ impl Stores {
             stale,
             lasting,
             flights: Arc::default(),
-            shared: fleet.map(|fleet| {
-                // Redis's stale record lives as long as any replica's stale copy can.
-                let stale_ttl = if max_stale.is_zero() {
-                    Duration::ZERO
-                } else {
-                    ttl.saturating_add(max_stale)
-                };
-                Arc::new(FleetTier::new(fleet, ttl + window, negative_ttl, stale_ttl))
-            }),
+            entries: Entries::new(
+                fleet,
+                Lifetimes {
+                    found: ttl + window,
+                    not_found: negative_ttl,
+                    // The fleet's stale record lives as long as any replica's stale copy can.
+                    stale: if max_stale.is_zero() {
+                        Duration::ZERO
+                    } else {
+                        ttl.saturating_add(max_stale)
+                    },
+                },
+            ),
+            names: NameLocks::new(fleet),
+            refreshes: RefreshLimits::new(fleet, REFRESH_RETRY),
             rules,
             fetch_times: Arc::new(FetchTimes::new()),
         }
@@ -166,7 +181,7 @@ impl Stores {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The verdict on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
+    /// The decision on `name`'s `entry` (see [`Rules::judge`]), with its platform's recent
     /// fetch time.
     pub(super) fn judge(
         &self,
@@ -175,19 +190,18 @@ impl Stores {
         age: Duration,
         hits: u64,
         wants: &Wants,
-    ) -> Verdict {
+    ) -> Decision {
         let fetch_time = self.fetch_times.recent(name.platform());
         self.rules.judge(entry, age, hits, wants, fetch_time)
     }
 
     /// Whether an answer like `value` is kept for later lookups (here or in the fleet's cache).
     pub(super) fn keeps(&self, value: &Stored) -> bool {
-        let lifetime = self.rules.lifetime(value) + self.rules.window(value);
-        let here = match value {
-            Stored::Found { .. } => self.lasting.found,
-            Stored::NotFound => self.lasting.not_found,
+        let (here, found) = match value {
+            Stored::Found { .. } => (self.lasting.found, true),
+            Stored::NotFound => (self.lasting.not_found, false),
         };
-        here || (self.shared.is_some() && !lifetime.is_zero())
+        here || self.entries.keeps(found)
     }
 
     /// Stores what a fetch (started at `started`) found, and counts the time it took;
@@ -195,22 +209,16 @@ impl Stores {
     pub(super) async fn store(
         &self,
         name: &Username,
-        report: Report,
+        report: Fetched,
         started: Instant,
-    ) -> Result<Arc<Entry>, FailureReport> {
+    ) -> Result<Arc<Entry>, Fetched> {
         let value = match report.lookup {
             Lookup::Found(profile) => Stored::Found {
                 body: profile.json().clone(),
                 private: profile.is_private(),
             },
             Lookup::NotFound => Stored::NotFound,
-            Lookup::Failed(failure) => {
-                return Err(FailureReport {
-                    failure,
-                    upstream_requests: report.upstream_requests,
-                    source: report.source,
-                });
-            }
+            Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
         let entry = Arc::new(Entry::new(
@@ -227,16 +235,15 @@ impl Stores {
     /// newer of this replica's stale copy and the fleet's stale record. A not-found that some
     /// replica recorded after this replica's copy was fetched wins: nothing is served and the
     /// copy is dropped, so a profile the platform said is gone comes back on no replica. When
-    /// Redis cannot be asked, this replica's copy.
+    /// the fleet has no record (or Redis cannot be asked), this replica's copy.
     pub(super) async fn stand_in(&self, name: &Username) -> Option<Arc<Entry>> {
         let stale = self.stale.as_ref()?;
         let mine = stale.get(name).await;
-        let Some(shared) = &self.shared else {
-            return mine;
-        };
-        let Some(record) = shared.stale_record(name).await else {
-            return mine;
-        };
+        let record = self
+            .entries
+            .stale(name.platform().as_str(), name.as_str())
+            .await
+            .map(|record| Entry::from_shared(name, record));
         let newest = match (record, mine) {
             (Some(theirs), Some(mine)) if mine.stored_at > theirs.stored_at => return Some(mine),
             (Some(theirs), _) => theirs,
@@ -254,6 +261,15 @@ impl Stores {
                 None
             }
         }
+    }
+
+    /// The fleet's entry of `name`, fresh or in its stale-while-revalidate window.
+    pub(super) async fn fleet_entry(&self, name: &Username) -> Option<Arc<Entry>> {
+        let shared = self
+            .entries
+            .get(name.platform().as_str(), name.as_str())
+            .await?;
+        Some(Entry::from_shared(name, shared))
     }
 
     /// Puts an answer (fetched here or by another replica) in this replica's stores.

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::round::Round;
 use super::verdict::Verdict;
 use crate::config::Settings;
-use crate::platform::{Platform, Sources};
+use crate::platform::Platform;
+use crate::platform::fetcher::Fetchers;
 
 /// `changed` rounds in a row that demote a source.
 pub const DEMOTE_AFTER: u32 = 2;
@@ -127,8 +128,8 @@ impl Board {
     }
 
     /// Records `round`, which ended at `now` (Unix milliseconds), and applies the new standing
-    /// and metrics to `sources`.
-    pub fn record(&self, round: &Round, now_ms: u64, sources: &Sources) {
+    /// and metrics to `fetchers`.
+    pub fn record(&self, round: &Round, now_ms: u64, fetchers: &Fetchers) {
         let now = now_ms / 1000;
         let mut state = self.lock();
         for result in round.by_source() {
@@ -161,13 +162,13 @@ impl Board {
             ended_at_ms: now_ms,
             took_ms: u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),
         });
-        apply(&state, sources);
+        apply(&state, fetchers);
     }
 
     /// Takes the fleet's board when its last round is newer than this one's (another replica
     /// ran it: a higher number, or the same number ended later), keeping only the sources
     /// this replica knows; returns whether it did.
-    pub fn adopt(&self, shared: Snapshot, sources: &Sources) -> bool {
+    pub fn adopt(&self, shared: Snapshot, fetchers: &Fetchers) -> bool {
         let mut state = self.lock();
         let newer = match (shared.round, state.round) {
             (Some(theirs), Some(ours)) => {
@@ -192,7 +193,7 @@ impl Board {
             }
         }
         state.round = shared.round;
-        apply(&state, sources);
+        apply(&state, fetchers);
         true
     }
 
@@ -207,8 +208,8 @@ impl Board {
     }
 }
 
-/// The state's standing and metrics, applied to `sources` and the recorder.
-fn apply(state: &Snapshot, sources: &Sources) {
+/// The state's standing and metrics, applied to `fetchers` and the recorder.
+fn apply(state: &Snapshot, fetchers: &Fetchers) {
     for entry in &state.sources {
         let Some(platform) = Platform::from_label(&entry.platform) else {
             continue;
@@ -216,7 +217,11 @@ fn apply(state: &Snapshot, sources: &Sources) {
         let Some(source) = platform.source(&entry.source) else {
             continue;
         };
-        if sources.standing(platform).set(source, entry.demoted()) {
+        if fetchers
+            .of(platform)
+            .standing()
+            .set(source, entry.demoted())
+        {
             if entry.demoted() {
                 tracing::warn!(
                     platform = platform.as_str(),
@@ -304,13 +309,18 @@ mod tests {
     #[tokio::test]
     async fn two_changed_rounds_demote_and_one_ok_round_restores() {
         let s = settings();
-        let sources = Sources::new(&s, None).unwrap();
+        let sources = Fetchers::new(&s, &crate::fleet::Fleet::local()).unwrap();
         let board = Board::new(&s);
         let page = |b: &Board| b.snapshot().sources[0].clone();
         assert_eq!(board.snapshot().sources.len(), 2, "page and embed");
         board.record(&round(changed()), 1_000_000, &sources);
         assert_eq!(page(&board).changed_rounds, 1);
-        assert!(!sources.standing(Platform::ShortVideo).is_demoted("page"));
+        assert!(
+            !sources
+                .of(Platform::ShortVideo)
+                .standing()
+                .is_demoted("page")
+        );
         // A blocked round says nothing about the reader; a skipped one nothing at all.
         let blocked = Judged::Verdict(Verdict::Blocked, Some("http_429".into()));
         board.record(&round(blocked), 2_000_000, &sources);
@@ -319,14 +329,24 @@ mod tests {
         assert_eq!(page(&board).checked_at, Some(2_000));
         board.record(&round(changed()), 4_000_000, &sources);
         assert!(page(&board).demoted());
-        assert!(sources.standing(Platform::ShortVideo).is_demoted("page"));
+        assert!(
+            sources
+                .of(Platform::ShortVideo)
+                .standing()
+                .is_demoted("page")
+        );
         assert_eq!(page(&board).last_ok, None);
         board.record(
             &round(Judged::Verdict(Verdict::Ok, None)),
             5_000_000,
             &sources,
         );
-        assert!(!sources.standing(Platform::ShortVideo).is_demoted("page"));
+        assert!(
+            !sources
+                .of(Platform::ShortVideo)
+                .standing()
+                .is_demoted("page")
+        );
         assert_eq!(page(&board).last_ok, Some(5_000));
     }
 
@@ -334,8 +354,8 @@ mod tests {
     async fn a_newer_fleet_board_is_adopted_and_an_older_one_is_not() {
         let s = settings();
         let (ours, theirs) = (
-            Sources::new(&s, None).unwrap(),
-            Sources::new(&s, None).unwrap(),
+            Fetchers::new(&s, &crate::fleet::Fleet::local()).unwrap(),
+            Fetchers::new(&s, &crate::fleet::Fleet::local()).unwrap(),
         );
         let runner = Board::new(&s);
         runner.record(&round(changed()), 1_000, &theirs);
@@ -343,7 +363,7 @@ mod tests {
         let shared = Board::decode(&runner.encode()).expect("its own encoding");
         let follower = Board::new(&s);
         assert!(follower.adopt(shared.clone(), &ours));
-        assert!(ours.standing(Platform::ShortVideo).is_demoted("page"));
+        assert!(ours.of(Platform::ShortVideo).standing().is_demoted("page"));
         assert!(!follower.adopt(shared, &ours), "not newer");
         assert_eq!(follower.snapshot(), runner.snapshot());
         // The follower runs the next round (on a clock behind the runner's): it is still the

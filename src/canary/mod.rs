@@ -2,10 +2,11 @@
 //! platform separately every interval, so that the service notices a platform moving before
 //! its callers do, and says which document stopped reading.
 //!
-//! - [`round`] runs one round: each account through each source of the platform's plan, by
-//!   [`crate::platform::ladder::Source::probe`] (the callers' gate, budget, proxies, browser
-//!   profiles, retries and fleet politeness; never their cache or quota).
-//! - [`verdict`] turns what a document said into `ok`, `blocked`, `changed`, `missing` or
+//! - [`round`] runs one round: each account through each source of the platform's plan, each
+//!   a fetch of a one-document plan in [`crate::platform::fetcher::Mode::Probe`] (the callers'
+//!   gate, budget, proxies, browser profiles, retries and fleet politeness; never their cache
+//!   or quota, and never recorded by their breaker or resting a proxy).
+//! - [`finding`] is what the fetch of one document says, and [`verdict`] turns it into `ok`, `blocked`, `changed`, `missing` or
 //!   `unreachable` (the table is there), and a source's accounts into the source's verdict.
 //! - [`board`] keeps each source's last verdict, demotes a source `changed` twice in a row
 //!   (lookups ask it last, through [`crate::platform::standing`]) and restores it on its next
@@ -17,6 +18,7 @@
 //! (`crate::commands::canary`).
 
 pub mod board;
+pub mod finding;
 pub mod round;
 pub mod schedule;
 pub mod status;
@@ -24,25 +26,27 @@ pub mod verdict;
 
 use crate::config::Settings;
 use crate::fleet::Fleet;
-use crate::platform::Sources;
+use crate::fleet::canary::Rounds;
+use crate::platform::fetcher::Fetchers;
 
 pub use board::Board;
 pub use status::Status;
 pub use verdict::Verdict;
 
-/// One replica's canary: its board, and its name in the fleet's lease.
+/// One replica's canary: its board, and its turns at the fleet's rounds.
 #[derive(Debug)]
 pub struct Canary {
     board: Board,
-    holder: String,
+    rounds: Rounds,
 }
 
 impl Canary {
-    /// The canary `settings` describe, before its first round.
-    pub fn new(settings: &Settings) -> Self {
+    /// The canary `settings` describe, before its first round, taking turns with `fleet`.
+    pub fn new(settings: &Settings, fleet: &Fleet) -> Self {
+        let holder = format!("replica-{}", uuid::Uuid::new_v4().simple());
         Self {
             board: Board::new(settings),
-            holder: format!("replica-{}", uuid::Uuid::new_v4().simple()),
+            rounds: Rounds::new(fleet, holder),
         }
     }
 
@@ -57,8 +61,8 @@ impl Canary {
     }
 
     /// Runs rounds every interval for as long as it is polled (returns at once when the
-    /// canary is off): this replica's, or with a `fleet` one per interval for the fleet.
-    pub async fn run(&self, settings: &Settings, sources: &Sources, fleet: Option<&Fleet>) {
-        schedule::run(&self.board, &self.holder, settings, sources, fleet).await;
+    /// canary is off): this replica's, or with Redis one per interval for the fleet.
+    pub async fn run(&self, settings: &Settings, fetchers: &Fetchers) {
+        schedule::run(&self.board, &self.rounds, settings, fetchers).await;
     }
 }

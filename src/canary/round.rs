@@ -1,19 +1,19 @@
 //! One canary round: every account of each platform through each source of the platform's
-//! plan, separately ([`crate::platform::ladder::Source::probe`]). Within a platform the probes
-//! go one at a time (source by source), so a round adds at most one request at a time to the
-//! platform's traffic; the platforms run at once, each behind its own gate.
+//! plan, separately: a fetch of a one-document plan in [`Mode::Probe`]. Within a platform the
+//! probes go one at a time (source by source), so a round adds at most one request at a time
+//! to the platform's traffic; the platforms run at once, each behind its own gate.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::finding::Finding;
 use super::verdict::{Judged, Verdict, judge};
 use crate::config::Settings;
+use crate::platform::fetcher::{Fetch, Fetchers, Mode, Plan};
 use crate::platform::site::Document;
-use crate::platform::{Platform, Site, SiteJob, Sources, with_site};
+use crate::platform::{Platform, Site, SiteJob, with_site};
 use crate::username::Username;
 
 /// What one probe of one account on one source came to, with its evidence.
@@ -136,11 +136,11 @@ pub struct Step<'a> {
 /// Something told of each probe as it starts.
 pub type OnStep<'a> = &'a (dyn Fn(Step<'_>) + Send + Sync);
 
-/// Runs one round over `accounts` on `sources` (each platform's plan, `settings`'
+/// Runs one round over `accounts` through `fetchers` (each platform's plan, `settings`'
 /// `<section>.sources`), within `limits`, telling `on_step` of each probe as it starts.
 pub async fn run(
     settings: &Settings,
-    sources: &Sources,
+    fetchers: &Fetchers,
     accounts: &[(Platform, Vec<Username>)],
     limits: Limits,
     on_step: OnStep<'_>,
@@ -161,15 +161,25 @@ pub async fn run(
     let total = work.iter().map(|(_, pairs)| pairs.len()).sum();
     let counter = AtomicUsize::new(0);
     let jobs = work.into_iter().map(|(platform, pairs)| {
-        let job = ProbePlatform {
-            sources,
-            pairs,
-            limits,
-            counter: &counter,
-            total,
-            on_step,
-        };
-        with_site(platform, job)
+        let fetcher = fetchers.of(platform);
+        let counter = &counter;
+        async move {
+            let mut rows = Vec::with_capacity(pairs.len());
+            for (source, account) in pairs {
+                if !fetcher.asks(source) {
+                    continue;
+                }
+                on_step(Step {
+                    at: counter.fetch_add(1, Ordering::Relaxed) + 1,
+                    of: total,
+                    platform,
+                    source,
+                    account: account.as_str(),
+                });
+                rows.push(probe_row(&**fetcher, platform, source, account, limits).await);
+            }
+            rows
+        }
     });
     let rows = futures_util::future::join_all(jobs)
         .await
@@ -182,52 +192,18 @@ pub async fn run(
     }
 }
 
-/// One platform's probes, one at a time, with its site type.
-struct ProbePlatform<'a> {
-    sources: &'a Sources,
-    pairs: Vec<(&'static str, &'a Username)>,
-    limits: Limits,
-    counter: &'a AtomicUsize,
-    total: usize,
-    on_step: OnStep<'a>,
-}
-
-impl<'a> SiteJob for ProbePlatform<'a> {
-    type Output = Pin<Box<dyn Future<Output = Vec<Row>> + Send + 'a>>;
-
-    fn run<S: Site>(self) -> Self::Output {
-        Box::pin(async move {
-            let source = self.sources.of::<S>();
-            let mut rows = Vec::with_capacity(self.pairs.len());
-            for (label, account) in self.pairs {
-                let Some(doc) = source.document(label) else {
-                    continue;
-                };
-                (self.on_step)(Step {
-                    at: self.counter.fetch_add(1, Ordering::Relaxed) + 1,
-                    of: self.total,
-                    platform: S::PLATFORM,
-                    source: label,
-                    account: account.as_str(),
-                });
-                rows.push(probe_row(source, doc, account, self.limits).await);
-            }
-            rows
-        })
-    }
-}
-
-/// One probe, within its limits, as a row.
-async fn probe_row<S: Site>(
-    source: &crate::platform::ladder::Source<S>,
-    doc: S::Doc,
+/// One probe of `source` about `account`, within its limits, as a row.
+async fn probe_row(
+    fetcher: &dyn Fetch,
+    platform: Platform,
+    source: &'static str,
     account: &Username,
     limits: Limits,
 ) -> Row {
     let started = Instant::now();
     let row = |judged, status, bytes| Row {
-        platform: S::PLATFORM,
-        source: doc.label(),
+        platform,
+        source,
         account: account.as_str().to_owned(),
         judged,
         status,
@@ -239,13 +215,12 @@ async fn probe_row<S: Site>(
     }
     let own_deadline = started + limits.per_probe;
     let until = own_deadline.min(limits.round_ends);
-    match tokio::time::timeout_at(until, source.probe(doc, account)).await {
-        Ok(probe) => {
-            let judged = judge(account, &probe.finding, doc.gives_posts());
-            Row {
-                elapsed: probe.elapsed,
-                ..row(judged, probe.status, probe.bytes)
-            }
+    let probe = fetcher.fetch(account, Plan::One(source), Mode::Probe);
+    match tokio::time::timeout_at(until, probe).await {
+        Ok(fetched) => {
+            let finding = Finding::of(&fetched);
+            let judged = judge(account, &finding, gives_posts(platform, source));
+            row(judged, fetched.status, fetched.bytes)
         }
         Err(_) if until < own_deadline => row(Judged::Skipped("round_deadline"), None, 0),
         Err(_) => {
@@ -253,6 +228,22 @@ async fn probe_row<S: Site>(
             row(Judged::Verdict(Verdict::Unreachable, Some(why)), None, 0)
         }
     }
+}
+
+/// Whether `platform`'s source `source` gives a public account's post count (see
+/// [`Document::gives_posts`]).
+fn gives_posts(platform: Platform, source: &str) -> bool {
+    struct GivesPosts<'a>(&'a str);
+    impl SiteJob for GivesPosts<'_> {
+        type Output = bool;
+        fn run<S: Site>(self) -> bool {
+            S::DOCUMENTS
+                .iter()
+                .find(|d| d.label() == self.0)
+                .is_none_or(|d| d.gives_posts())
+        }
+    }
+    with_site(platform, GivesPosts(source))
 }
 
 #[cfg(test)]

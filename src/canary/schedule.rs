@@ -13,13 +13,9 @@ use super::board::{Board, now_ms};
 use super::round::{self, Limits};
 use super::verdict::Judged;
 use crate::config::{Settings, ms};
-use crate::fleet::Fleet;
-use crate::platform::Sources;
+use crate::fleet::canary::Rounds;
+use crate::platform::fetcher::Fetchers;
 use crate::telemetry::canary as metrics;
-
-/// How long the board lives in Redis, in intervals: a fleet whose rounds stopped is seen as
-/// stale (an alert), and its last board is gone after this.
-const SHARED_FOR_INTERVALS: u32 = 3;
 
 /// The wait before the first round: a random part of `jitter` of the interval, so that a fleet
 /// started at once does not ask for the lease in the same millisecond (none at all with
@@ -33,15 +29,9 @@ pub fn next_wait(interval: Duration, jitter: f64) -> Duration {
     interval.mul_f64(1.0 + jitter * (2.0 * fastrand::f64() - 1.0))
 }
 
-/// Runs rounds for as long as the returned future is polled; returns at once when the canary
-/// is off. `holder` names this replica in the fleet's lease.
-pub async fn run(
-    board: &Board,
-    holder: &str,
-    settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
-) {
+/// Runs rounds for as long as the returned future is polled, taking turns with the fleet's
+/// `rounds`; returns at once when the canary is off.
+pub async fn run(board: &Board, rounds: &Rounds, settings: &Settings, fetchers: &Fetchers) {
     let config = &settings.canary;
     if !config.is_on() {
         return;
@@ -50,63 +40,47 @@ pub async fn run(
     metrics::started(config.interval_seconds, now_ms() / 1000);
     tokio::time::sleep(first_wait(interval, config.jitter)).await;
     loop {
-        tick(board, holder, settings, sources, fleet, interval).await;
+        tick(board, rounds, settings, fetchers, interval).await;
         tokio::time::sleep(next_wait(interval, config.jitter)).await;
     }
 }
 
-/// One wake-up: this replica's round, or the fleet's board.
+/// One wake-up: the fleet's last board, adopted when it is newer than this replica's (the
+/// last round may have been another replica's), then this replica's round when the turn is
+/// its own, published for the others.
 async fn tick(
     board: &Board,
-    holder: &str,
+    rounds: &Rounds,
     settings: &Settings,
-    sources: &Sources,
-    fleet: Option<&Fleet>,
+    fetchers: &Fetchers,
     interval: Duration,
 ) {
-    let Some(fleet) = fleet else {
-        return run_round(board, settings, sources, interval).await;
-    };
-    match fleet.canary_lease(holder, interval).await {
-        Some(true) => {
-            // The last round may have been another replica's: go on from its board.
-            adopt_shared(board, sources, fleet).await;
-            run_round(board, settings, sources, interval).await;
-            let shared_for = interval.saturating_mul(SHARED_FOR_INTERVALS);
-            if fleet
-                .canary_publish(board.encode(), shared_for)
-                .await
-                .is_none()
-            {
-                tracing::warn!("the canary's verdicts could not be shared through Redis");
-            }
-        }
-        Some(false) => {
-            adopt_shared(board, sources, fleet).await;
-        }
-        // Redis cannot be used: this replica runs its own rounds until it can.
-        None => run_round(board, settings, sources, interval).await,
-    }
-}
-
-/// Adopts the fleet's board when it is newer than this replica's.
-async fn adopt_shared(board: &Board, sources: &Sources, fleet: &Fleet) {
-    if let Some(Some(bytes)) = fleet.canary_verdicts().await
+    let turn = rounds.turn(interval).await;
+    if let Some(bytes) = rounds.last_board(turn).await
         && let Some(shared) = Board::decode(&bytes)
     {
-        board.adopt(shared, sources);
+        board.adopt(shared, fetchers);
+    }
+    if turn.is_ours() {
+        run_round(board, settings, fetchers, interval).await;
+        rounds.publish(turn, board.encode(), interval).await;
     }
 }
 
 /// Runs one round of every configured account, ending within `interval` (the lease), and
 /// records it.
-pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, interval: Duration) {
+pub async fn run_round(
+    board: &Board,
+    settings: &Settings,
+    fetchers: &Fetchers,
+    interval: Duration,
+) {
     let limits = Limits {
         per_probe: ms(settings.server.request_timeout_ms),
         round_ends: Instant::now() + interval,
     };
     let accounts = round::accounts(settings, None);
-    let round = round::run(settings, sources, &accounts, limits, &|_| {}).await;
+    let round = round::run(settings, fetchers, &accounts, limits, &|_| {}).await;
     metrics::round_run();
     for row in &round.rows {
         match &row.judged {
@@ -135,7 +109,7 @@ pub async fn run_round(board: &Board, settings: &Settings, sources: &Sources, in
             );
         }
     }
-    board.record(&round, now_ms(), sources);
+    board.record(&round, now_ms(), fetchers);
     tracing::info!(
         probes = round.rows.len(),
         took_ms = u64::try_from(round.took.as_millis()).unwrap_or(u64::MAX),

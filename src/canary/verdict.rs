@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::platform::probe::Finding;
+use super::finding::Finding;
 use crate::username::Username;
 
 /// A source's state as one canary round found it.
@@ -145,15 +145,17 @@ pub fn judge(account: &Username, finding: &Finding, gives_posts: bool) -> Judged
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::short_video::samples as sv;
+    use crate::platform::short_video::ShortVideoProfile;
     use crate::platform::{Platform, Profile};
+    use stand_in::short_video as sv;
 
     fn name(raw: &str) -> Username {
         Username::parse(Platform::ShortVideo, raw).unwrap()
     }
 
     fn profile(user: &sv::SampleUser) -> Finding {
-        Finding::Profile(Box::new(Profile::new(&sv::expected_body(user))))
+        let body: ShortVideoProfile = serde_json::from_value(sv::expected_body(user)).unwrap();
+        Finding::Profile(Box::new(Profile::new(&body)))
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `canary [--config FILE] [--platform P] [--json]`: one canary round now, with the sources
 //! the service would build from the same settings (the same proxies, browser profiles, gate
-//! and, with `[redis]`, the fleet's outbound budget and breaker), and the same probe code.
+//! and, with `[redis]`, the fleet's outbound budget; the fleet's breaker is read, never
+//! written, and no proxy is rested: a probe is not a lookup), and the same probe code.
 //!
 //! It prints one row per probe (platform, source, account, verdict, HTTP status, bytes, ms,
 //! reason) and exits 0 when every source is `ok`, 1 when any is `changed`, 2 otherwise (only
@@ -20,7 +21,25 @@ use crate::canary::Verdict;
 use crate::canary::round::{self, Limits, Round, Step};
 use crate::config::{Settings, UpstreamClient, ms};
 use crate::fleet::Fleet;
-use crate::platform::{Platform, Sources};
+use crate::platform::Platform;
+use crate::platform::fetcher::Fetchers;
+
+/// What to say when no account is configured for `platform` (or any): where the lists go, in
+/// the file and in the environment, for every registered platform.
+fn no_accounts(platform: Option<Platform>) -> String {
+    let which = platform.map_or("any platform".to_owned(), |p| p.to_string());
+    let lists: Vec<String> = Platform::ALL
+        .iter()
+        .map(|p| format!("{} = [\"name\"]", p.section()))
+        .collect();
+    let first = Platform::ALL.first().map_or("", |p| p.section());
+    format!(
+        "no canary account is configured for {which}: list long-lived public accounts in \
+         [canary] ({}) or in PROFILE_LOOKUP__CANARY__{}=name,…",
+        lists.join(", "),
+        first.to_ascii_uppercase()
+    )
+}
 
 /// The exit code when the settings cannot be used (2 is a verdict here).
 const SETTINGS_PROBLEM: u8 = 3;
@@ -41,20 +60,15 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
     }
     let accounts = round::accounts(&settings, platform);
     if accounts.is_empty() {
-        let which = platform.map_or("any platform".to_owned(), |p| p.to_string());
-        return settings_problem(&format!(
-            "no canary account is configured for {which}: list long-lived public accounts in \
-             [canary] (short_video = [\"name\"], photo_share = [\"name\"]) or in \
-             PROFILE_LOOKUP__CANARY__SHORT_VIDEO=name,…"
-        ));
+        return settings_problem(&no_accounts(platform));
     }
     runtime().block_on(async move {
         let fleet = match Fleet::new(&settings.redis) {
             Ok(fleet) => fleet,
             Err(err) => return settings_problem(&err.to_string()),
         };
-        let sources = match Sources::new(&settings, fleet.as_ref()) {
-            Ok(sources) => sources,
+        let fetchers = match Fetchers::new(&settings, &fleet) {
+            Ok(fetchers) => fetchers,
             Err(err) => return settings_problem(&err.to_string()),
         };
         let progress = Progress(std::io::stderr().is_terminal());
@@ -63,7 +77,7 @@ pub fn canary(config: Option<&Path>, platform: Option<Platform>, json: bool) -> 
             round_ends: tokio::time::Instant::now() + ROUND_LIMIT,
         };
         let on_step = |step: Step<'_>| progress.show(step);
-        let round = round::run(&settings, &sources, &accounts, limits, &on_step).await;
+        let round = round::run(&settings, &fetchers, &accounts, limits, &on_step).await;
         progress.clear();
         let code = exit_code(&round);
         let text = if json {
@@ -241,6 +255,21 @@ mod tests {
     use super::*;
     use crate::canary::round::Row;
     use crate::canary::verdict::Judged;
+
+    #[test]
+    fn with_no_account_it_says_where_every_platforms_list_goes() {
+        assert_eq!(
+            no_accounts(None),
+            "no canary account is configured for any platform: list long-lived public accounts \
+             in [canary] (short_video = [\"name\"], photo_share = [\"name\"]) or in \
+             PROFILE_LOOKUP__CANARY__SHORT_VIDEO=name,…"
+        );
+        let one = no_accounts(Some(Platform::PhotoShare));
+        assert!(
+            one.starts_with("no canary account is configured for photo-share: "),
+            "{one}"
+        );
+    }
 
     fn round(verdicts: &[(&'static str, Judged)]) -> Round {
         Round {

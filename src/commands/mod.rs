@@ -7,14 +7,16 @@
 //! sources, 3 settings it cannot use.
 
 pub mod canary;
+pub mod demo;
 pub mod extract;
 pub mod healthcheck;
 pub mod serve;
 
 pub use canary::canary;
+pub use demo::demo;
 pub use extract::extract;
 pub use healthcheck::healthcheck;
-pub use serve::{demo, serve};
+pub use serve::serve;
 
 /// A duration as the command line writes it: a whole number with `ms`, `s`, `m` or `h`
 /// (`30s`), or bare seconds; at least a millisecond, at most a day.

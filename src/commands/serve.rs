@@ -1,5 +1,4 @@
-//! `serve` (the service, from its settings) and `demo` (the service against the platforms'
-//! loopback stand-ins, with a printed key).
+//! `serve`: the service, from its settings.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -8,7 +7,7 @@ use std::process::ExitCode;
 use super::runtime;
 use crate::config::Settings;
 use crate::state::AppState;
-use crate::{demo, server, telemetry};
+use crate::{server, telemetry};
 
 /// `profile-lookup serve [--config FILE]`: runs until SIGTERM or Ctrl-C, then drains.
 pub fn serve(config: Option<&Path>) -> ExitCode {
@@ -41,28 +40,6 @@ pub fn serve(config: Option<&Path>) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("profile-lookup: {err}");
-                ExitCode::FAILURE
-            }
-        }
-    })
-}
-
-/// `profile-lookup demo [--listen ADDR] [--drift-after DURATION]`: the service on loopback
-/// against the stand-ins (which serve moved shapes from `drift_after` on, for as long again).
-pub fn demo(listen: Option<SocketAddr>, drift_after: Option<std::time::Duration>) -> ExitCode {
-    let base = match Settings::load(None) {
-        Ok(settings) => settings,
-        Err(err) => {
-            eprintln!("profile-lookup demo: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let listen = listen.unwrap_or(base.server.listen);
-    runtime().block_on(async move {
-        match demo::run(base, listen, drift_after, server::shutdown_signal()).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                eprintln!("profile-lookup demo: {err}");
                 ExitCode::FAILURE
             }
         }

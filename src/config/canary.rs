@@ -1,10 +1,10 @@
 //! `[canary]`: long-lived public accounts per platform, looked up through each source every
 //! `interval_seconds`, so that a platform changing its pages is seen before callers see it.
 //!
-//! The account lists are keyed by each registered platform's section (`short_video = […]`,
-//! `photo_share = […]`), read from the environment like the other plain lists
-//! (`PROFILE_LOOKUP__CANARY__SHORT_VIDEO=a,b`), and checked at load with the platform's
-//! username rule: a new platform gets its list from its registry line, with no edit here.
+//! The account lists are keyed by each registered platform's section (`<section> = […]`), read
+//! from the environment like the other plain lists (`PROFILE_LOOKUP__CANARY__<SECTION>=a,b`),
+//! and checked at load with the platform's username rule: a new platform gets its list from
+//! its registry line, with no edit here.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,6 +12,8 @@ use std::fmt;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::Section;
+use super::limits::{self, DAY_S, range};
 use crate::registry::Platform;
 use crate::username::Username;
 
@@ -22,7 +24,6 @@ pub const MAX_JITTER: f64 = 0.5;
 
 /// `[canary]`
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct CanaryConfig {
     /// Seconds between rounds; 0 turns the canary off (so does every list being empty).
     pub interval_seconds: u64,
@@ -33,23 +34,9 @@ pub struct CanaryConfig {
     /// reasons it shows).
     pub public_names: bool,
     /// The accounts of each platform, by the platform's section; every other key of the
-    /// section lands here too and is refused by [`check`] with its name.
+    /// section lands here too and is refused by its check with its name.
     #[serde(flatten)]
     pub accounts: BTreeMap<String, AccountList>,
-}
-
-impl Default for CanaryConfig {
-    fn default() -> Self {
-        Self {
-            interval_seconds: 600,
-            jitter: 0.1,
-            public_names: false,
-            accounts: Platform::ALL
-                .iter()
-                .map(|p| (p.section().to_owned(), AccountList::Names(Vec::new())))
-                .collect(),
-        }
-    }
 }
 
 impl CanaryConfig {
@@ -66,7 +53,7 @@ impl CanaryConfig {
         self.interval_seconds > 0 && Platform::ALL.iter().any(|p| !self.accounts(*p).is_empty())
     }
 
-    /// The accounts of `platform`, checked (as [`check`] did at load).
+    /// The accounts of `platform`, checked (as the section's check did at load).
     pub fn usernames(&self, platform: Platform) -> Vec<Username> {
         self.accounts(platform)
             .iter()
@@ -76,7 +63,7 @@ impl CanaryConfig {
 }
 
 /// One key of `[canary]` past the scalars: a list of names, or something else (a misspelt key,
-/// a value of the wrong type), kept so that [`check`] can name it.
+/// a value of the wrong type), kept so that the section's check can name it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AccountList {
     /// A list of strings.
@@ -200,7 +187,7 @@ impl<'de> Deserialize<'de> for Item {
     }
 }
 
-/// Whether `path` (`canary.short_video`) is one of the canary's account lists, read from one
+/// Whether `path` (`canary.<section>`) is one of the canary's account lists, read from one
 /// comma-separated environment variable like `<section>.sources`.
 pub fn is_account_list(path: &str) -> bool {
     Platform::ALL
@@ -208,11 +195,34 @@ pub fn is_account_list(path: &str) -> bool {
         .any(|p| path.strip_prefix("canary.") == Some(p.section()))
 }
 
-/// `[canary]` makes sense: every key is known, `jitter` is in range, each list names valid,
-/// distinct usernames of its platform, at most [`MAX_ACCOUNTS`] of them.
-pub fn check(canary: &CanaryConfig) -> Result<(), String> {
+impl Section for CanaryConfig {
+    /// `[canary]` makes sense: every key is known, `interval_seconds` and `jitter` are in
+    /// range, each list names valid, distinct usernames of its platform, at most
+    /// [`MAX_ACCOUNTS`] of them.
+    fn check(&self) -> Result<(), String> {
+        limits::check(&[range(
+            "canary.interval_seconds",
+            self.interval_seconds,
+            0,
+            DAY_S,
+            "1 day",
+        )])?;
+        check_accounts(&self.accounts)?;
+        if !self.jitter.is_finite() || !(0.0..=MAX_JITTER).contains(&self.jitter) {
+            return Err(format!(
+                "canary.jitter is {}, out of range: allowed 0 to {MAX_JITTER} (a fraction of \
+                 the interval); see config/default.toml",
+                self.jitter
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Each key past the scalars is a platform's list of valid, distinct usernames.
+fn check_accounts(accounts: &BTreeMap<String, AccountList>) -> Result<(), String> {
     let sections: Vec<&str> = Platform::ALL.iter().map(|p| p.section()).collect();
-    for (key, list) in &canary.accounts {
+    for (key, list) in accounts {
         let Some(&platform) = Platform::ALL.iter().find(|p| p.section() == key) else {
             return Err(format!(
                 "canary.{key} is not a key of [canary]: the keys are interval_seconds, jitter, \
@@ -243,13 +253,6 @@ pub fn check(canary: &CanaryConfig) -> Result<(), String> {
             }
         }
     }
-    if !canary.jitter.is_finite() || !(0.0..=MAX_JITTER).contains(&canary.jitter) {
-        return Err(format!(
-            "canary.jitter is {}, out of range: allowed 0 to {MAX_JITTER} (a fraction of the \
-             interval); see config/default.toml",
-            canary.jitter
-        ));
-    }
     Ok(())
 }
 
@@ -271,34 +274,43 @@ mod tests {
     fn the_default_is_off_with_a_list_per_platform() {
         let c = CanaryConfig::default();
         assert!(!c.is_on());
+        for p in Platform::ALL {
+            assert_eq!(
+                c.accounts.get(p.section()),
+                Some(&AccountList::Names(Vec::new())),
+                "config/default.toml's [canary] has no `{} = []`",
+                p.section()
+            );
+        }
         assert_eq!(c.accounts.len(), Platform::ALL.len());
-        assert!(check(&c).is_ok());
+        assert!(c.check().is_ok());
     }
 
     #[test]
     fn lists_are_checked_with_each_platforms_rule() {
         let ok = with("short_video", names(&["sunny.kitchen.lab", "Tiny.Baker_7"]));
-        assert!(check(&ok).is_ok() && ok.is_on());
+        assert!(ok.check().is_ok() && ok.is_on());
         assert_eq!(ok.usernames(Platform::ShortVideo).len(), 2);
         let short = with("short_video", names(&["a"]));
-        assert!(check(&short).unwrap_err().contains("canary.short_video[0]"));
+        assert!(short.check().unwrap_err().contains("canary.short_video[0]"));
         let twice = with("photo_share", names(&["lumen.trails", "LUMEN.trails"]));
-        assert!(check(&twice).unwrap_err().contains("twice"));
+        assert!(twice.check().unwrap_err().contains("twice"));
         let typo = with("interval_secnds", AccountList::NotAList);
         assert!(
-            check(&typo)
+            typo.check()
                 .unwrap_err()
                 .contains("canary.interval_secnds is not a key")
         );
         let scalar = with("photo_share", AccountList::NotAList);
         assert!(
-            check(&scalar)
+            scalar
+                .check()
                 .unwrap_err()
                 .contains("list of photo-share usernames")
         );
         let many: Vec<String> = (0..=MAX_ACCOUNTS).map(|i| format!("name{i}")).collect();
         let many = with("photo_share", AccountList::Names(many));
-        assert!(check(&many).unwrap_err().contains("more than"));
+        assert!(many.check().unwrap_err().contains("more than"));
     }
 
     #[test]
@@ -308,14 +320,14 @@ mod tests {
                 jitter: bad,
                 ..CanaryConfig::default()
             };
-            assert!(check(&c).unwrap_err().contains("canary.jitter"), "{bad}");
+            assert!(c.check().unwrap_err().contains("canary.jitter"), "{bad}");
         }
         for good in [0.0, 0.25, 0.5] {
             let c = CanaryConfig {
                 jitter: good,
                 ..CanaryConfig::default()
             };
-            assert!(check(&c).is_ok(), "{good}");
+            assert!(c.check().is_ok(), "{good}");
         }
     }
 

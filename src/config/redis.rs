@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::Section;
+
 /// The longest `key_prefix` accepted: every key carries it, so it is kept short.
 pub const MAX_KEY_PREFIX_LEN: usize = 64;
 /// Bounds of `timeout_ms`: a call slower than this counts as Redis being down.
@@ -17,7 +19,7 @@ pub const MAX_SEED_NODES: usize = 32;
 
 /// The `[redis]` section, as written by the operator.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct RedisConfig {
     /// Empty: no fleet. One `redis://` URL, or several seed nodes of a cluster (list or commas).
     #[serde(deserialize_with = "one_or_many_urls")]
@@ -26,16 +28,6 @@ pub struct RedisConfig {
     pub key_prefix: String,
     /// The most a Redis call may take before Redis counts as down for this call.
     pub timeout_ms: u64,
-}
-
-impl Default for RedisConfig {
-    fn default() -> Self {
-        Self {
-            url: String::new(),
-            key_prefix: "profile-lookup:".to_owned(),
-            timeout_ms: 200,
-        }
-    }
 }
 
 /// Where the fleet state lives, once `[redis]` is validated.
@@ -101,6 +93,13 @@ impl RedisConfig {
                  without spaces or braces"
             ))
         }
+    }
+}
+
+impl Section for RedisConfig {
+    /// The section names a target (or none) that can be used: see [`RedisConfig::target`].
+    fn check(&self) -> Result<(), String> {
+        self.target().map(drop)
     }
 }
 
@@ -177,8 +176,10 @@ mod tests {
 
     #[test]
     fn a_toml_list_is_accepted() {
-        let c: RedisConfig =
-            serde_json::from_str(r#"{"url":["redis://a:1","redis://b:2"]}"#).unwrap();
+        let c: RedisConfig = serde_json::from_str(
+            r#"{"url":["redis://a:1","redis://b:2"],"key_prefix":"p:","timeout_ms":200}"#,
+        )
+        .unwrap();
         assert_eq!(c.url, "redis://a:1,redis://b:2");
         assert_eq!(c.timeout_ms, 200);
     }

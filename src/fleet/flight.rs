@@ -26,8 +26,16 @@
 //! lock, or when the lock lapsed and no answer as new as it has been stored since (see
 //! [`Fleet::cache_put`]).
 //!
-//! A background refresh can use the same calls: [`Fleet::flight_lock`], then the fetch inside
-//! [`Fleet::hold`], then [`Fleet::cache_put`] with the token (or [`Fleet::flight_release`]).
+//! # The seam
+//!
+//! [`NameLocks`] is what a flight uses: [`NameLocks::claim`] answers the fleet's entry, the
+//! answer another replica fetched while this one waited, or that this flight fetches
+//! ([`Held`]); [`NameLocks::hold`] keeps the name while it does, and
+//! [`super::entries::Entries::publish`] stores the answer and gives the name up. Without Redis,
+//! or whenever it cannot be used, the claim is granted at once and holding it costs nothing:
+//! the replica's own one flight per name (the cache's) is then the only one. The calls on
+//! [`Fleet`] here ([`Fleet::flight_lock`], [`Fleet::flight_wait`], [`Fleet::hold`],
+//! [`Fleet::flight_release`]) are its Redis implementation.
 
 use std::convert::Infallible;
 use std::sync::LazyLock;
@@ -54,15 +62,123 @@ static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
 static PEEK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/peek.lua")));
 
+/// One flight per name for the fleet: the fleet's lock on a name and the wait for the
+/// replica holding it, falling back to this replica's own flight (see the module docs).
+#[derive(Clone, Debug)]
+pub struct NameLocks {
+    fleet: Fleet,
+}
+
+/// What [`NameLocks::claim`] found for one flight.
+#[derive(Debug)]
+pub enum Claim {
+    /// The fleet's answer, stored before the flight asked: nothing to fetch.
+    Stored(SharedEntry),
+    /// Another replica's answer, fetched while this flight waited for it.
+    Waited(SharedEntry),
+    /// This flight fetches the name, holding it (for the fleet, or for this replica alone).
+    Fetch(Held),
+    /// Another replica's fetch did not end by the flight's deadline.
+    TimedOut,
+}
+
+/// A flight's hold on a name, from [`NameLocks::claim`]: the fleet's lock, or (without Redis)
+/// this replica's own flight, which needs nothing more. Given up by
+/// [`super::entries::Entries::publish`] or [`NameLocks::release`].
+#[derive(Debug)]
+pub struct Held(Option<FlightToken>);
+
+impl Held {
+    /// The fleet's lock token, when the name is held for the fleet.
+    pub(super) fn token(&self) -> Option<&FlightToken> {
+        self.0.as_ref()
+    }
+}
+
+impl NameLocks {
+    /// The name locks of `fleet`.
+    pub fn new(fleet: &Fleet) -> Self {
+        Self {
+            fleet: fleet.clone(),
+        }
+    }
+
+    /// Claims `name` of `platform` for one flight that takes answers fetched at or after
+    /// `not_before_unix_ms` (`0`: any): the fleet's entry, the answer of the replica that holds
+    /// the name (waited for until `give_up`, taking the name over if that replica gives up or
+    /// dies), or the name to fetch. Without Redis, or whenever it cannot be used: the name to
+    /// fetch, at once.
+    pub async fn claim(
+        &self,
+        platform: &str,
+        name: &str,
+        not_before_unix_ms: u64,
+        give_up: Instant,
+    ) -> Claim {
+        let fleet = &self.fleet;
+        loop {
+            // One call: the fleet's answer, or the lock to fetch it.
+            match fleet
+                .flight_lock_after(platform, name, not_before_unix_ms)
+                .await
+            {
+                Lock::Ready(found) => return Claim::Stored(found),
+                Lock::Acquired(token) => return Claim::Fetch(Held(Some(token))),
+                Lock::Unavailable => return Claim::Fetch(Held(None)),
+                Lock::HeldByOther => {}
+            }
+            match fleet
+                .flight_wait_after(platform, name, give_up, not_before_unix_ms)
+                .await
+            {
+                Wait::Entry(found) => return Claim::Waited(found),
+                // The holder gave up or died: look again, and maybe fetch.
+                Wait::LockGone if Instant::now() < give_up => {}
+                Wait::LockGone | Wait::TimedOut => return Claim::TimedOut,
+                Wait::Unavailable => return Claim::Fetch(Held(None)),
+            }
+        }
+    }
+
+    /// Runs `work` (the fetch of `name`) while keeping the name `held` (renewing the fleet's
+    /// lease, see [`Fleet::hold`]); for this replica alone, just runs it.
+    pub async fn hold<F: Future>(
+        &self,
+        platform: &str,
+        name: &str,
+        held: &Held,
+        work: F,
+    ) -> F::Output {
+        match held.token() {
+            Some(token) => self.fleet.hold(platform, name, token, work).await,
+            None => work.await,
+        }
+    }
+
+    /// Gives up a hold on `name` without an answer, so that a replica waiting for it fetches
+    /// for itself instead of waiting out the lease (retried while Redis cannot be reached).
+    pub async fn release(&self, platform: &str, name: &str, held: Held) {
+        release(&self.fleet, platform, name, held).await;
+    }
+}
+
+/// Gives up `held` on `name` through `fleet` (nothing to do for this replica's own flight).
+pub(super) async fn release(fleet: &Fleet, platform: &str, name: &str, held: Held) {
+    if let Some(token) = held.token() {
+        let _ = fleet.flight_release(platform, name, token).await;
+    }
+}
+
 /// The lease of a fleet whose Redis calls may take `timeout` each.
 pub(super) fn lease_for(timeout: Duration) -> Duration {
     MIN_LEASE.max(timeout.saturating_mul(LEASE_TIMEOUTS))
 }
 
 /// Proof of holding a name's flight lock: only its holder can renew or release it, and an
-/// answer stored with it is fenced (see the module docs).
+/// answer stored with it is fenced (see the module docs). The text is the random token stored
+/// at the lock; one that is not (any other text) holds nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlightToken(pub(crate) String);
+pub struct FlightToken(pub String);
 
 /// The answer to [`Fleet::flight_lock`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +239,9 @@ impl Fleet {
         name: &str,
         not_before_unix_ms: u64,
     ) -> Lock {
-        let keys = self.keys().name(platform, name);
+        let Some(keys) = self.keys().map(|k| k.name(platform, name)) else {
+            return Lock::Unavailable;
+        };
         // Unique, not secret (it only tells holders apart): a fast generator, not a system
         // call for randomness on every memory miss.
         let token = format!("{:032x}", fastrand::u128(..));
@@ -196,7 +314,7 @@ impl Fleet {
     /// Extends `name`'s lock by one lease if `token` still holds it. `Some(false)`: it does not
     /// any more; `None`: Redis could not be reached (tried even while backed off).
     async fn flight_renew(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
-        let key = self.keys().name(platform, name).lock;
+        let key = self.keys()?.name(platform, name).lock;
         let (token, lease) = (token.0.clone(), expiry_ms(self.lease));
         let renewed: i64 = self
             .run_ungated("flight_renew", |mut conn| async move {
@@ -244,7 +362,7 @@ impl Fleet {
     }
 
     async fn try_release(&self, platform: &str, name: &str, token: &FlightToken) -> Option<bool> {
-        let key = self.keys().name(platform, name).lock;
+        let key = self.keys()?.name(platform, name).lock;
         let token = token.0.clone();
         let released: i64 = self
             .run_ungated("flight_release", |mut conn| async move {
@@ -269,7 +387,9 @@ impl Fleet {
         deadline: Instant,
         not_before_unix_ms: u64,
     ) -> Wait {
-        let keys = self.keys().name(platform, name);
+        let Some(keys) = self.keys().map(|k| k.name(platform, name)) else {
+            return Wait::Unavailable;
+        };
         loop {
             let (entry_key, lock_key) = (keys.entry.clone(), keys.lock.clone());
             let peek: Option<(Option<Vec<u8>>, i64)> = self

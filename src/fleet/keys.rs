@@ -1,18 +1,16 @@
 //! Key names, with hash tags so that what one script touches sits on one cluster slot.
 //!
-//! - `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its flight lock: one
-//!   tag, so a script can read the entry and the lock, or write the entry and drop the stale
-//!   copy, in one call even on a cluster.
-//! - `P{q:KEYID}` the GCRA state of one API key (its own slot).
-//! - `P{o:PLATFORM}` the outbound budget, `…:r` its share for background refreshes, and
-//!   `P{b:PLATFORM}` the breaker of one platform.
-//! - `P{r:SCOPE}:INDEX` the rest of one proxy; one tag per scope, so one script reads them all.
-//! - `P{c}:lease` the canary's round lease and `P{c}:verdicts` its last verdicts (one tag:
-//!   both are the canary's, small and read once per interval).
+//! Every key is `P{KIND:COMPONENT:…}` and maybe a suffix, built by `Keys::tag`: `P` is
+//! `redis.key_prefix`, `KIND` a letter or two a primitive names in its own file (an `impl Keys`
+//! block beside its calls), and each component caller text made safe. The table of every key
+//! is in the module docs of [`super`]. The one tag several primitives share is a name's
+//! ([`Keys::name`]): `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its
+//! flight lock (and `…:f` its refresh limit), so that a script can read the entry and the
+//! lock, or write the entry and drop the stale copy, in one call even on a cluster.
 //!
-//! `P` is `redis.key_prefix`. Components that are not plain `[A-Za-z0-9._-]` (at most 64
-//! bytes) are replaced by `#` and a hex digest, so no caller input can open a hash tag, make a
-//! key long, or collide with a plain name.
+//! Components that are not plain `[A-Za-z0-9._-]` (at most 64 bytes) are replaced by `#` and
+//! a hex digest, so no caller input can open a hash tag, make a key long, or collide with a
+//! plain name.
 
 use sha2::{Digest, Sha256};
 
@@ -31,34 +29,53 @@ pub fn key_id(digest: &[u8; 32]) -> String {
     hex(&h.finalize()[..16])
 }
 
-/// Builds every key name from one prefix.
+/// Builds every key name from one prefix (`redis.key_prefix`).
 #[derive(Clone, Debug)]
-pub(crate) struct Keys {
+pub struct Keys {
     prefix: String,
 }
 
-/// The three keys of one name.
+/// The three keys of one name: what a flight reads, locks and writes in one call.
 #[derive(Clone, Debug)]
-pub(crate) struct NameKeys {
+pub struct NameKeys {
+    /// The fresh entry.
     pub entry: String,
+    /// The stale record (a stale copy or a tombstone).
     pub stale: String,
+    /// The flight lock.
     pub lock: String,
 }
 
 impl Keys {
+    /// Key names under `prefix`.
     pub fn new(prefix: &str) -> Self {
         Self {
             prefix: prefix.to_owned(),
         }
     }
 
+    /// `P{KIND:PART:…}`: the key (or the start of the keys) of `kind` for `parts`, each part
+    /// made safe. What the key's hash slot is: keys with one tag share a slot.
+    pub(super) fn tag(&self, kind: &str, parts: &[&str]) -> String {
+        let len = parts
+            .iter()
+            .map(|p| p.len().min(MAX_PLAIN_LEN) + 2)
+            .sum::<usize>();
+        let mut key = String::with_capacity(self.prefix.len() + kind.len() + len + 8);
+        key.push_str(&self.prefix);
+        key.push('{');
+        key.push_str(kind);
+        for part in parts {
+            key.push(':');
+            push_component(&mut key, part);
+        }
+        key.push('}');
+        key
+    }
+
+    /// The keys of `name` on `platform`.
     pub fn name(&self, platform: &str, name: &str) -> NameKeys {
-        let tag = format!(
-            "{}{{n:{}:{}}}",
-            self.prefix,
-            component(platform),
-            component(name)
-        );
+        let tag = self.name_tag(platform, name);
         NameKeys {
             entry: format!("{tag}:e"),
             stale: format!("{tag}:s"),
@@ -66,45 +83,23 @@ impl Keys {
         }
     }
 
-    pub fn quota(&self, key_id: &str) -> String {
-        format!("{}{{q:{}}}", self.prefix, component(key_id))
-    }
-
-    pub fn outbound(&self, platform: &str) -> String {
-        format!("{}{{o:{}}}", self.prefix, component(platform))
-    }
-
-    /// The refresh share of `platform`'s budget: its own key, in the budget's slot.
-    pub fn refresh_share(&self, platform: &str) -> String {
-        format!("{}:r", self.outbound(platform))
-    }
-
-    pub fn breaker(&self, platform: &str) -> String {
-        format!("{}{{b:{}}}", self.prefix, component(platform))
-    }
-
-    pub fn proxy(&self, scope: &str, index: usize) -> String {
-        format!("{}{{r:{}}}:{index}", self.prefix, component(scope))
-    }
-
-    pub fn canary_lease(&self) -> String {
-        format!("{}{{c}}:lease", self.prefix)
-    }
-
-    pub fn canary_verdicts(&self) -> String {
-        format!("{}{{c}}:verdicts", self.prefix)
+    /// The tag every key of `name` on `platform` shares (its slot).
+    pub(super) fn name_tag(&self, platform: &str, name: &str) -> String {
+        self.tag("n", &[platform, name])
     }
 }
 
-fn component(s: &str) -> String {
+/// Appends `s` as a key component: as written when plain, else `#` and a digest.
+fn push_component(key: &mut String, s: &str) {
     let plain = !s.is_empty()
         && s.len() <= MAX_PLAIN_LEN
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if plain {
-        s.to_owned()
+        key.push_str(s);
     } else {
-        format!("#{}", hex(&Sha256::digest(s.as_bytes())[..16]))
+        key.push('#');
+        key.push_str(&hex(&Sha256::digest(s.as_bytes())[..16]));
     }
 }
 

@@ -1,9 +1,12 @@
 //! The fleet layer: the state that replicas behind one load balancer share, kept in Redis.
 //!
-//! With `redis.url` empty there is no [`Fleet`] and nothing here runs. With it set, each
-//! replica holds one [`Fleet`] handle (cheap to clone) whose calls each answer `None` (or an
-//! `Unavailable` variant) when Redis cannot be used, so the caller falls back to its own
-//! in-memory state: Redis is never a single point of failure.
+//! Every replica holds one [`Fleet`] handle (cheap to clone): with `redis.url` empty it is
+//! local ([`Fleet::local`]), and every Redis call answers `None` (or an `Unavailable` variant)
+//! at once, without building a key or touching a connection; with it set, each call answers
+//! the same way whenever Redis cannot be used. Nothing outside this folder makes those calls
+//! or asks whether there is a fleet: each shared primitive is one type here holding both
+//! implementations, the Redis one falling back to the local one inside (see "The seam").
+//! Redis is never a single point of failure.
 //!
 //! # What Redis holds (all under `redis.key_prefix`, written `P` here)
 //!
@@ -13,6 +16,7 @@
 //! | `P{n:PLATFORM:NAME}:e` | the cached answer ([`SharedEntry`]) | the entry's TTL (a found profile's: plus `cache.revalidate_seconds`, its stale-while-revalidate window) |
 //! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
+//! | `P{n:PLATFORM:NAME}:f` | `1` while a background refresh of the name may not start (one per name per second for the fleet) | one second |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
 //! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
@@ -21,14 +25,14 @@
 //! | `P{c}:verdicts` | the canary's last verdicts (JSON, at most [`canary::MAX_VERDICTS_BYTES`]), read by every replica once per interval | three intervals |
 //!
 //! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
-//! digest or credential reaches Redis (a proxy is named by its position only). A name's three
+//! digest or credential reaches Redis (a proxy is named by its position only). A name's four
 //! keys share a hash tag and so one cluster slot; each key id and each platform has its own.
 //! Every call is one Lua script (`EVALSHA`) or one command: one round trip each.
 //!
 //! # What one request costs
 //!
 //! A lookup costs its share of one [`Fleet::quota_lease`]: a replica leases a few units of a
-//! busy key's quota at once and spends them locally (`crate::quota`), so a key sending
+//! busy key's quota at once and spends them locally ([`quota`]), so a key sending
 //! thousands of lookups a second costs a replica one quota call per lease (about every 10 ms),
 //! and a key sending one at a time one call per lookup. A miss in the replica's memory costs
 //! one [`Fleet::flight_lock`], which reads the name's entry or, when there is none, takes its
@@ -40,7 +44,30 @@
 //! the lock vanishes without one (the holder gave up, or died and its lease ran out: the waiter
 //! may take the lock), or its deadline.
 //! Polling, not pub/sub, because it needs no second connection and works unchanged on a
-//! cluster; a waiter costs a few calls per fetch at most.
+//! cluster; a waiter costs a few calls per fetch at most. A background refresh that goes on
+//! to fetch first claims the name's refresh limit ([`Fleet::refresh_claim`], one call).
+//!
+//! # The seam
+//!
+//! One type per shared primitive, each in its own file with its keys (an `impl Keys` block,
+//! built by `Keys::tag`), its Redis calls (the `impl Fleet` block, public so that tests
+//! and tools can reach Redis directly) and its local implementation:
+//!
+//! | type | what it shares | local implementation (no Redis, or Redis unusable) | on Redis | keys |
+//! |---|---|---|---|---|
+//! | [`quota::Quotas`] | each API key's quota and this replica's leases of it | a governor GCRA per key | `gcra.lua`, leased a few units at a time | `{q:…}` |
+//! | [`budget::Budget`] | a platform's outbound budget, or its refresh share | a governor GCRA | `gcra.lua`, reserve then wait | `{o:…}`, `{o:…}:r` |
+//! | [`breaker::Breaker`] | a platform's open breaker | the replica's own breaker (always consulted) | `rest.lua` mark, `PTTL` | `{b:…}` |
+//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua` | `{r:…}:N` |
+//! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
+//! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
+//! | [`refresh::RefreshLimits`] | one background refresh per name per second | every claim granted (the limit on the replica's stored entry) | `SET NX PX` | `{n:…}:f` |
+//! | [`canary::Rounds`] | whose turn an interval's round is, and the last board | every turn this replica's alone, nothing to adopt or publish | `canary_set.lua`, `canary_get.lua` | `{c}:lease`, `{c}:verdicts` |
+//!
+//! Adding a primitive is one file here (plus its Lua script, if any, in `scripts/`): its key
+//! (`impl Keys`, with a tag kind of its own), its call through [`Fleet`]'s one runner (which
+//! applies the deadline and the health rules below), and a type holding both implementations;
+//! then its row in the tables above.
 //!
 //! # When Redis is down
 //!
@@ -78,20 +105,20 @@
 //! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
 //! gone"). As entries expire, room comes back on its own.
 
-pub mod answers;
+pub mod breaker;
+pub mod budget;
 pub mod canary;
 mod conn;
+pub mod entries;
 pub mod entry;
 pub mod flight;
 pub mod gcra;
 pub mod health;
-mod keys;
-pub mod outbound;
-mod refresh;
-#[cfg(test)]
-mod test_redis;
-#[cfg(test)]
-mod tests;
+pub mod keys;
+mod marks;
+pub mod quota;
+pub mod refresh;
+pub mod rests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,12 +127,12 @@ use redis::RedisResult;
 
 use crate::config::RedisConfig;
 
-pub use answers::Put;
+pub use budget::Reservation;
+pub use entries::Put;
 pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
-pub use gcra::QuotaDecision;
 pub use keys::key_id;
-pub use outbound::Reservation;
+pub use quota::QuotaDecision;
 
 use conn::Conn;
 use health::Health;
@@ -127,17 +154,19 @@ pub enum FleetError {
     NoRuntime,
 }
 
-/// The handle to the fleet's shared state; clones share one connection and one health state.
+/// The handle to the fleet's shared state: local (no Redis) or on Redis; clones share one
+/// connection and one health state.
 #[derive(Clone, Debug)]
 pub struct Fleet {
-    inner: Arc<Inner>,
+    /// The fleet's Redis; `None`: this replica is on its own.
+    redis: Option<Arc<Redis>>,
     /// How long a flight lock lives unless renewed ([`Fleet::lease`]); a field of the handle,
-    /// not of `Inner`, so that tests can shorten it.
+    /// not of `Redis`, so that tests can shorten it.
     lease: Duration,
 }
 
 #[derive(Debug)]
-struct Inner {
+struct Redis {
     conn: Conn,
     keys: Keys,
     timeout: Duration,
@@ -145,42 +174,62 @@ struct Inner {
 }
 
 impl Fleet {
-    /// The handle for `[redis]`, or `None` when `url` is empty. Never waits for Redis and never
+    /// The handle for `[redis]`: local when `url` is empty. Never waits for Redis and never
     /// fails because Redis is down: the connection is made by the first call and remade by
-    /// itself. Must be called inside a Tokio runtime.
-    pub fn new(config: &RedisConfig) -> Result<Option<Self>, FleetError> {
+    /// itself. Must be called inside a Tokio runtime when `url` is set.
+    pub fn new(config: &RedisConfig) -> Result<Self, FleetError> {
         let Some(target) = config.target().map_err(FleetError::Config)? else {
-            return Ok(None);
+            return Ok(Self::local());
         };
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(FleetError::NoRuntime);
         }
         let conn = Conn::lazy(&target, config.timeout())?;
-        let fleet = Self {
-            inner: Arc::new(Inner {
-                conn,
-                keys: Keys::new(&config.key_prefix),
-                timeout: config.timeout(),
-                health: Health::new(),
-            }),
+        let redis = Arc::new(Redis {
+            conn,
+            keys: Keys::new(&config.key_prefix),
+            timeout: config.timeout(),
+            health: Health::new(),
+        });
+        tokio::spawn(watch(Arc::downgrade(&redis)));
+        Ok(Self {
+            redis: Some(redis),
             lease: flight::lease_for(config.timeout()),
-        };
-        tokio::spawn(watch(Arc::downgrade(&fleet.inner)));
-        Ok(Some(fleet))
+        })
     }
 
-    /// Whether the last Redis call succeeded (the replica is on the fleet's shared state).
+    /// A replica on its own: every call answers "unavailable" at once, and the caller uses
+    /// its own state.
+    pub fn local() -> Self {
+        Self {
+            redis: None,
+            lease: flight::MIN_LEASE,
+        }
+    }
+
+    /// Whether the handle is on Redis (`redis.url` set), up or not: whether answers, quotas
+    /// and locks can be the fleet's at all.
+    pub fn is_shared(&self) -> bool {
+        self.redis.is_some()
+    }
+
+    /// Whether the last Redis call succeeded (the replica is on the fleet's shared state);
+    /// false for a local handle.
     pub fn is_up(&self) -> bool {
-        self.inner.health.is_up()
+        self.redis.as_ref().is_some_and(|r| r.health.is_up())
     }
 
-    /// The per-call deadline (`redis.timeout_ms`).
-    pub fn timeout(&self) -> Duration {
-        self.inner.timeout
+    /// The names of the keys this handle reads and writes, for a handle on Redis (`None` for
+    /// a local one, so that a call answers "unavailable" before it builds a key): for tools
+    /// and tests that look at Redis directly.
+    pub fn keys(&self) -> Option<&Keys> {
+        self.redis.as_deref().map(|r| &r.keys)
     }
 
-    fn keys(&self) -> &Keys {
-        &self.inner.keys
+    /// This handle with flight locks that live `lease` unless renewed (see [`Fleet::lease`]):
+    /// a shorter lease makes a dead holder's takeover quick enough to test.
+    pub fn with_lease(self, lease: Duration) -> Self {
+        Self { lease, ..self }
     }
 
     /// Runs one Redis call under the deadline and the health rules: `None` when Redis is
@@ -190,7 +239,7 @@ impl Fleet {
         F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
-        if !self.inner.health.admit() {
+        if !self.redis.as_ref()?.health.admit() {
             return None;
         }
         self.run_ungated(op, call).await
@@ -205,8 +254,9 @@ impl Fleet {
         F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
-        let health = &self.inner.health;
-        match tokio::time::timeout(self.inner.timeout, call(self.inner.conn.clone())).await {
+        let redis = self.redis.as_ref()?;
+        let health = &redis.health;
+        match tokio::time::timeout(redis.timeout, call(redis.conn.clone())).await {
             Ok(Ok(value)) => {
                 health.succeeded();
                 Some(value)
@@ -233,13 +283,16 @@ impl Fleet {
 /// `profile_lookup_redis_up` tells the truth on a replica without traffic (an idle replica
 /// would otherwise report its last call's result forever), and the replica is back on Redis
 /// within seconds of its return whether or not requests come. Ends with the last handle.
-async fn watch(inner: std::sync::Weak<Inner>) {
+async fn watch(redis: std::sync::Weak<Redis>) {
     loop {
-        let Some(inner) = inner.upgrade() else {
+        let Some(redis) = redis.upgrade() else {
             return;
         };
-        let lease = flight::lease_for(inner.timeout);
-        let fleet = Fleet { inner, lease };
+        let lease = flight::lease_for(redis.timeout);
+        let fleet = Fleet {
+            redis: Some(redis),
+            lease,
+        };
         let _: Option<String> = fleet
             .run("ping", |mut conn| async move {
                 redis::cmd("PING").query_async(&mut conn).await

@@ -5,14 +5,21 @@
 //! upstream requests) when there was one. Headers are never logged, so neither keys nor cookies
 //! can leak here. A request whose client hangs up mid-way still gets its line and leaves the
 //! in-flight gauge, with status 499.
+//!
+//! What the lookup did reaches the line on the response: the lookup handler hands its
+//! [`LookupLog`] up as a response extension ([`LogCarrier`]), and this layer takes it off.
+//! Nothing rides beside the request (no task-local), and it costs one small box per answer:
+//! the handler reuses the extension map the router already allocated for the request, and
+//! the request id is no longer put in that map for nobody to read.
 
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request};
-use axum::http::{self, Method};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
+use axum::http::request::Parts;
+use axum::http::{self, Extensions, Method};
+use axum::response::Response;
 use futures_util::future::BoxFuture;
 use tower::{Layer, Service};
 use tracing::Instrument;
@@ -21,7 +28,7 @@ use crate::error::ApiError;
 use crate::http::request_id::{self, RequestId};
 use crate::telemetry;
 
-/// What a lookup handler did, handed to this layer with [`LookupLog::record`] to log.
+/// What a lookup handler did, handed up to this layer on its response ([`LogCarrier`]) to log.
 #[derive(Clone, Copy, Debug)]
 pub struct LookupLog {
     /// `hit`, `miss` or `stale`.
@@ -34,16 +41,36 @@ pub struct LookupLog {
     pub source: &'static str,
 }
 
-tokio::task_local! {
-    /// The [`LookupLog`] of the request this task is answering: a slot on the task rather
-    /// than a response extension, whose map would cost three allocations per answer.
-    static LOOKUP: Cell<Option<LookupLog>>;
+/// The request's extension map, which the lookup handler takes (as its last extractor: the
+/// others have read what they need from it) to carry its [`LookupLog`] up on the response.
+///
+/// A response's own map would cost three allocations per answer (the map, its table and the
+/// box of the value); the request's, emptied, keeps its table, so only the value's box is new.
+#[derive(Debug)]
+pub struct LogCarrier(Extensions);
+
+impl<S: Send + Sync> FromRequestParts<S> for LogCarrier {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        let mut map = std::mem::take(&mut parts.extensions);
+        // Emptied, not replaced: its allocation is what the answer reuses.
+        map.clear();
+        Ok(Self(map))
+    }
 }
 
-impl LookupLog {
-    /// Hands this to the access log of the request being answered (a no-op outside one).
-    pub fn record(self) {
-        let _ = LOOKUP.try_with(|slot| slot.set(Some(self)));
+impl LogCarrier {
+    /// Puts `log` on `response`, where the access-log layer takes it off.
+    pub fn carry(self, log: LookupLog, response: &mut Response) {
+        let Self(mut map) = self;
+        if response.extensions().is_empty() {
+            map.insert(log);
+            *response.extensions_mut() = map;
+        } else {
+            // The response has a map of its own already (an error's problem): add to it.
+            response.extensions_mut().insert(log);
+        }
     }
 }
 
@@ -108,18 +135,19 @@ where
                 .unwrap_or("-")
         );
         let answer = self.inner.call(request).instrument(span);
-        Box::pin(LOOKUP.scope(Cell::new(None), async move {
+        Box::pin(async move {
             let Ok(mut response) = answer.await;
             response
                 .headers_mut()
                 .insert(request_id::X_REQUEST_ID.clone(), id);
+            let lookup = response.extensions_mut().remove::<LookupLog>();
             pending.finish(
                 response.status().as_u16(),
-                LOOKUP.with(Cell::take),
+                lookup,
                 response.extensions().get::<ApiError>().map(ApiError::code),
             );
             Ok(response)
-        }))
+        })
     }
 }
 
@@ -168,5 +196,107 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         self.finish(CLIENT_CLOSED_REQUEST, None, Some("client_closed_request"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    use serde_json::Value;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// The JSON log lines written while `app` answers one request to `path`, and what the
+    /// caller got.
+    fn lines_of(app: Router, path: &str) -> (Vec<Value>, Response) {
+        let written = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = written.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let request = Request::get(path).body(Body::empty()).unwrap();
+        let response = tracing::subscriber::with_default(subscriber, || {
+            runtime.block_on(app.oneshot(request)).unwrap()
+        });
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let lines = text.lines().map(|l| serde_json::from_str(l).unwrap());
+        (lines.collect(), response)
+    }
+
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    const LOG: LookupLog = LookupLog {
+        cache: "stale",
+        upstream: "blocked",
+        upstream_requests: 3,
+        source: "embed",
+    };
+
+    #[test]
+    fn a_lookups_facts_reach_its_line_and_not_its_caller_on_an_answer_and_a_problem() {
+        let app = Router::new()
+            .route(
+                "/answer/{name}",
+                get(|log: LogCarrier| async move {
+                    let mut response = "body".into_response();
+                    log.carry(LOG, &mut response);
+                    response
+                }),
+            )
+            .route(
+                "/problem/{name}",
+                get(|log: LogCarrier| async move {
+                    let mut response = ApiError::UpstreamUnavailable.into_response();
+                    log.carry(LOG, &mut response);
+                    response
+                }),
+            )
+            .layer(AccessLogLayer);
+        for (path, status, code) in [
+            ("/answer/x", 200, "-"),
+            ("/problem/x", 500, "upstream_unavailable"),
+        ] {
+            let (lines, response) = lines_of(app.clone(), path);
+            let line = lines.iter().find(|l| l["message"] == "request").unwrap();
+            assert_eq!(line["status"], status, "{line}");
+            assert_eq!(line["code"], code, "{line}");
+            assert_eq!(line["cache"], "stale", "{line}");
+            assert_eq!(line["upstream"], "blocked", "{line}");
+            assert_eq!(line["upstream_requests"], 3, "{line}");
+            assert_eq!(line["source"], "embed", "{line}");
+            assert!(response.extensions().get::<LookupLog>().is_none());
+        }
+    }
+
+    #[test]
+    fn a_request_no_lookup_answered_logs_no_lookup_facts() {
+        let app = Router::new()
+            .route("/plain", get(|| async { "ok" }))
+            .layer(AccessLogLayer);
+        let (lines, _) = lines_of(app, "/plain");
+        let line = lines.iter().find(|l| l["message"] == "request").unwrap();
+        assert_eq!(line["cache"], "-", "{line}");
+        assert_eq!(line["upstream_requests"], 0, "{line}");
     }
 }

@@ -76,30 +76,27 @@ impl Admitted {
         self.key
     }
 
-    /// The answer of `lookup`, within what is left of the request deadline, with the caller's
-    /// `RateLimit` headers (a `RateLimit` the lookup set, after taking a unit more, is kept).
-    /// Once the deadline has passed, the answer is `late()`: what the lookup, which goes on
-    /// without this caller, has come to so far (429 `upstream_blocked` while the platform's
-    /// last word is a block; else 500 `upstream_unavailable`).
+    /// `work`'s output (a lookup's answer) within what is left of the request deadline, or
+    /// `None` once it has passed (the lookup goes on without this caller).
     ///
-    /// `lookup` comes pinned by the caller: a future passed by value is kept once as this
+    /// `work` comes pinned by the caller: a future passed by value is kept once as this
     /// function's argument and again in each future it is handed to, and a lookup's is the
     /// largest part of every request's (a hit's included).
-    pub async fn answer<F: Future<Output = Response>>(
+    pub async fn within<F: Future>(&self, work: Pin<&mut F>) -> Option<F::Output> {
+        within(self.deadline, work).await
+    }
+
+    /// `response` with the caller's `RateLimit` headers: `quota`, the state after a unit more
+    /// the lookup took for a fetch the caller forced, or the one the gate took.
+    pub fn stamp(
         self,
         state: &AppState,
-        lookup: Pin<&mut F>,
-        late: impl FnOnce() -> ApiError,
+        mut response: Response,
+        quota: Option<HeaderValue>,
     ) -> Response {
-        let mut response = match within(self.deadline, lookup).await {
-            Some(response) => response,
-            None => late().into_response(),
-        };
-        let quota = response
-            .headers_mut()
-            .remove(&crate::quota::RATELIMIT)
-            .unwrap_or(self.quota);
-        state.limiter().stamp(&mut response, quota);
+        state
+            .limiter()
+            .stamp(&mut response, quota.unwrap_or(self.quota));
         response
     }
 }

@@ -8,107 +8,50 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::auth::KeyId;
-use crate::cache::Wants;
 use crate::error::ApiError;
+use crate::http::access_log::LogCarrier;
 use crate::http::directives::Directives;
 use crate::http::guard::Admitted;
-use crate::http::lookup_answer::{CACHE_STATUS, answer_served, not_fetched};
+use crate::http::lookup_answer::{self, CACHE_STATUS};
 use crate::http::path_name::Name;
 use crate::platform::Site;
-use crate::quota::RATELIMIT;
 use crate::state::AppState;
-use crate::username::Username;
 
 /// `GET /{platform}/profile/{username}`: one lookup on site `S`, once [`Admitted`]: the name
-/// checked (400 otherwise), then the cache or the one flight that fetches it, as fresh as the
-/// caller's `Cache-Control` asks ([`Directives`]), within the request deadline. The OpenAPI
+/// checked (400 otherwise), then [`crate::lookup::Lookups::look_up`], as fresh as the caller's
+/// `Cache-Control` asks ([`Directives`]), within the request deadline; its answer as HTTP,
+/// carrying what the lookup did to the access log ([`LogCarrier`], taken last). The OpenAPI
 /// document describes it per platform ([`super::openapi::lookup_path`]).
 pub async fn lookup<S: Site>(
     State(state): State<AppState>,
     admitted: Admitted,
     Directives(wants): Directives,
     name: Result<Name<S>, ApiError>,
+    log: LogCarrier,
 ) -> Response {
     let name = match name {
         Ok(Name { name, .. }) => name,
-        Err(invalid) => {
-            let answer = pin!(std::future::ready(invalid.into_response()));
-            return admitted
-                .answer(&state, answer, || ApiError::UpstreamUnavailable)
-                .await;
+        Err(invalid) => return admitted.stamp(&state, invalid.into_response(), None),
+    };
+    let lookups = state.lookups();
+    let looked_up = pin!(lookups.look_up(&name, &wants, admitted.key()));
+    let (response, quota) = match admitted.within(looked_up).await {
+        Some(answer) => {
+            let (mut response, lookup, quota) = lookup_answer::respond(answer);
+            log.carry(lookup, &mut response);
+            (response, quota)
+        }
+        // The deadline passed: the lookup goes on without this caller.
+        None => {
+            let mut late = lookups.late(&name).into_response();
+            late.headers_mut().insert(
+                CACHE_STATUS.clone(),
+                HeaderValue::from_static("profile-lookup; fwd=uri-miss; detail=deadline"),
+            );
+            (late, None)
         }
     };
-    let late = || late_answer::<S>(&state, &name);
-    let key = admitted.key();
-    let looked_up = pin!(lookup_name::<S>(&state, &name, &wants, key));
-    let mut response = admitted.answer(&state, looked_up, late).await;
-    // Only an answer the deadline cut short has none: the lookup goes on without it.
-    let headers = response.headers_mut();
-    if !headers.contains_key(&CACHE_STATUS) {
-        headers.insert(
-            CACHE_STATUS.clone(),
-            HeaderValue::from_static("profile-lookup; fwd=uri-miss; detail=deadline"),
-        );
-    }
-    response
-}
-
-/// The answer of a caller whose deadline passed while the lookup of `name` goes on: the block
-/// the platform last answered it (429 `upstream_blocked` with that block's wait), else 500
-/// `upstream_unavailable`.
-fn late_answer<S: Site>(state: &AppState, name: &Username) -> ApiError {
-    match state.sources().of::<S>().last_words().block(name) {
-        Some(block) => ApiError::UpstreamBlocked {
-            retry_after: block.retry_after,
-        },
-        None => ApiError::UpstreamUnavailable,
-    }
-}
-
-/// A checked name on site `S`: from the cache, or through the one flight that fetches it. A
-/// fetch the caller forces costs `key` one more quota unit first.
-async fn lookup_name<S: Site>(
-    state: &AppState,
-    name: &Username,
-    wants: &Wants,
-    key: KeyId,
-) -> Response {
-    // The fetch gets its own copy of the name from the cache, and only when it runs: a hit
-    // copies nothing. While it runs, the platform's answers to it are kept for the callers
-    // whose deadline passes first (`late_answer`).
-    let flight = state.clone();
-    let fetch = move |name: Username| async move {
-        let source = flight.sources().of::<S>();
-        let _listening = source.last_words().listen(&name);
-        source.lookup(&name).await
-    };
-    // The forced fetch's quota answer; boxed, as it is rare: the slot is part of every hit's
-    // future.
-    let mut quota = None;
-    let slot = &mut quota;
-    let pay = move || async move {
-        let checked = state.limiter().check_forced(key).await;
-        let paid = checked.is_ok();
-        *slot = Some(Box::new(checked));
-        paid
-    };
-    let served = state.cache().lookup(name, wants, fetch, pay).await;
-    let (mut response, log) = answer_served(served);
-    match quota.map(|q| *q) {
-        // The forced fetch's unit: the caller's quota as it now stands.
-        Some(Ok(left)) => {
-            response.headers_mut().insert(RATELIMIT.clone(), left);
-        }
-        // Unpaid: the quota's own 429, with its wait.
-        Some(Err((over, left))) => {
-            response = not_fetched(over, "profile-lookup; detail=quota");
-            response.headers_mut().insert(RATELIMIT.clone(), left);
-        }
-        None => {}
-    }
-    log.record();
-    response
+    admitted.stamp(&state, response, quota)
 }
 
 /// The body of `/healthz` and `/readyz`.

@@ -10,9 +10,29 @@ use crate::cache::{Entry, Forward, How, Served, Stored};
 use crate::error::ApiError;
 use crate::header_text::{self, Part};
 use crate::http::access_log::LookupLog;
+use crate::lookup::Answer;
+use crate::platform::fetcher::Fetched;
+
+/// A lookup's answer as HTTP, its access-log fields, and the caller's quota state when the
+/// lookup took a unit more (for the `RateLimit` headers).
+pub(super) fn respond(answer: Answer) -> (Response, LookupLog, Option<HeaderValue>) {
+    let (response, log, quota) = match answer {
+        Answer::Served { served, quota } => {
+            let (response, log) = answer_served(served);
+            (response, log, quota)
+        }
+        // Unpaid: the quota's own 429, with its wait.
+        Answer::Unpaid { over, quota } => (
+            not_fetched(over, "profile-lookup; detail=quota"),
+            NOT_FETCHED,
+            Some(quota),
+        ),
+    };
+    (response, log, quota)
+}
 
 /// The answer and the access-log fields of what the cache served.
-pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
+fn answer_served(served: Served) -> (Response, LookupLog) {
     match served {
         Served::Stored { entry, how, ttl } => {
             // A fetch joined from another caller is logged as a hit (as `x-cache` says): its
@@ -72,11 +92,11 @@ pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
         } => {
             let log = LookupLog {
                 cache: "stale",
-                upstream: failure.failure.label(),
+                upstream: failure.lookup.label(),
                 upstream_requests: failure.upstream_requests,
                 source: entry.source.unwrap_or("-"),
             };
-            let status = ApiError::from(failure.failure).status();
+            let status = api_error(&failure).status();
             let cache_status = cache_status(
                 &[
                     Part::Text(forward_param(Forward::Stale)),
@@ -91,11 +111,11 @@ pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
         Served::Failed { report, forward } => {
             let log = LookupLog {
                 cache: "miss",
-                upstream: report.failure.label(),
+                upstream: report.lookup.label(),
                 upstream_requests: report.upstream_requests,
                 source: report.source.unwrap_or("-"),
             };
-            let mut response = ApiError::from(report.failure).into_response();
+            let mut response = api_error(&report).into_response();
             let status = response.status();
             let headers = response.headers_mut();
             if let Some(source) = report.source {
@@ -118,17 +138,16 @@ pub(super) fn answer_served(served: Served) -> (Response, LookupLog) {
             not_fetched(ApiError::NotCached, "profile-lookup; detail=only-if-cached"),
             NOT_FETCHED,
         ),
-        // Answered from the quota's own refusal by `lookup_name`; this is its stand-in.
-        Served::Unpaid => (
-            not_fetched(
-                ApiError::RateLimited {
-                    retry_after: std::time::Duration::from_secs(1),
-                },
-                "profile-lookup; detail=quota",
-            ),
-            NOT_FETCHED,
-        ),
     }
+}
+
+/// The API error of a fetch that failed (one without a failure is the platform unavailable:
+/// the cache hands only failures here).
+fn api_error(fetched: &Fetched) -> ApiError {
+    fetched
+        .failure()
+        .cloned()
+        .map_or(ApiError::UpstreamUnavailable, ApiError::from)
 }
 
 /// The access-log fields of a lookup that asked the platform nothing and served nothing.
@@ -140,7 +159,7 @@ const NOT_FETCHED: LookupLog = LookupLog {
 };
 
 /// `error`'s answer with `cache_status`.
-pub(super) fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {
+fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {
     let mut response = error.into_response();
     response
         .headers_mut()

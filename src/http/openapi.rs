@@ -49,11 +49,17 @@ impl Modify for BearerScheme {
     }
 }
 
-/// The problem answers every lookup route gives, by status; `451` only on a platform that
-/// withholds profiles by region.
-const LOOKUP_PROBLEMS: [(&str, &str); 8] = [
+/// The problem answers every lookup route gives, by status; `403` only on a platform that
+/// shows some profiles to logged-in viewers only, `451` only on one that withholds profiles by
+/// region.
+const LOOKUP_PROBLEMS: [(&str, &str); 9] = [
     ("400", "invalid_username"),
     ("401", "unauthorized"),
+    (
+        "403",
+        "profile_restricted: the platform shows this profile only to logged-in viewers \
+         (audience controls, age gates); never cached, and no older copy is served for it",
+    ),
     ("404", "profile_not_found"),
     ("429", "rate_limited or upstream_blocked"),
     (
@@ -126,7 +132,7 @@ impl SiteJob for DescribeLookup {
         }
         let mut responses = ResponsesBuilder::new().response("200", found);
         for (status, description) in LOOKUP_PROBLEMS {
-            if status == "451" && !S::API.region_locks {
+            if (status == "451" && !S::API.region_locks) || (status == "403" && !S::API.restricts) {
                 continue;
             }
             let mut problem = ResponseBuilder::new().description(description).content(

@@ -37,8 +37,8 @@ pub fn fresh_id() -> HeaderValue {
 }
 
 /// Settles the id of `request`: the caller's when sane, else a fresh one; sets it on the
-/// request's headers and extensions for the layers and handlers inside, and returns it for
-/// the response (the access-log layer does both ends).
+/// request's headers for the layers and handlers inside, and returns it for the response and
+/// the log line (the access-log layer does both ends).
 pub fn settle(request: &mut Request) -> HeaderValue {
     let id = request
         .headers()
@@ -49,7 +49,6 @@ pub fn settle(request: &mut Request) -> HeaderValue {
     request
         .headers_mut()
         .insert(X_REQUEST_ID.clone(), id.clone());
-    request.extensions_mut().insert(RequestId(id.clone()));
     id
 }
 

@@ -5,7 +5,7 @@
 //! caller whose `server.request_timeout_ms` passes is answered at once, while the lookup goes
 //! on. When the platform's last answer to that lookup was a block (a 429 being waited out, say),
 //! the caller must hear that block (429 `upstream_blocked` with its wait), not a bare time-out.
-//! The fetch ladder notes each answer here ([`LastWords::note`]); the edge asks
+//! The fetcher notes each answer here ([`LastWords::note`]); the edge asks
 //! ([`LastWords::block`]) when a deadline passes. An entry lives exactly as long as the lookups
 //! of that name that listen ([`LastWords::listen`]), so the map holds no more names than there
 //! are lookups in flight.
@@ -21,7 +21,7 @@ use crate::username::Username;
 pub struct Block {
     /// The signal (`http_429`, `login_wall`, …), for logs.
     pub reason: &'static str,
-    /// The platform's `Retry-After`, or the ladder's wait for a block that named none.
+    /// The platform's `Retry-After`, or the fetcher's wait for a block that named none.
     pub retry_after: Duration,
 }
 

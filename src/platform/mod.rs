@@ -1,39 +1,55 @@
 //! The platform layer: what a lookup can come to, the exact bodies the API returns, and the one
-//! fetch ladder every platform runs on.
+//! fetcher every platform runs on.
 //!
 //! Everything below this module knows page formats; nothing above it does. A platform is a
 //! folder that implements [`Site`] (its documents, their requests, how to read an
-//! answer, its extractor); [`ladder::Source`] runs any `Site` through the outbound gate, the
-//! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]. The
-//! HTTP edge maps that outcome to a status code, once. [`standing`] holds which sources the
-//! canary moved to the end of the plan, and [`probe`] what one source asked alone says (the
-//! canary's view of a document).
+//! answer, its extractor); [`fetcher::Fetcher`] runs any `Site` through the outbound gate, the
+//! routes, retries, redirects and drift capture, and turns its readings into a [`Lookup`]
+//! ([`fetcher::Fetched`]: with what it cost). Everything above sees a platform's fetcher as a
+//! [`fetcher::Fetch`], one per platform in [`fetcher::Fetchers`]. The HTTP edge maps the
+//! outcome to a status code, once. [`standing`] holds which sources the canary moved to the end
+//! of the plan.
 
+pub mod fetcher;
 pub(crate) mod fields;
-pub mod ladder;
 pub mod last_word;
-pub mod probe;
 pub mod profile;
-pub mod samples;
 pub mod site;
 pub mod standing;
 
-// The platforms: each is a folder, registered by its line in `crate::registry` and its arm in
-// `with_site` below.
+// The platforms' folders. Declared by hand, not by the registry's macro: rustfmt, and every
+// tool that walks `mod` items, does not see modules a macro declares.
 pub mod photo_share;
 pub mod short_video;
 
-use std::any::Any;
+/// Builds [`with_site`], the arm of each registered platform, from its line in
+/// `crate::registry`: the line names the platform's folder and site type.
+macro_rules! platform_folders {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident: $folder:ident::$site:ident { $($facts:tt)* };
+    )+) => {
+        /// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its
+        /// code. Every per-platform list (sources, routes, the OpenAPI operations, the demo's
+        /// stand-ins, the extractor of `profile-lookup extract`) is built by looping over
+        /// [`Platform::ALL`] through here.
+        pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
+            match platform {
+                $(Platform::$variant => job.run::<$folder::$site>(),)+
+            }
+        }
+    };
+}
+
+crate::registry::for_each_platform!(platform_folders);
+
 use std::time::Duration;
 
-use crate::config::Settings;
-use crate::fleet::Fleet;
-use crate::upstream::roots::ClientBuildError;
 use crate::username::Subject;
 
 pub use crate::registry::Platform;
 pub use profile::{Body, Count, Profile, Summary};
-pub use site::Site;
+pub use site::{Reading, Site};
 
 /// What a lookup came to: the platform layer's whole vocabulary.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +78,20 @@ pub enum Failure {
         /// How long the caller should wait before asking again.
         retry_after: Duration,
     },
+    /// No document said anything about the user and none refused us (a source that answers
+    /// "private or missing" alike): answered like a block (429 `upstream_blocked`, labelled
+    /// `blocked`), since the platform keeps the answer from us, but the route is not to blame:
+    /// no proxy rests for it and the breaker does not count it.
+    Withheld {
+        /// Why, for logs.
+        reason: &'static str,
+        /// How long the caller should wait.
+        retry_after: Duration,
+    },
+    /// The platform shows the profile only to logged-in viewers (audience controls, age
+    /// gates): about the account, not a refusal of us; never stored, and no older copy
+    /// stands in for it.
+    Restricted,
     /// We chose not to send the request: the outbound budget for the platform is spent.
     Overloaded {
         /// When the budget will have room again.
@@ -94,9 +124,10 @@ impl Failure {
     /// A short, stable label of the failure for metrics and the access log.
     pub fn label(&self) -> &'static str {
         match self {
-            Failure::Blocked { .. } => "blocked",
+            Failure::Blocked { .. } | Failure::Withheld { .. } => "blocked",
             Failure::Overloaded { .. } => "overloaded",
             Failure::RegionLocked { .. } => "region_locked",
+            Failure::Restricted => "restricted",
             Failure::ExtractionFailed(_) => "extraction_failed",
             Failure::Unavailable(_) => "unavailable",
         }
@@ -105,70 +136,7 @@ impl Failure {
     /// Failures an older answer may stand in for: the platform's trouble (or our budget), not
     /// a verdict about the user.
     pub fn may_serve_stale(&self) -> bool {
-        !matches!(self, Failure::RegionLocked { .. })
-    }
-}
-
-/// What one platform source reports for one lookup: the outcome and what it cost upstream.
-#[derive(Clone, Debug)]
-pub struct Report {
-    /// The outcome.
-    pub lookup: Lookup,
-    /// How many HTTP requests were sent to the platform for it.
-    pub upstream_requests: u32,
-    /// The source (document) whose answer decided the outcome, as its registry line names
-    /// it; `None` when no document was asked (the gate refused, every proxy rests).
-    pub source: Option<&'static str>,
-}
-
-/// A lookup that ended without an answer to store, as the cache hands it to the edge.
-#[derive(Clone, Debug)]
-pub struct FailureReport {
-    /// Why it failed.
-    pub failure: Failure,
-    /// How many HTTP requests were sent to the platform for it.
-    pub upstream_requests: u32,
-    /// The source whose answer (or failure) ended it, if any was asked.
-    pub source: Option<&'static str>,
-}
-
-impl FailureReport {
-    /// A failure no upstream request was sent for (the flight ended without a result).
-    pub fn unsent(failure: Failure) -> Self {
-        Self {
-            failure,
-            upstream_requests: 0,
-            source: None,
-        }
-    }
-}
-
-/// What a single page or JSON document says about the requested user, before any
-/// retry or fallback decision: the extractors' return type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PageVerdict<P> {
-    /// The document holds the requested user's profile.
-    Profile(P),
-    /// The document says the user does not exist.
-    NotFound,
-    /// The document is a refusal (captcha, login wall, app shell without data).
-    Blocked(&'static str),
-    /// The document says the profile is withheld from the region the request came from.
-    RegionLocked,
-    /// The document holds no profile we can read; the text says why (for the log only).
-    Unreadable(String),
-}
-
-impl<P> PageVerdict<P> {
-    /// Maps the profile of a verdict, keeping every other verdict as it is.
-    pub fn map<Q>(self, f: impl FnOnce(P) -> Q) -> PageVerdict<Q> {
-        match self {
-            PageVerdict::Profile(p) => PageVerdict::Profile(f(p)),
-            PageVerdict::NotFound => PageVerdict::NotFound,
-            PageVerdict::Blocked(reason) => PageVerdict::Blocked(reason),
-            PageVerdict::RegionLocked => PageVerdict::RegionLocked,
-            PageVerdict::Unreadable(why) => PageVerdict::Unreadable(why),
-        }
+        !matches!(self, Failure::RegionLocked { .. } | Failure::Restricted)
     }
 }
 
@@ -182,72 +150,12 @@ pub trait SiteJob {
     fn run<S: Site>(self) -> Self::Output;
 }
 
-/// Runs `job` with the site type of `platform`: the one place a [`Platform`] meets its code.
-/// Every per-platform list (sources, routes, the OpenAPI operations, the demo's stand-ins, the
-/// extractor of `profile-lookup extract`) is built by looping over [`Platform::ALL`] through
-/// here.
-pub fn with_site<J: SiteJob>(platform: Platform, job: J) -> J::Output {
-    match platform {
-        Platform::ShortVideo => job.run::<short_video::ShortVideo>(),
-        Platform::PhotoShare => job.run::<photo_share::PhotoShare>(),
-    }
-}
-
-/// Every platform's source, one per [`Platform::ALL`], built once.
-pub struct Sources {
-    /// `ladder::Source<S>` of each platform, at the platform's [`Platform::index`].
-    by_platform: Vec<Box<dyn Any + Send + Sync>>,
-}
-
-impl Sources {
-    /// Builds each platform's source from the settings: its routes out (proxies or direct),
-    /// gate, retries and capture; with a `fleet`, budget, breaker and rests are the fleet's.
-    pub fn new(settings: &Settings, fleet: Option<&Fleet>) -> Result<Self, ClientBuildError> {
-        struct Build<'a>(&'a Settings, Option<&'a Fleet>);
-        impl SiteJob for Build<'_> {
-            type Output = Result<Box<dyn Any + Send + Sync>, ClientBuildError>;
-            fn run<S: Site>(self) -> Self::Output {
-                Ok(Box::new(ladder::Source::<S>::new(self.0, self.1)?))
-            }
-        }
-        let by_platform = Platform::ALL
-            .iter()
-            .map(|&p| with_site(p, Build(settings, fleet)))
-            .collect::<Result<_, _>>()?;
-        Ok(Self { by_platform })
-    }
-
-    /// The source of site `S`: a route that knows its platform asks for it by type, so
-    /// nothing matches on the platform again.
-    pub fn of<S: Site>(&self) -> &ladder::Source<S> {
-        self.by_platform[S::PLATFORM.index()]
-            .downcast_ref()
-            .expect("Sources::new builds every platform's source at its index")
-    }
-
-    /// The standing of `platform`'s sources (which ones its lookups ask last).
-    pub fn standing(&self, platform: Platform) -> &standing::Standing {
-        struct Of<'a>(&'a Sources);
-        impl<'a> SiteJob for Of<'a> {
-            type Output = &'a standing::Standing;
-            fn run<S: Site>(self) -> Self::Output {
-                self.0.of::<S>().standing()
-            }
-        }
-        with_site(platform, Of(self))
-    }
-}
-
 /// What a document of `platform` says about `requested`, through the same extractor a lookup
 /// runs: `profile-lookup extract` and the tests use it.
-pub fn extract(
-    platform: Platform,
-    document: &[u8],
-    requested: Subject<'_>,
-) -> PageVerdict<Profile> {
+pub fn extract(platform: Platform, document: &[u8], requested: Subject<'_>) -> Reading {
     struct Extract<'a>(&'a [u8], Subject<'a>);
     impl SiteJob for Extract<'_> {
-        type Output = PageVerdict<Profile>;
+        type Output = Reading;
         fn run<S: Site>(self) -> Self::Output {
             S::extract(self.0, self.1)
         }

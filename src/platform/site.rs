@@ -1,24 +1,24 @@
-//! The platform contract: what one platform supplies, so that the shared fetch ladder
-//! ([`ladder`](super::ladder)) can look a name up there.
+//! The platform contract: what one platform supplies, so that the shared fetcher
+//! ([`fetcher`](super::fetcher)) can look a name up there.
 //!
 //! A platform says which documents to ask for and in what order, how to request each, and
 //! what an answer means ([`Reading`]); it never sends, retries, rests a proxy or captures a
 //! page itself. Both platforms implement it in the same shape, each in its folder's `site.rs`.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::samples::Samples;
-use super::{Body, PageVerdict, Platform, Profile};
+use super::{Body, Platform, Profile};
 use crate::config::Settings;
 use crate::upstream::Response;
 use crate::upstream::egress::RouteLease;
 use crate::username::{Subject, Username};
 
-/// One platform, as the fetch ladder drives it, the API documents it and the demo shows it.
-pub trait Site: Samples + Send + Sync + Sized + 'static {
+/// One platform, as the fetcher drives it and the API documents it.
+pub trait Site: Send + Sync + Sized + 'static {
     /// Which platform this is: the metrics label, the username rule, the settings section.
     const PLATFORM: Platform;
     /// How the API documents the platform's lookup route.
@@ -62,7 +62,7 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
 
     /// What one answer to a request for `doc` means: the platform's block signals and its
     /// extractor, applied to a response whatever its status.
-    fn read(&self, doc: Self::Doc, response: &Response, name: &Username) -> Reading<Self::Hurdle>;
+    fn read(&self, doc: Self::Doc, response: &Response, name: &Username) -> SiteReading<Self>;
 
     /// Clears a hurdle so that `url` can be asked again on `route` (e.g. by solving the
     /// challenge and putting its cookie in the route's jar); false when it could not be.
@@ -75,8 +75,9 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
 
     /// What the lookup comes to when no document of the plan answered and none was blocked
     /// (a plan a document was blocked in ends blocked, with the longest wait); `misses` holds
-    /// why, one per document asked, in the order asked.
-    fn conclude(&self, misses: &[(Self::Doc, Miss)]) -> Reading<Self::Hurdle> {
+    /// what each document asked said that was of no use (inconclusive, unreadable, a block it
+    /// handed over), one per document, in the order asked.
+    fn conclude(&self, misses: &[(Self::Doc, SiteReading<Self>)]) -> SiteReading<Self> {
         let why = misses
             .iter()
             .map(|(doc, miss)| format!("{}: {}", doc.label(), miss.why()))
@@ -87,7 +88,7 @@ pub trait Site: Samples + Send + Sync + Sized + 'static {
 
     /// The platform's extractor on one document of any of its kinds: what it says about
     /// `requested` (a lookup's name, or whoever a saved document is about).
-    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile>;
+    fn extract(document: &[u8], requested: Subject<'_>) -> Reading;
 
     /// What an answer of `doc` that said nothing usable ([`Reading::Inconclusive`], reason
     /// `why`) says about the document itself, when the document is asked on its own (the
@@ -139,25 +140,44 @@ pub struct Api {
     /// Whether the platform withholds profiles by region, so that 451 `region_locked` is an
     /// answer of the route.
     pub region_locks: bool,
+    /// Whether the platform shows some profiles only to logged-in viewers, so that 403
+    /// `profile_restricted` is an answer of the route.
+    pub restricts: bool,
 }
 
-/// What one answer from the platform means, in the platform's own terms; the ladder decides
-/// what to do with it (answer, retry, follow, try the next document).
-#[derive(Debug)]
-pub enum Reading<H> {
+/// A site's reading of one answer: the boxed profile and the site's own hurdle.
+pub type SiteReading<S> = Reading<Box<Profile>, <S as Site>::Hurdle>;
+
+/// What one document says about the requested user, in the platform's own terms: the one
+/// vocabulary of a document, from the extractor up to the fetcher, which decides what to do
+/// with it (answer, retry, follow, clear the hurdle, ask the next document).
+///
+/// An extractor reads a document's bytes into a `Reading<P>` of its platform's own body `P`,
+/// and never puts a hurdle up (the default `H`, [`Infallible`]); a site reads a whole answer
+/// (its status, redirects and hurdles too) into a `Reading<Box<Profile>, S::Hurdle>` ([`SiteReading`]). The
+/// variants an extractor gives are the first six; the others come from a site's reading of an
+/// answer, or from a site concluding a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reading<P = Box<Profile>, H = Infallible> {
     /// The requested user's profile.
-    Found(Box<Profile>),
+    Found(P),
     /// The platform says the user does not exist.
     NotFound,
     /// The platform withholds the profile from the region we asked from.
     RegionLocked,
-    /// The platform refused us; `retry_after` is its own `Retry-After`, when it sent one.
+    /// The platform shows the profile only to logged-in viewers.
+    Restricted,
+    /// The platform refused us (captcha, login wall, app shell without data, a status);
+    /// `retry_after` is its own `Retry-After`, when it sent one.
     Blocked {
         /// The signal seen, for logs and metrics.
         reason: &'static str,
         /// The platform's `Retry-After`.
         retry_after: Option<Duration>,
     },
+    /// The document holds no profile we can read, though it should have: it is kept by drift
+    /// capture, then the next document is asked. The text says why (for the log only).
+    Unreadable(String),
     /// No source said anything about the user and none refused us (a source that answers
     /// "private or missing" alike): 429 `upstream_blocked` like a block, since the platform
     /// keeps the answer from us, but the route is not to blame, so no proxy rests for it and
@@ -173,65 +193,57 @@ pub enum Reading<H> {
     Hurdle(H),
     /// Nothing usable in this document, without it being wrong: ask the next one.
     Inconclusive(&'static str),
-    /// The document should have held a profile and we could not read it: it is kept by drift
-    /// capture, then the next document is asked.
-    Unreadable(String),
 }
 
-/// Why one document of the plan had no answer.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Miss {
-    /// It said nothing usable (see [`Reading::Inconclusive`]).
-    Inconclusive(&'static str),
-    /// It could not be read (see [`Reading::Unreadable`]).
-    Unreadable(String),
-    /// It was refused (see [`Reading::Blocked`]), and the site hands blocks over.
-    Blocked {
-        /// The signal seen, for logs and metrics.
-        reason: &'static str,
-        /// The platform's `Retry-After`.
-        retry_after: Option<Duration>,
-    },
-}
-
-impl Miss {
-    /// The reason, for the log.
-    pub fn why(&self) -> &str {
-        match self {
-            Miss::Inconclusive(why) => why,
-            Miss::Unreadable(why) => why,
-            Miss::Blocked { reason, .. } => reason,
-        }
-    }
-
-    /// A block the platform named no wait for.
-    pub fn blocked(reason: &'static str) -> Self {
-        Miss::Blocked {
-            reason,
-            retry_after: None,
-        }
-    }
-}
-
-impl<H> Reading<H> {
-    /// A block the platform named no wait for (the ladder then tells the caller its own).
+impl<P, H> Reading<P, H> {
+    /// A block the platform named no wait for (the fetcher then tells the caller its own).
     pub fn blocked(reason: &'static str) -> Self {
         Reading::Blocked {
             reason,
             retry_after: None,
         }
     }
+
+    /// What it says, in its own text or a word, for the log (a block's reason, why a document
+    /// was of no use).
+    pub fn why(&self) -> &str {
+        match self {
+            Reading::Found(_) => "found",
+            Reading::NotFound => "not_found",
+            Reading::RegionLocked => "region_locked",
+            Reading::Restricted => "restricted",
+            Reading::Blocked { reason, .. } => reason,
+            Reading::Withheld(why) | Reading::Inconclusive(why) => why,
+            Reading::Unreadable(why) | Reading::ServerError(why) | Reading::Unavailable(why) => why,
+            Reading::Follow(_) => "redirect",
+            Reading::Hurdle(_) => "hurdle",
+        }
+    }
 }
 
-impl<H> From<PageVerdict<Profile>> for Reading<H> {
-    /// An extractor's verdict as a reading: a verdict maps one to one.
-    fn from(verdict: PageVerdict<Profile>) -> Self {
-        match verdict {
-            PageVerdict::Profile(profile) => Reading::Found(Box::new(profile)),
-            PageVerdict::NotFound => Reading::NotFound,
-            PageVerdict::Blocked(reason) => Reading::blocked(reason),
-            PageVerdict::RegionLocked => Reading::RegionLocked,
-            PageVerdict::Unreadable(why) => Reading::Unreadable(why),
+impl<P> Reading<P> {
+    /// An extractor's reading with its profile mapped by `f` (to the erased [`Profile`]), as
+    /// the reading of a site with any hurdle: an extractor never puts one up.
+    pub fn map<Q, H>(self, f: impl FnOnce(P) -> Q) -> Reading<Q, H> {
+        match self {
+            Reading::Found(p) => Reading::Found(f(p)),
+            Reading::NotFound => Reading::NotFound,
+            Reading::RegionLocked => Reading::RegionLocked,
+            Reading::Restricted => Reading::Restricted,
+            Reading::Blocked {
+                reason,
+                retry_after,
+            } => Reading::Blocked {
+                reason,
+                retry_after,
+            },
+            Reading::Unreadable(why) => Reading::Unreadable(why),
+            Reading::Withheld(why) => Reading::Withheld(why),
+            Reading::ServerError(why) => Reading::ServerError(why),
+            Reading::Unavailable(why) => Reading::Unavailable(why),
+            Reading::Follow(url) => Reading::Follow(url),
+            Reading::Hurdle(never) => match never {},
+            Reading::Inconclusive(why) => Reading::Inconclusive(why),
         }
     }
 }

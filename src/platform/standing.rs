@@ -1,7 +1,7 @@
 //! A source's standing: whether lookups ask it in its configured place, or last.
 //!
 //! The canary (which sits above the platform layer) finds a source whose documents no longer
-//! read (`changed` two rounds in a row) and demotes it here; the fetch ladder reads the
+//! read (`changed` two rounds in a row) and demotes it here; the fetcher reads the
 //! standing when it orders the plan of each lookup, so that callers get answers from the
 //! platform's other source while an engineer fixes the reader. One `ok` round restores it.
 //! Nothing here knows what a canary is: it is one bit per registered source.

@@ -1,7 +1,9 @@
 //! Logs and metrics: the tracing subscriber, and every metric name in one place.
 //!
 //! The Prometheus recorder is process-global, so it is installed at most once ([`metrics_handle`])
-//! however many times the app is built (tests build it many times).
+//! however many times the app is built (tests build it many times). Series of closed label sets
+//! are registered at 0 when it is installed (`zero`), so dashboards and alerts read 0, not
+//! nothing.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use crate::registry::Platform;
 
 pub mod canary;
 mod escaped_fields;
+mod zero;
 
 pub use escaped_fields::EscapedFields;
 
@@ -25,7 +28,7 @@ pub const HTTP_LATENCY: &str = "profile_lookup_http_request_duration_seconds";
 /// Gauge: requests being handled now.
 pub const HTTP_IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 /// Counter: upstream lookups by `platform` and `outcome` (ok, not_found, private, blocked,
-/// region_locked, extraction_failed, unavailable, overloaded): one count per lookup, at its end.
+/// region_locked, restricted, extraction_failed, unavailable, overloaded): one count per lookup, at its end.
 pub const UPSTREAM_LOOKUPS: &str = "profile_lookup_upstream_lookups_total";
 /// Counter: WAF challenges met on the way, by `platform` (the lookup's end is counted apart).
 pub const UPSTREAM_CHALLENGES: &str = "profile_lookup_upstream_challenges_total";
@@ -42,6 +45,8 @@ pub const UPSTREAM_BLOCKS: &str = "profile_lookup_upstream_blocks_total";
 pub const SOURCE_ANSWERS: &str = "profile_lookup_source_answers_total";
 /// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
+/// The `result` labels of [`CACHE_LOOKUPS`].
+const CACHE_RESULTS: [&str; 3] = ["hit", "miss", "stale"];
 /// Gauge: circuit breaker state by `platform` (0 closed, 1 open, 2 half-open).
 pub const BREAKER_STATE: &str = "profile_lookup_breaker_state";
 /// Counter: upstream requests sent through each route, by `platform` and `proxy` (the
@@ -73,6 +78,7 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
                 .install_recorder()
                 .ok()?;
             describe();
+            zero::register();
             spawn_upkeep(recorder.clone());
             Some(recorder)
         })
@@ -285,7 +291,6 @@ pub fn source_answer(platform: &'static str, source: &'static str) {
 /// Every cached answer passes here, so the six counters are looked up in the registry once and
 /// kept, instead of hashing their labels on each hit.
 pub fn cache(platform: Platform, result: &'static str) {
-    const RESULTS: [&str; 3] = ["hit", "miss", "stale"];
     static COUNTERS: OnceLock<Vec<metrics::Counter>> = OnceLock::new();
     let counters = COUNTERS.get_or_init(|| {
         // The recorder must exist before handles are taken, or they would count nowhere.
@@ -293,14 +298,14 @@ pub fn cache(platform: Platform, result: &'static str) {
         Platform::ALL
             .iter()
             .flat_map(|p| {
-                RESULTS
+                CACHE_RESULTS
                     .iter()
                     .map(move |r| counter!(CACHE_LOOKUPS, "platform" => p.as_str(), "result" => *r))
             })
             .collect()
     });
-    match RESULTS.iter().position(|r| *r == result) {
-        Some(r) => counters[platform.index() * RESULTS.len() + r].increment(1),
+    match CACHE_RESULTS.iter().position(|r| *r == result) {
+        Some(r) => counters[platform.index() * CACHE_RESULTS.len() + r].increment(1),
         None => counter!(CACHE_LOOKUPS, "platform" => platform.as_str(), "result" => result)
             .increment(1),
     }

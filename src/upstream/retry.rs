@@ -66,7 +66,7 @@ impl RetryPolicy {
     /// This policy for a lookup on `route` of a platform that does (`retries_blocks`) or does
     /// not wait its blocks out. Through a proxy, or while another browser profile is left to
     /// present, a block is not waited out where it is either: it ends the step at once, and
-    /// the lookup moves to another proxy or profile (the fetch ladder). Transport faults and
+    /// the lookup moves to another proxy or profile (the fetcher). Transport faults and
     /// 5xx keep their one retry.
     pub fn on(
         &self,

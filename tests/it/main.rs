@@ -1,49 +1,17 @@
-//! The one integration-test binary: every suite is a module here, so a test run links the
-//! crate once, and the rig in [`support`] is written once.
+//! The one integration-test binary: every suite is a module here, in folders that mirror
+//! `src/`, so a test run links the crate once, and the rig in [`support`] is written once.
 
-mod browser_client;
-mod browser_profiles;
+mod cache;
 mod canary;
-mod canary_cli;
-mod canary_fleet;
-mod cli;
+mod commands;
 mod config;
-mod config_api_keys;
-mod config_limits;
 mod docs;
-mod drift_capture;
-mod edge;
 mod fleet;
-mod fleet_budget;
-mod fleet_cluster;
-mod fleet_freshness;
-mod fleet_gone;
-mod fleet_memory;
-mod fleet_quota_lease;
-mod fleet_takeover;
-mod flight_and_retry;
-mod freshness;
-mod hangups;
-mod html_script_finder;
-mod junk_headers;
-mod lenient_fields;
-mod log_injection;
-mod lookups;
-mod module_graph;
-mod openapi;
-mod photo_share_2026;
-mod photo_share_proptest;
-mod photo_share_real_captures;
-mod photo_share_user_text;
-mod proxies;
-mod proxy_blame;
-mod readme_and_docs;
-mod registry;
-mod route_sessions;
-mod short_video_proptest;
-mod short_video_real_captures;
-mod short_video_sources;
-mod sources;
-mod startup;
+mod html;
+mod http;
+mod lookup;
+mod platform;
+mod server;
 mod support;
-mod upstream_faults;
+mod telemetry;
+mod upstream;

@@ -10,7 +10,7 @@
 -- (nothing stored; the caller's lock released all the same).
 -- Memory: a found profile runs this as written, so under maxmemory with noeviction it is the
 -- cache that gives way, while counters and locks (scripts flagged allow-oom) are still written.
--- A not-found runs it with that flag (answers.rs): a few bytes, and a tombstone must be written
+-- A not-found runs it with that flag (entries.rs): a few bytes, and a tombstone must be written
 -- even then, or a replica could serve a profile the platform said is gone.
 local holder = false
 if redis.call('TYPE', KEYS[3]).ok == 'string' then holder = redis.call('GET', KEYS[3]) end

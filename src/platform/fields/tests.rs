@@ -15,9 +15,19 @@ struct Probe<'a> {
     #[serde(default)]
     n: Num,
     #[serde(default)]
-    i: Int,
+    i: Code,
     #[serde(default)]
     o: Object<Inner>,
+}
+
+/// A code field, read as the readers read `relation`.
+#[derive(Debug, Default, PartialEq)]
+struct Code(i64);
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Scalar::deserialize(d).map(|s| Code(s.code()))
+    }
 }
 
 fn probe(json: &str) -> Probe<'_> {
@@ -33,7 +43,8 @@ fn missing_and_null_fields_take_the_neutral_value() {
     for json in ["{}", r#"{"t":null,"f":null,"n":null,"i":null,"o":null}"#] {
         let p = probe(json);
         assert_eq!(p.t.0, "");
-        assert_eq!((p.f, p.n, p.i), (Flag(false), Num::Missing, Int(0)));
+        assert_eq!((p.f, p.n), (Flag(false), Num::Missing));
+        assert_eq!(p.i, Code(0));
         assert!(p.o.0.is_none());
     }
 }
@@ -58,10 +69,10 @@ fn every_json_type_in_every_field_is_read_or_neutral() {
         assert_eq!(p.t.0.is_empty(), !text, "{value}");
         assert_eq!(p.f, Flag(value == "true"), "{value}");
         assert_eq!(p.i.0 != 0, number, "{value}");
-        let count = if value == "7" {
-            Num::Value(7)
-        } else {
-            Num::Invalid
+        let count = match value {
+            "7" => Num::Value(7),
+            "-7" => Num::Negative(-7),
+            _ => Num::Invalid,
         };
         assert_eq!(p.n, count, "{value}");
         assert_eq!(p.o.0.is_some(), value.starts_with('{'), "{value}");
@@ -92,18 +103,38 @@ fn counts_are_integers_integral_floats_and_digit_strings() {
         (r#""18446744073709551616""#, None),
     ] {
         assert_eq!(num(json).value(), want, "{json}");
-        let invalid = want.is_none();
-        assert_eq!(num(json) == Num::Invalid, invalid, "{json}");
+        let unusable = want.is_none();
+        let negative = matches!(num(json), Num::Negative(_));
+        assert_eq!(num(json) == Num::Invalid || negative, unusable, "{json}");
     }
 }
 
 #[test]
 fn the_first_usable_spelling_of_a_count_wins() {
-    let (v, bad, none) = (Num::Value(3), Num::Invalid, Num::Missing);
+    let (v, bad, none, neg) = (Num::Value(3), Num::Invalid, Num::Missing, Num::Negative(-2));
     assert_eq!(bad.or(v), v);
+    assert_eq!(neg.or(v), v);
     assert_eq!(v.or(Num::Value(4)), v);
     assert_eq!(none.or(bad), bad);
+    assert_eq!(bad.or(none), bad);
+    assert_eq!(neg.or(bad), neg);
     assert_eq!(none.or(none), none);
+}
+
+#[test]
+fn a_negative_count_unwraps_from_32_bits_down_to_i32_min_only() {
+    assert_eq!(
+        Num::Negative(-1_625_611_536).unwrapped(),
+        Some(2_669_355_760)
+    );
+    assert_eq!(Num::Negative(-1).unwrapped(), Some(4_294_967_295));
+    assert_eq!(
+        Num::Negative(i64::from(i32::MIN)).unwrapped(),
+        Some(2_147_483_648)
+    );
+    assert_eq!(Num::Negative(i64::from(i32::MIN) - 1).unwrapped(), None);
+    assert_eq!(Num::Value(5).unwrapped(), Some(5));
+    assert_eq!(Num::Invalid.unwrapped(), None);
 }
 
 #[test]
@@ -118,9 +149,9 @@ fn text_borrows_when_it_can_and_decodes_escapes() {
 
 #[test]
 fn codes_are_integers_that_fit_an_i64() {
-    assert_eq!(probe(r#"{"i":-2}"#).i, Int(-2));
-    assert_eq!(probe(r#"{"i":9223372036854775808}"#).i, Int(0));
-    assert_eq!(probe(r#"{"i":"1"}"#).i, Int(0));
+    assert_eq!(probe(r#"{"i":-2}"#).i, Code(-2));
+    assert_eq!(probe(r#"{"i":9223372036854775808}"#).i, Code(0));
+    assert_eq!(probe(r#"{"i":"1"}"#).i, Code(0));
 }
 
 #[test]

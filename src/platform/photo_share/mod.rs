@@ -1,15 +1,13 @@
 //! The photo-share platform: its profile JSON, its page shapes, and how we fetch them.
 //!
 //! `site` is the platform's contract (which documents to ask for, their headers, what an HTTP
-//! answer means); `extract` (and the small readers behind it) turn one document into a verdict.
+//! answer means); `extract` (and the small readers behind it) turn one document into a reading.
 mod api;
 pub mod body;
-mod edge_user;
 pub mod extract;
 mod markers;
 mod page;
 mod parts;
-pub mod samples;
 mod shared_data;
 mod signals;
 pub mod site;

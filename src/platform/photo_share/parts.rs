@@ -1,54 +1,75 @@
-//! The body built from what a document gives: the one place its rules live, whichever shape
-//! (the edge-style user of the API and the legacy page, or the current page's xig object) the
-//! parts came from.
+//! The body built from what a document gave under the platform's table of names: the one place
+//! its rules live, whichever form (the edge-style user of the API and the legacy page, the
+//! current page's xig object, the profile query's user) the values came from.
 
 use super::PhotoShareProfile;
-use crate::platform::Count;
-use crate::platform::fields::{Flag, Num, Text};
+use crate::platform::fields::{self, PHOTO_SHARE, Record, Table, Tabled, View};
+use crate::platform::{Count, Reading};
 use crate::username::Subject;
 
-/// The body's fields as one document shape gives them, read with the shared lenient types.
-#[derive(Debug, Default)]
-pub(super) struct Parts<'a> {
-    pub id: Text<'a>,
-    pub username: Text<'a>,
-    pub full_name: Text<'a>,
-    pub biography: Text<'a>,
-    pub profile_pic_url: Text<'a>,
-    /// Empty when the document has no HD picture.
-    pub profile_pic_url_hd: Text<'a>,
-    pub is_verified: Flag,
-    pub is_private: Flag,
-    pub followers: Num,
-    pub following: Num,
-    pub posts: Num,
+/// The photo-share platform's table, for the known-place readers ([`crate::platform::fields`]).
+#[derive(Debug)]
+pub(super) struct Names;
+
+impl Tabled for Names {
+    fn table() -> &'static Table {
+        &PHOTO_SHARE
+    }
 }
 
-impl Parts<'_> {
-    /// The body: strings as decoded, the HD picture falling back to the plain one, and a count
-    /// `null` unless the document gave a usable one.
-    pub(super) fn into_profile(self) -> PhotoShareProfile {
-        let profile_pic_url = self.profile_pic_url.into_string();
-        let profile_pic_url_hd = if self.profile_pic_url_hd.0.is_empty() {
-            profile_pic_url.clone()
-        } else {
-            self.profile_pic_url_hd.into_string()
-        };
-        let count = |n: Num| Count { count: n.value() };
-        PhotoShareProfile {
-            id: self.id.into_string(),
-            username: self.username.into_string(),
-            full_name: self.full_name.into_string(),
-            biography: self.biography.into_string(),
-            profile_pic_url,
-            profile_pic_url_hd,
-            is_verified: self.is_verified.0,
-            is_private: self.is_private.0,
-            edge_followed_by: count(self.followers),
-            edge_follow: count(self.following),
-            edge_owner_to_timeline_media: count(self.posts),
-        }
+/// The body: each field by the table's names (the first usable one wins), the HD picture
+/// falling back to the plain one, and a count `null` unless the document gave a usable one.
+pub(super) fn profile(record: &Record<'_>) -> PhotoShareProfile {
+    let v = View::new(&PHOTO_SHARE, record);
+    let text = |key| v.text(key).into_owned();
+    let profile_pic_url = text("profile_pic_url");
+    let profile_pic_url_hd = match v.text("profile_pic_url_hd") {
+        hd if hd.is_empty() => profile_pic_url.clone(),
+        hd => hd.into_owned(),
+    };
+    let count = |key| Count {
+        count: v.count(key),
+    };
+    PhotoShareProfile {
+        id: text("id"),
+        username: text("username"),
+        full_name: text("full_name"),
+        biography: text("biography"),
+        profile_pic_url,
+        profile_pic_url_hd,
+        is_verified: v.flag("is_verified"),
+        is_private: v.flag("is_private"),
+        edge_followed_by: count("edge_followed_by"),
+        edge_follow: count("edge_follow"),
+        edge_owner_to_timeline_media: count("edge_owner_to_timeline_media"),
     }
+}
+
+/// The reading of the requested user's profile: the profile, unless the account is public and
+/// the document gives no follower count under any known name (the platform moving, never a
+/// 200 with `null`; see [`Table::unanswerable`]).
+pub(super) fn answerable(profile: PhotoShareProfile) -> Reading<PhotoShareProfile> {
+    match PHOTO_SHARE.unanswerable(profile.is_private, profile.edge_followed_by.count) {
+        Some(why) => Reading::Unreadable(why),
+        None => Reading::Found(profile),
+    }
+}
+
+/// The anchored search over JSON `texts`: the requested user's profile, wherever the
+/// documents keep their object (never another user's), or `None` when no object is theirs or
+/// no name was asked for (a saved document read for anyone).
+pub(super) fn searched<'a>(
+    texts: impl IntoIterator<Item = &'a [u8]>,
+    requested: Subject<'_>,
+) -> Option<Reading<PhotoShareProfile>> {
+    let name = requested.name()?;
+    let found = texts
+        .into_iter()
+        .filter_map(|text| fields::search(&PHOTO_SHARE, text, name))
+        .flatten()
+        .collect();
+    let user = fields::best(&PHOTO_SHARE, found)?;
+    Some(answerable(profile(&user)))
 }
 
 /// Whether a profile read from a document is the one that was asked for.

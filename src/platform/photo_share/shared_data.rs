@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::PhotoShareProfile;
-use super::edge_user::EdgeUser;
+use super::parts::{Names, profile};
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::fields::{describe, first_value};
+use crate::platform::fields::{UserObject, describe, first_value};
 
 #[derive(Deserialize)]
 struct SharedData<'a> {
@@ -39,7 +39,14 @@ struct ProfileEntry<'a> {
 #[derive(Deserialize)]
 struct Graphql<'a> {
     #[serde(default, borrow)]
-    user: Option<EdgeUser<'a>>,
+    user: Option<UserObject<'a, Names>>,
+}
+
+impl Graphql<'_> {
+    /// The profile of its user, if it has one.
+    fn profile(self) -> Option<PhotoShareProfile> {
+        self.user.map(|user| profile(&user.0))
+    }
 }
 
 /// What one legacy state script says.
@@ -87,8 +94,7 @@ fn shared_data(value: &[u8]) -> Legacy {
         .profile_page
         .and_then(|pages| pages.into_iter().next())
         .and_then(|page| page.graphql)
-        .and_then(|graphql| graphql.user)
-        .map(EdgeUser::into_profile);
+        .and_then(Graphql::profile);
     Legacy {
         profile,
         login_page: entry.login.is_some(),
@@ -100,10 +106,7 @@ fn shared_data(value: &[u8]) -> Legacy {
 fn graphql_entry(value: &[u8]) -> Legacy {
     match first_json::<ProfileEntry>(value) {
         Ok(entry) => Legacy {
-            profile: entry
-                .graphql
-                .and_then(|graphql| graphql.user)
-                .map(EdgeUser::into_profile),
+            profile: entry.graphql.and_then(Graphql::profile),
             ..Legacy::default()
         },
         Err(broken) => broken_state(broken),

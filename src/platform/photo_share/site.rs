@@ -1,4 +1,4 @@
-//! The photo-share platform as the fetch ladder drives it: the profile JSON first, the profile
+//! The photo-share platform as the fetcher drives it: the profile JSON first, the profile
 //! page second.
 //!
 //! The platform throttles hard, so every blocking signal on either request is waited out with
@@ -18,8 +18,8 @@ use url::Url;
 use super::web_headers;
 use super::{PhotoShareProfile, extract};
 use crate::config::Settings;
-use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
-use crate::platform::{PageVerdict, Platform, Profile};
+use crate::platform::site::{Alone, Api, Document, Reading, Site};
+use crate::platform::{Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Response, same_origin, url_with_segments};
 use crate::username::{Subject, Username};
@@ -72,6 +72,7 @@ impl Site for PhotoShare {
         example_username: "lumen.trails",
         found: "The profile (private accounts have `is_private: true`)",
         region_locks: false,
+        restricts: false,
     };
     type Body = PhotoShareProfile;
     const RETRIES_BLOCKS: bool = true;
@@ -115,7 +116,7 @@ impl Site for PhotoShare {
         }
     }
 
-    fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading<Infallible> {
+    fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading {
         let retry_after = response.retry_after();
         let blocked = |reason| Reading::Blocked {
             reason,
@@ -137,7 +138,7 @@ impl Site for PhotoShare {
             return Reading::ServerError(format!("HTTP {status}"));
         }
         let body = &response.body;
-        let verdict = match (doc, status) {
+        let reading = match (doc, status) {
             (Doc::ProfileJson, StatusCode::NOT_FOUND) => return Reading::NotFound,
             (Doc::ProfileJson, s) if s.is_success() => {
                 let content_type = response.headers.get(CONTENT_TYPE).map(|v| v.as_bytes());
@@ -155,14 +156,14 @@ impl Site for PhotoShare {
             (Doc::ProfileJson, _) => return Reading::Inconclusive(UNEXPECTED_STATUS),
             (Doc::ProfilePage, _) => return Reading::Unavailable(format!("HTTP {status}")),
         };
-        match (doc, verdict) {
-            (_, PageVerdict::Blocked(reason)) => blocked(reason),
-            (Doc::ProfileJson, PageVerdict::NotFound) => Reading::Inconclusive(USER_NULL),
-            (Doc::ProfileJson, PageVerdict::Unreadable(why)) => {
+        match (doc, reading) {
+            (_, Reading::Blocked { reason, .. }) => blocked(reason),
+            (Doc::ProfileJson, Reading::NotFound) => Reading::Inconclusive(USER_NULL),
+            (Doc::ProfileJson, Reading::Unreadable(why)) => {
                 tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
                 Reading::Inconclusive(JSON_UNREADABLE)
             }
-            (_, verdict) => Reading::from(verdict.map(|body| Profile::new(&body))),
+            (_, reading) => reading.map(|body| Box::new(Profile::new(&body))),
         }
     }
 
@@ -172,8 +173,9 @@ impl Site for PhotoShare {
 
     /// The JSON said "no user" and the page shows no profile and no 404: that is what
     /// throttling looks like, so it is reported as a block, not as absence.
-    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading<Infallible> {
-        let json_said_no_user = misses.contains(&(Doc::ProfileJson, Miss::Inconclusive(USER_NULL)));
+    fn conclude(&self, misses: &[(Doc, Reading)]) -> Reading {
+        let json_said_no_user =
+            misses.contains(&(Doc::ProfileJson, Reading::Inconclusive(USER_NULL)));
         if json_said_no_user {
             return Reading::blocked("unconfirmed_absence");
         }
@@ -199,16 +201,16 @@ impl Site for PhotoShare {
     }
 
     /// A JSON document is read as the profile JSON, anything else as the profile page.
-    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
+    fn extract(document: &[u8], requested: Subject<'_>) -> Reading {
         let is_json = document
             .trim_ascii_start()
             .first()
             .is_some_and(|b| matches!(b, b'{' | b'['));
-        let verdict = if is_json {
+        let reading = if is_json {
             extract::from_api(document, requested)
         } else {
             extract::from_page(document, requested)
         };
-        verdict.map(|body| Profile::new(&body))
+        reading.map(|body| Box::new(Profile::new(&body)))
     }
 }

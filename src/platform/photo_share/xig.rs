@@ -1,14 +1,20 @@
 //! The current profile page's embedded data: `<script type="application/json" data-sjs>`
 //! blobs, one of which holds the user deep inside `require` arrays, `__bbox` wrappers and the
-//! `RelayPrefetchedStreamCache` preloader's `result.data`, under one of two keys (2026 builds
-//! use either):
+//! `RelayPrefetchedStreamCache` preloader's `result.data`, in one of three places (2026 builds
+//! use any):
 //!
 //! - `"xig_user_by_username": {…}`: the user in the mobile API's names (`pk` is the user id;
 //!   its `id` is a different id and is never read), with flat counts
 //!   (`follower_count`/`following_count`/`media_count`) or, in some builds, the edge-style
 //!   count objects (`edge_followed_by`/`edge_follow`/`edge_owner_to_timeline_media`);
 //! - `"xdt_api__v1__users__web_profile_info": {"user": {…}}`: the JSON endpoint's own answer,
-//!   preloaded; there `id` is the user id, and `pk` wins when both are given.
+//!   preloaded; there `id` is the user id, and `pk` wins when both are given;
+//! - `"data":{"user": {…}, "viewer": …}`: the profile query's answer
+//!   (`adp_PolarisProfilePageContentQuery…`, mifi/SimpleInstaBot#328/#329, 2026-09-14), the
+//!   user in the mobile API's names; `pk` wins over `id`.
+//!
+//! Every field is read through the platform's table of names ([`PHOTO_SHARE`]), so each
+//! place reads whichever names its build uses.
 //!
 //! The blobs are large and their nesting changes often, so the object is found by its key
 //! (memmem over the blob's bytes) and only that object is deserialized, with a streaming
@@ -18,11 +24,10 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::PhotoShareProfile;
-use super::edge_user::{EdgeCount, count};
-use super::parts::{Parts, is_requested};
+use super::parts::{Names, is_requested, profile};
 use crate::cost;
 use crate::json_skim::skip_ws;
-use crate::platform::fields::{Flag, Num, Object, Text, describe, first_value};
+use crate::platform::fields::{Object, PHOTO_SHARE, UserObject, describe, first_value};
 use crate::username::Subject;
 
 /// Where a blob keeps the user: the key, with its quotes, as it appears in the blob (an
@@ -33,110 +38,37 @@ enum Place {
     Xig,
     /// `"xdt_api__v1__users__web_profile_info": {"user": {user}}`.
     WebProfileInfo,
+    /// The profile query's answer, `"data":{"user": {user}, "viewer": …}` (2026-09).
+    ProfileQuery,
 }
 
 impl Place {
-    const ALL: [Place; 2] = [Place::Xig, Place::WebProfileInfo];
+    const ALL: [Place; 3] = [Place::Xig, Place::WebProfileInfo, Place::ProfileQuery];
 
     fn key(self) -> &'static [u8] {
         match self {
             Place::Xig => b"\"xig_user_by_username\"",
             Place::WebProfileInfo => b"\"xdt_api__v1__users__web_profile_info\"",
+            Place::ProfileQuery => b"\"data\":{\"user\"",
         }
     }
-}
-
-/// The user object under either key, read with the lenient field types: every spelling the
-/// 2026 builds use for a field is declared, and the body takes the first usable one.
-#[derive(Deserialize)]
-struct PageUser<'a> {
-    #[serde(default, borrow)]
-    pk: Text<'a>,
-    #[serde(default, borrow)]
-    pk_id: Text<'a>,
-    #[serde(default, borrow)]
-    id: Text<'a>,
-    #[serde(default, borrow)]
-    username: Text<'a>,
-    #[serde(default, borrow)]
-    full_name: Text<'a>,
-    #[serde(default, borrow)]
-    biography: Text<'a>,
-    #[serde(default, borrow)]
-    profile_pic_url: Text<'a>,
-    #[serde(default, borrow)]
-    profile_pic_url_hd: Text<'a>,
-    #[serde(default, borrow)]
-    hd_profile_pic_url_info: Object<HdInfo<'a>>,
-    #[serde(default)]
-    is_verified: Flag,
-    #[serde(default)]
-    is_private: Flag,
-    #[serde(default)]
-    follower_count: Num,
-    #[serde(default)]
-    following_count: Num,
-    #[serde(default)]
-    media_count: Num,
-    #[serde(default)]
-    edge_followed_by: Object<EdgeCount>,
-    #[serde(default)]
-    edge_follow: Object<EdgeCount>,
-    #[serde(default)]
-    edge_owner_to_timeline_media: Object<EdgeCount>,
-}
-
-#[derive(Default, Deserialize)]
-struct HdInfo<'a> {
-    #[serde(default, borrow)]
-    url: Text<'a>,
 }
 
 /// The preloaded endpoint answer's envelope: `{"user": {…}}` (or `null`).
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
-    user: Object<PageUser<'a>>,
+    user: Object<UserObject<'a, Names>>,
 }
 
-impl PageUser<'_> {
-    /// The body's parts: the id is `pk` (or `pk_id`), and where the key says `id` is the user
-    /// id, `id` when neither is given; a count is the flat one when usable, else the edge's.
-    fn into_profile(self, place: Place) -> PhotoShareProfile {
-        let mut id = if self.pk.0.is_empty() {
-            self.pk_id
-        } else {
-            self.pk
-        };
-        if id.0.is_empty() && place == Place::WebProfileInfo {
-            id = self.id;
-        }
-        let hd = self.hd_profile_pic_url_info.0.unwrap_or_default().url;
-        Parts {
-            id,
-            username: self.username,
-            full_name: self.full_name,
-            biography: self.biography,
-            profile_pic_url: self.profile_pic_url,
-            profile_pic_url_hd: if hd.0.is_empty() {
-                self.profile_pic_url_hd
-            } else {
-                hd
-            },
-            is_verified: self.is_verified,
-            is_private: self.is_private,
-            followers: usable(self.follower_count, count(self.edge_followed_by)),
-            following: usable(self.following_count, count(self.edge_follow)),
-            posts: usable(self.media_count, count(self.edge_owner_to_timeline_media)),
-        }
-        .into_profile()
+/// The body of the user a place holds: read through the table, except that the xig object's
+/// own `id` is another id than the user's (its `pk` is the user id).
+fn place_profile(place: Place, user: UserObject<'_, Names>) -> PhotoShareProfile {
+    let mut user = user.0;
+    if place == Place::Xig {
+        user.forget(&PHOTO_SHARE, "id", "id");
     }
-}
-
-/// The flat count when it is a usable one, else the edge's (a count the view hides is `null`
-/// in both, and stays missing).
-fn usable(flat: Num, edge: Num) -> Num {
-    if flat.value().is_some() { flat } else { edge }
+    profile(&user)
 }
 
 /// What one blob says about the requested user.
@@ -151,35 +83,67 @@ pub(super) struct Scan {
 }
 
 /// The keys' searchers, built once per page.
-pub(super) struct Keys([Finder<'static>; 2]);
+pub(super) struct Keys([Finder<'static>; 3]);
+
+/// How far a key is known in one blob: its next place (`found`), or that it does not occur
+/// before `searched_to`.
+#[derive(Clone, Copy, Default)]
+struct Known {
+    found: Option<usize>,
+    searched_to: usize,
+}
+
+/// How much of a blob one key's searcher looks at in one go: a key absent from a blob is only
+/// searched as far as the nearest key found (the user is usually near the blob's start).
+const WINDOW: usize = 16 * 1024;
 
 impl Keys {
-    /// The searchers of both keys.
+    /// The searchers of every key.
     pub(super) fn new() -> Self {
         Self(Place::ALL.map(|place| Finder::new(place.key())))
     }
 
     /// The first key at or after `from` in `blob`, as (where, which); counts the bytes looked
-    /// at. `next` remembers each key's next place, so each searcher passes over the blob once.
-    fn next(
-        &self,
-        blob: &[u8],
-        from: usize,
-        next: &mut [Option<usize>; 2],
-    ) -> Option<(usize, Place)> {
-        for (k, place) in Place::ALL.into_iter().enumerate() {
-            if next[k].is_none_or(|at| at < from) {
-                let rest = blob.get(from..).unwrap_or_default();
-                let found = self.0[k].find(rest);
-                cost::examined(found.map_or(rest.len(), |at| at + place.key().len()));
-                next[k] = Some(found.map_or(usize::MAX, |at| from + at));
+    /// at. `known` remembers how far each key was searched, so each searcher passes over a
+    /// byte at most once (window overlaps aside), and no further than the nearest key found.
+    fn next(&self, blob: &[u8], from: usize, known: &mut [Known; 3]) -> Option<(usize, Place)> {
+        for key in known.iter_mut() {
+            // A place inside the object just read is not looked at again.
+            if key.found.is_some_and(|at| at < from) {
+                key.found = None;
+            }
+            if key.found.is_none() {
+                key.searched_to = key.searched_to.max(from);
             }
         }
-        Place::ALL
-            .into_iter()
-            .zip(*next)
-            .filter_map(|(place, at)| at.filter(|&at| at != usize::MAX).map(|at| (at, place)))
-            .min_by_key(|&(at, _)| at)
+        loop {
+            let nearest = Place::ALL
+                .into_iter()
+                .zip(known.iter())
+                .filter_map(|(place, key)| key.found.map(|at| (at, place)))
+                .min_by_key(|&(at, _)| at);
+            let limit = nearest.map_or(blob.len(), |(at, _)| at);
+            let mut searched = false;
+            for (k, place) in Place::ALL.into_iter().enumerate() {
+                let key = &mut known[k];
+                if key.found.is_some() || key.searched_to >= limit {
+                    continue;
+                }
+                let start = key.searched_to;
+                let end = (start + WINDOW).min(blob.len());
+                let window = &blob[start..(end + place.key().len() - 1).min(blob.len())];
+                let found = self.0[k].find(window);
+                cost::examined(found.map_or(window.len(), |at| at + place.key().len()));
+                match found {
+                    Some(at) => (key.found, key.searched_to) = (Some(start + at), start + at),
+                    None => key.searched_to = end,
+                }
+                searched = true;
+            }
+            if !searched {
+                return nearest;
+            }
+        }
     }
 }
 
@@ -188,12 +152,13 @@ impl Keys {
 /// Each byte of the blob is deserialized at most once: the search resumes after an object that
 /// was read (so keys nested inside it are not read again), and stops at the first object that
 /// cannot be read (the blob is then malformed, and a nest of keys cannot make the work grow
-/// with their number). Each key's searcher passes over the blob once.
+/// with their number). Each key's searcher passes over a byte of the blob at most once, and
+/// over none past the object that answers.
 pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
     let mut out = Scan::default();
     let mut from = 0;
-    let mut next = [None; 2];
-    while let Some((at, place)) = keys.next(blob, from, &mut next) {
+    let mut known = [Known::default(); 3];
+    while let Some((at, place)) = keys.next(blob, from, &mut known) {
         let after_key = at + place.key().len();
         from = after_key;
         let rest = skip_ws(&blob[after_key..]);
@@ -205,7 +170,9 @@ pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
         }
         let value_at = blob.len() - value.len();
         let read = match place {
-            Place::Xig => first_value::<PageUser>(value).map(|r| r.map(|(u, n)| (Some(u), n))),
+            Place::Xig | Place::ProfileQuery => {
+                first_value::<UserObject<Names>>(value).map(|r| r.map(|(u, n)| (Some(u), n)))
+            }
             Place::WebProfileInfo => {
                 first_value::<Envelope>(value).map(|r| r.map(|(e, n)| (e.user.0, n)))
             }
@@ -216,7 +183,7 @@ pub(super) fn scan(blob: &[u8], requested: Subject<'_>, keys: &Keys) -> Scan {
                 let Some(user) = user else {
                     continue; // `{"user": null}`: no profile here
                 };
-                let profile = user.into_profile(place);
+                let profile = place_profile(place, user);
                 if is_requested(&profile, requested) {
                     out.profile = Some(profile);
                     return out;
@@ -274,7 +241,7 @@ mod tests {
 
     #[test]
     fn hd_falls_back_and_missing_counts_are_none() {
-        let blob = r#"{"data":{"xig_user_by_username":{"pk":7,"username":"bo",
+        let blob = r#"{"data":{"xig_user_by_username":{"pk":7,"username":"bo","is_private":true,
             "profile_pic_url":"https://cdn.test/s.jpg","hd_profile_pic_url_info":null}}}"#;
         let p = run(blob, "bo").profile.expect("profile");
         assert_eq!(p.id, "7");

@@ -7,18 +7,23 @@
 //! signed 32-bit: one past `i32::MAX` arrives negative and is that value plus 2^32. What it
 //! lacks is `null` for a count and `""` or `false` for the rest, as for a private page. The
 //! platform answers 400 for a private account and for a missing one alike, so this page can
-//! never say "not found" (the site reads that status; this module reads the 200).
-
-use std::fmt;
+//! never say "not found" (the site reads that status; this module reads the 200). Its error
+//! payload (`"isError": true`, `"pageName": "error"`, no `userInfo`; a real user's route says
+//! `"pageName": "creator"`) means the same, whatever the status it comes with: it reads as
+//! [`EMBED_PRIVATE_OR_MISSING`], which the site turns into "nothing said about the user".
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::user_json::{self, Entries, Said};
-use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
-use crate::platform::PageVerdict;
-use crate::platform::fields::{Flag, Object, Text};
+#[cfg(test)]
+use super::ShortVideoProfile;
+use super::user_json::{self, Entries, Names, Said};
+use crate::platform::Reading;
+use crate::platform::fields::{Flag, Object, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
+
+/// What the embed's 400 and its error payload (`"isError": true`) are: the platform says so
+/// for a private account and for a missing one alike (the site's reason for it).
+pub(super) const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
 
 /// The id of the embed page's state script.
 pub(super) const SCRIPT_ID: &[u8] = b"__FRONTITY_CONNECT_STATE__";
@@ -26,9 +31,20 @@ pub(super) const SCRIPT_ID: &[u8] = b"__FRONTITY_CONNECT_STATE__";
 const ROUTE_PREFIX: &str = "/embed/@";
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Doc<'a> {
     #[serde(borrow)]
     source: Option<Object<Source<'a>>>,
+    #[serde(default)]
+    is_error: Flag,
+    #[serde(default, borrow)]
+    page_name: Text<'a>,
+}
+
+/// The embed's error payload, at the top of the state or in a route: `"isError": true` or
+/// `"pageName": "error"` (a real user's route says `"pageName": "creator"`).
+fn says_error(is_error: Flag, page_name: &Text<'_>) -> bool {
+    is_error.0 || page_name.0 == "error"
 }
 
 #[derive(Default, Deserialize)]
@@ -38,95 +54,16 @@ struct Source<'a> {
 }
 
 #[derive(Default, Deserialize)]
-struct Route<'a> {
-    #[serde(rename = "userInfo", borrow)]
-    user_info: Option<Object<EmbedUser<'a>>>,
-}
-
-/// The embed's `userInfo`: only the fields the body returns.
-#[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct EmbedUser<'a> {
+struct Route<'a> {
+    /// The embed's flat `userInfo`, read through the platform's table (its `avatarThumbUrl`
+    /// and flat counts are names the table lists for this form).
     #[serde(borrow)]
-    id: Option<Text<'a>>,
-    #[serde(borrow)]
-    unique_id: Option<Text<'a>>,
-    #[serde(borrow)]
-    nickname: Option<Text<'a>>,
-    #[serde(borrow)]
-    signature: Option<Text<'a>>,
+    user_info: Option<Object<UserObject<'a, Names>>>,
     #[serde(default)]
-    verified: Flag,
-    #[serde(default)]
-    private_account: Flag,
-    #[serde(borrow)]
-    avatar_thumb_url: Option<Text<'a>>,
-    #[serde(default)]
-    follower_count: Int32Count,
-    #[serde(default)]
-    following_count: Int32Count,
-    #[serde(default)]
-    heart_count: Int32Count,
-    #[serde(default)]
-    video_count: Int32Count,
-    #[serde(default)]
-    digg_count: Int32Count,
-}
-
-/// A count the embed writes as a signed 32-bit integer: a negative value `v` is `v + 2^32`;
-/// anything that is not such an integer (or a string of digits) is no count.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Int32Count(Option<u64>);
-
-impl Int32Count {
-    fn of(value: i64) -> Self {
-        match value {
-            0.. => Int32Count(u64::try_from(value).ok()),
-            v if v >= i64::from(i32::MIN) => Int32Count(u64::try_from(v + (1 << 32)).ok()),
-            _ => Int32Count(None),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Int32Count {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct CountVisitor;
-        impl<'de> Visitor<'de> for CountVisitor {
-            type Value = Int32Count;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a count")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int32Count, E> {
-                Ok(Int32Count(Some(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int32Count, E> {
-                Ok(Int32Count::of(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Int32Count, E> {
-                let digits =
-                    !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
-                Ok(Int32Count(digits.then(|| v.parse().ok()).flatten()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Int32Count, E> {
-                Ok(Int32Count(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Int32Count, E> {
-                Ok(Int32Count(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Int32Count, E> {
-                Ok(Int32Count(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Int32Count, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Int32Count(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Int32Count, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Int32Count(None))
-            }
-        }
-        d.deserialize_any(CountVisitor)
-    }
+    is_error: Flag,
+    #[serde(default, borrow)]
+    page_name: Text<'a>,
 }
 
 /// What the embed page's state says about `requested`.
@@ -140,70 +77,48 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         Ok(doc) => doc,
         Err(why) => return Said::Broken(why),
     };
+    let top_error = says_error(doc.is_error, &doc.page_name);
     let Some(Entries(routes)) = doc.source.and_then(|s| s.0).and_then(|s| s.data) else {
         return Said::Broken("the embed state has no source.data".into());
     };
-    let mut users: Vec<(Text<'_>, EmbedUser<'_>)> = routes
-        .into_iter()
-        .filter_map(|(key, route)| Some((key, route.0?.user_info?.0?)))
-        .collect();
+    let mut error = top_error;
+    let mut users: Vec<(Text<'_>, UserObject<'_, Names>)> = Vec::new();
+    for (key, route) in routes {
+        let Some(route) = route.0 else { continue };
+        error |= says_error(route.is_error, &route.page_name);
+        if let Some(user) = route.user_info.and_then(|info| info.0) {
+            users.push((key, user));
+        }
+    }
     let named = |key: &Text<'_>| match (key.0.strip_prefix(ROUTE_PREFIX), requested.name()) {
         (Some(name), Some(wanted)) => name.eq_ignore_ascii_case(wanted),
         (Some(_), None) => true,
         (None, _) => false,
     };
-    let claims = |user: &EmbedUser<'_>| {
-        user.unique_id
-            .as_ref()
-            .is_some_and(|id| !id.0.is_empty() && requested.matches(&id.0))
+    let claims = |user: &UserObject<'_, Names>| {
+        let id = View::new(&SHORT_VIDEO, &user.0).username();
+        !id.is_empty() && requested.matches(&id)
     };
     let at = users
         .iter()
         .position(|(key, _)| named(key))
         .or_else(|| users.iter().position(|(_, user)| claims(user)));
     let Some(at) = at else {
-        return Said::Broken(format!(
-            "the embed state holds no userInfo for {:?}",
-            requested.to_string()
-        ));
+        // The embed's error payload: private or missing alike, never a verdict about the user.
+        if error {
+            return Said::user(Reading::blocked(EMBED_PRIVATE_OR_MISSING));
+        }
+        // No `userInfo` for the name at its route: the page's search may find it elsewhere.
+        return Said::NoUser { private: false };
     };
     let (_, user) = users.swap_remove(at);
     if !claims(&user) {
-        return Said::user(PageVerdict::Unreadable(format!(
+        return Said::user(Reading::Unreadable(format!(
             "the embed's userInfo is about another user than {:?}",
             requested.to_string()
         )));
     }
-    Said::user(PageVerdict::Profile(body(user)))
-}
-
-/// The body from the embed's `userInfo`.
-fn body(user: EmbedUser<'_>) -> ShortVideoProfile {
-    let text = |t: Option<Text<'_>>| t.map(Text::into_string).unwrap_or_default();
-    let heart = user.heart_count.0;
-    ShortVideoProfile {
-        user_info: ShortVideoUserInfo {
-            user: ShortVideoUser {
-                id: text(user.id),
-                unique_id: text(user.unique_id),
-                nickname: text(user.nickname),
-                signature: text(user.signature),
-                verified: user.verified.0,
-                private_account: user.private_account.0,
-                avatar_thumb: text(user.avatar_thumb_url),
-                ..ShortVideoUser::default()
-            },
-            stats: ShortVideoStats {
-                follower_count: user.follower_count.0,
-                following_count: user.following_count.0,
-                // The embed spells the like count once; the body's two spellings both get it.
-                heart,
-                heart_count: heart,
-                video_count: user.video_count.0,
-                digg_count: user.digg_count.0,
-            },
-        },
-    }
+    Said::user(user_json::profile(&user.0, false, requested))
 }
 
 #[cfg(test)]
@@ -222,15 +137,14 @@ mod tests {
         )
     }
 
-    fn verdict(text: &str, who: &str) -> PageVerdict<ShortVideoProfile> {
-        said(text.as_bytes(), (&name(who)).into()).into_verdict()
+    fn verdict(text: &str, who: &str) -> Reading<ShortVideoProfile> {
+        said(text.as_bytes(), (&name(who)).into()).into_reading()
     }
 
     #[test]
     fn reads_the_flat_user_info_and_unwraps_signed_counts() {
         let info = r#"{"id":"42","uniqueId":"Lamp.Maker","nickname":"Lamp","signature":"a &amp; b\nc","verified":true,"privateAccount":false,"avatarThumbUrl":"https:\u002F\u002Fcdn.example\u002Ft.jpg","followerCount":-1194967296,"followingCount":7,"heartCount":-1}"#;
-        let PageVerdict::Profile(p) = verdict(&state("/embed/@lamp.maker", info), "lamp.maker")
-        else {
+        let Reading::Found(p) = verdict(&state("/embed/@lamp.maker", info), "lamp.maker") else {
             panic!("no profile");
         };
         let (u, s) = (&p.user_info.user, &p.user_info.stats);
@@ -249,6 +163,36 @@ mod tests {
     }
 
     #[test]
+    fn the_error_payload_is_private_or_missing_never_not_found() {
+        // The embed's answer for a private account and a missing one alike (2026-09):
+        // `"isError": true`, `"pageName": "error"`, no `userInfo`. The page decides.
+        let error = r#"{"router":{"link":"/embed/@abc"},"source":{"get":{},"data":{"/embed/@abc":{"isReady":true,"isError":true,"pageName":"error","errorCode":400}}}}"#;
+        for who in ["abc", "someone.else"] {
+            assert_eq!(
+                verdict(error, who),
+                Reading::blocked("embed_private_or_missing"),
+                "{who}"
+            );
+        }
+        // A real user's embed says `"pageName": "creator"` and is read as before.
+        let info = r#"{"uniqueId":"abc","followerCount":3}"#;
+        let creator = state("/embed/@abc", info).replace(
+            r#""isReady":true"#,
+            r#""isReady":true,"isError":false,"pageName":"creator""#,
+        );
+        assert!(matches!(verdict(&creator, "abc"), Reading::Found(_)));
+    }
+
+    #[test]
+    fn a_public_embed_without_a_follower_count_is_unreadable() {
+        let info = r#"{"uniqueId":"abc","privateAccount":false,"fansTotal":5,"heartCount":1}"#;
+        assert!(matches!(
+            verdict(&state("/embed/@abc", info), "abc"),
+            Reading::Unreadable(why) if why.contains("follower count")
+        ));
+    }
+
+    #[test]
     fn counts_that_are_no_int32_are_null() {
         for (value, want) in [
             ("0", Some(0)),
@@ -261,11 +205,12 @@ mod tests {
             ("[1]", None),
             ("{\"a\":1}", None),
         ] {
-            let info = format!(r#"{{"uniqueId":"abc","followerCount":{value}}}"#);
-            let PageVerdict::Profile(p) = verdict(&state("/embed/@abc", &info), "abc") else {
+            let info =
+                format!(r#"{{"uniqueId":"abc","followerCount":1,"followingCount":{value}}}"#);
+            let Reading::Found(p) = verdict(&state("/embed/@abc", &info), "abc") else {
                 panic!("{value}: no profile");
             };
-            assert_eq!(p.user_info.stats.follower_count, want, "{value}");
+            assert_eq!(p.user_info.stats.following_count, want, "{value}");
         }
     }
 
@@ -274,13 +219,13 @@ mod tests {
         let info = r#"{"uniqueId":"someone.else","followerCount":1}"#;
         assert!(matches!(
             verdict(&state("/embed/@abc", info), "abc"),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         // Found by its uniqueId under another route name.
         let info = r#"{"uniqueId":"ABC","followerCount":1}"#;
         assert!(matches!(
             verdict(&state("/embed/@x", info), "abc"),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
         for broken in [
             r#"{"source":{"data":{}}}"#,
@@ -290,10 +235,7 @@ mod tests {
             "{not json",
         ] {
             let got = verdict(broken, "abc");
-            assert!(
-                matches!(got, PageVerdict::Unreadable(_)),
-                "{broken}: {got:?}"
-            );
+            assert!(matches!(got, Reading::Unreadable(_)), "{broken}: {got:?}");
         }
     }
 }

@@ -14,10 +14,11 @@
 
 use super::ShortVideoProfile;
 use super::stateless::{self, Rest};
-use super::user_json::{SHELL_PAGE, Said};
+use super::user_json::{self, NO_USER, SHELL_PAGE, Said};
 use super::{embed, next_data, sigi, universal};
 use crate::html::{self, Token};
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
+use crate::platform::fields::{self, SHORT_VIDEO};
 use crate::username::Subject;
 
 /// The ways a document embeds its state: the profile page's eras, newest first, then the
@@ -53,7 +54,7 @@ impl Kind {
 }
 
 /// The state scripts of one page, by [`Kind`]: the first of each (a page has at most one).
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct States<'a>([Option<&'a [u8]>; 5]);
 
 impl<'a> States<'a> {
@@ -95,6 +96,11 @@ impl<'a> States<'a> {
         (states, rest)
     }
 
+    /// Every state script's text, in the order of [`Kind`].
+    fn texts(self) -> impl Iterator<Item = &'a [u8]> {
+        self.0.into_iter().flatten()
+    }
+
     /// What each state says, newest era first, read lazily: a state after the one that
     /// decides is never parsed.
     fn said(self, requested: Subject<'a>) -> impl Iterator<Item = Said> + 'a {
@@ -108,54 +114,89 @@ impl<'a> States<'a> {
 ///
 /// Existence comes from the deciding state's status code only (0, 10216 and 10222 (private)
 /// are profiles; 10221, 10202 and 10204 not found; 10000, 10113 and 10114 a captcha block);
-/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). Counts the
-/// page does not give are `None`; other missing user fields are `""`, `false` or `0`, because
-/// the body's shape has every key and a blank bio is not a wrong number. Strings are
-/// JSON-decoded, never entity-decoded. Pure and linear in the page size (each state is parsed
-/// at most once); never panics, whatever the bytes.
-pub fn extract<'a>(
-    page: &[u8],
-    requested: impl Into<Subject<'a>>,
-) -> PageVerdict<ShortVideoProfile> {
+/// the profile's `uniqueId` must be the requested name (ASCII case-insensitively). When no
+/// state decides (a state whose known place holds no user, or no state of a known kind), the
+/// anchored search looks for the requested user's object in every state and inline JSON of
+/// the page, and never takes another user's. Every field is read through the platform's table
+/// of names. Counts the page does not give are `None` (a public account must give its
+/// followers); other missing user fields are `""`, `false` or `0`, because the body's shape
+/// has every key and a blank bio is not a wrong number. Strings are JSON-decoded, never
+/// entity-decoded. Pure and linear in the page size (each script is parsed at most twice:
+/// by its reader, then by the search); never panics, whatever the bytes.
+pub fn extract<'a>(page: &[u8], requested: impl Into<Subject<'a>>) -> Reading<ShortVideoProfile> {
     let requested = requested.into();
     if stateless::is_empty(page) {
-        return PageVerdict::Blocked(stateless::EMPTY_BODY);
+        return Reading::blocked(stateless::EMPTY_BODY);
     }
     let (states, rest) = States::of(page);
     let mut broken = None;
     let mut shell = false;
+    let mut no_user = None;
     for said in states.said(requested) {
         match said {
-            Said::User(verdict) => return *verdict,
+            Said::User(reading) => return *reading,
+            Said::NoUser { private } => {
+                no_user.get_or_insert(private);
+            }
             Said::AppOnly => shell = true,
             Said::Broken(why) => {
                 broken.get_or_insert(why);
             }
         }
     }
-    match (broken, shell) {
-        // A state we could not read may have held the user: never guess a block over it.
-        (Some(why), _) => PageVerdict::Unreadable(why),
-        (None, true) => PageVerdict::Blocked(SHELL_PAGE),
-        (None, false) => rest.verdict(),
+    // No state decided: the requested user's object anywhere in the page's JSON.
+    if let Some(reading) = anchored(states, &rest, requested, no_user.unwrap_or(false)) {
+        return reading;
     }
+    match (no_user, broken, shell) {
+        (Some(_), _, _) => Reading::Unreadable(NO_USER.into()),
+        // A state we could not read may have held the user: never guess a block over it.
+        (None, Some(why), _) => Reading::Unreadable(why),
+        (None, None, true) => Reading::blocked(SHELL_PAGE),
+        (None, None, false) => rest.reading(),
+    }
+}
+
+/// The anchored search over every state and every inline JSON of the page: the reading of the
+/// requested user's object, when one is found (`private` when a state's status said so);
+/// `None` when there is none, or no name to look for (a saved page read for anyone).
+fn anchored(
+    states: States<'_>,
+    rest: &Rest<'_>,
+    requested: Subject<'_>,
+    private: bool,
+) -> Option<Reading<ShortVideoProfile>> {
+    let name = requested.name()?;
+    let found = states
+        .texts()
+        .chain(rest.json().iter().copied())
+        .filter_map(|text| fields::search(&SHORT_VIDEO, text, name))
+        .flatten()
+        .collect();
+    let user = fields::best(&SHORT_VIDEO, found)?;
+    Some(user_json::profile(&user, private, requested))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::platform::Platform;
-    use crate::platform::short_video::samples::{
+    use crate::username::Username;
+    use stand_in::short_video::{
         self as samples, Era, NOT_FOUND_USER, PRIVATE_USER, PUBLIC_USER, SMALL_USER,
     };
-    use crate::username::Username;
+
+    /// The body the stand-in says the service must return for `user`.
+    fn expected_body(user: &samples::SampleUser) -> ShortVideoProfile {
+        serde_json::from_value(samples::expected_body(user)).expect("a short-video body")
+    }
 
     fn name(s: &str) -> Username {
         Username::parse(Platform::ShortVideo, s).unwrap()
     }
 
-    fn unreadable(v: &PageVerdict<ShortVideoProfile>) -> bool {
-        matches!(v, PageVerdict::Unreadable(_))
+    fn unreadable(v: &Reading<ShortVideoProfile>) -> bool {
+        matches!(v, Reading::Unreadable(_))
     }
 
     #[test]
@@ -166,7 +207,7 @@ mod tests {
                 let got = extract(page.as_bytes(), &name(user.unique_id));
                 assert_eq!(
                     got,
-                    PageVerdict::Profile(samples::expected_body(&user)),
+                    Reading::Found(expected_body(&user)),
                     "{era:?} {}",
                     user.unique_id
                 );
@@ -178,16 +219,13 @@ mod tests {
     fn case_of_the_request_does_not_matter() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 20_000);
         let got = extract(page.as_bytes(), &name("TINY.Baker_7"));
-        assert_eq!(
-            got,
-            PageVerdict::Profile(samples::expected_body(&SMALL_USER))
-        );
+        assert_eq!(got, Reading::Found(expected_body(&SMALL_USER)));
     }
 
     #[test]
     fn exact_counts_escapes_and_entities() {
         let page = samples::profile_page(Era::Universal, &PUBLIC_USER, 20_000);
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(PUBLIC_USER.unique_id)) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name(PUBLIC_USER.unique_id)) else {
             panic!("no profile");
         };
         // The page's stats say 12300000 and a negative heartCount; statsV2 is exact.
@@ -204,8 +242,7 @@ mod tests {
     fn private_pages_leave_absent_counts_null() {
         for era in Era::ALL {
             let page = samples::profile_page(era, &PRIVATE_USER, 20_000);
-            let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(PRIVATE_USER.unique_id))
-            else {
+            let Reading::Found(p) = extract(page.as_bytes(), &name(PRIVATE_USER.unique_id)) else {
                 panic!("no profile in {era:?}");
             };
             assert!(p.user_info.user.private_account);
@@ -220,11 +257,11 @@ mod tests {
             let page = samples::not_found_page(era, NOT_FOUND_USER);
             assert!(page.contains("river.sketches"));
             let got = extract(page.as_bytes(), &name(NOT_FOUND_USER));
-            assert_eq!(got, PageVerdict::NotFound, "{era:?}");
+            assert_eq!(got, Reading::NotFound, "{era:?}");
             // Asking for a suggested user on that page never yields their profile.
             assert!(!matches!(
                 extract(page.as_bytes(), &name("river.sketches")),
-                PageVerdict::Profile(_)
+                Reading::Found(_)
             ));
         }
     }
@@ -234,41 +271,43 @@ mod tests {
         let n = name("status.sample");
         for code in [10000, 10113, 10114] {
             let page = samples::status_page(code);
-            assert_eq!(
-                extract(page.as_bytes(), &n),
-                PageVerdict::Blocked("captcha")
-            );
+            assert_eq!(extract(page.as_bytes(), &n), Reading::blocked("captcha"));
         }
         assert_eq!(
             extract(samples::status_page(10221).as_bytes(), &n),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         for gone in [10202, 10204] {
             assert_eq!(
                 extract(samples::status_page(gone).as_bytes(), &n),
-                PageVerdict::NotFound,
+                Reading::NotFound,
                 "{gone}"
             );
         }
         assert_eq!(
             extract(samples::status_page(10231).as_bytes(), &n),
-            PageVerdict::RegionLocked
+            Reading::RegionLocked
+        );
+        let restricted = samples::restricted_page(samples::RESTRICTED_NAME);
+        assert_eq!(
+            extract(restricted.as_bytes(), &name(samples::RESTRICTED_NAME)),
+            Reading::Restricted
         );
         let odd = extract(samples::status_page(10_555).as_bytes(), &n);
-        assert!(matches!(&odd, PageVerdict::Unreadable(why) if why.contains("10555")));
+        assert!(matches!(&odd, Reading::Unreadable(why) if why.contains("10555")));
         let shell = samples::shell_page();
         assert_eq!(
             extract(shell.as_bytes(), &n),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
         // The WAF page is a hurdle the site clears before extraction; read as a document it
         // holds an inline script of a form we do not know.
         let waf = samples::waf_challenge_page(5);
         assert!(matches!(
             extract(waf.as_bytes(), &n),
-            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+            Reading::Unreadable(why) if why.starts_with("no state script")
         ));
-        assert_eq!(extract(b"", &n), PageVerdict::Blocked("empty_body"));
+        assert_eq!(extract(b"", &n), Reading::blocked("empty_body"));
     }
 
     #[test]
@@ -297,7 +336,7 @@ mod tests {
         ] {
             assert_eq!(
                 extract(page.as_bytes(), &name("abc")),
-                PageVerdict::NotFound,
+                Reading::NotFound,
                 "{page}"
             );
         }
@@ -310,7 +349,7 @@ mod tests {
         );
         assert!(matches!(
             extract(decoys.as_bytes(), &name("abc")),
-            PageVerdict::Unreadable(why) if why.starts_with("no state script")
+            Reading::Unreadable(why) if why.starts_with("no state script")
         ));
     }
 
@@ -320,10 +359,7 @@ mod tests {
         let fake = r#"<meta name="description" content='<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":{"user":{"uniqueId":"tiny.baker_7"},"stats":{"followerCount":1}}}}}</script>'>"#;
         let page = real.replacen("<head>", &format!("<head>{fake}"), 1);
         let got = extract(page.as_bytes(), &name(SMALL_USER.unique_id));
-        assert_eq!(
-            got,
-            PageVerdict::Profile(samples::expected_body(&SMALL_USER))
-        );
+        assert_eq!(got, Reading::Found(expected_body(&SMALL_USER)));
     }
 
     #[test]
@@ -336,17 +372,14 @@ mod tests {
             r#"<script id="sigi-persisted-data">window['SIGI_STATE']={sigi};window['SIGI_RETRY']={{"x":1}};</script>
             <script id="__NEXT_DATA__">{{"props":{{"pageProps":{{"statusCode":10202}}}}}}</script>"#
         );
-        let PageVerdict::Profile(p) = extract(page.as_bytes(), &name("abc")) else {
+        let Reading::Found(p) = extract(page.as_bytes(), &name("abc")) else {
             panic!("no profile");
         };
         assert_eq!(p.user_info.stats.follower_count, Some(3));
         let newer = format!(
             r#"{page}<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{{"__DEFAULT_SCOPE__":{{"webapp.user-detail":{{"statusCode":10221}}}}}}</script>"#
         );
-        assert_eq!(
-            extract(newer.as_bytes(), &name("abc")),
-            PageVerdict::NotFound
-        );
+        assert_eq!(extract(newer.as_bytes(), &name("abc")), Reading::NotFound);
     }
 
     #[test]
@@ -357,7 +390,7 @@ mod tests {
                     let page = samples::two_state_page(era, Some(&user), user.unique_id, first);
                     assert_eq!(
                         extract(page.as_bytes(), &name(user.unique_id)),
-                        PageVerdict::Profile(samples::expected_body(&user)),
+                        Reading::Found(expected_body(&user)),
                         "{era:?}, app context first: {first}, {}",
                         user.unique_id
                     );
@@ -365,7 +398,7 @@ mod tests {
                 let page = samples::two_state_page(era, None, NOT_FOUND_USER, first);
                 assert_eq!(
                     extract(page.as_bytes(), &name(NOT_FOUND_USER)),
-                    PageVerdict::NotFound,
+                    Reading::NotFound,
                     "{era:?}, app context first: {first}"
                 );
             }
@@ -378,7 +411,7 @@ mod tests {
         );
         assert_eq!(
             extract(shells.as_bytes(), &name("abc")),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
     }
 
@@ -393,13 +426,17 @@ mod tests {
             (samples::captcha_page(10000), "captcha_page"),
             (samples::captcha_page(10113), "captcha_page"),
             (samples::captcha_page(10114), "captcha_page"),
+            // 2026-09: the configuration in a JSON script element, `id="captcha-config"`.
+            (samples::captcha_config_page(10000), "captcha_page"),
+            (samples::captcha_config_page(10113), "captcha_page"),
+            (samples::captcha_config_page(10114), "captcha_page"),
         ];
         for (page, reason) in cases {
             // Whoever is asked for: a block is never a verdict about the user.
             for who in [PUBLIC_USER.unique_id, NOT_FOUND_USER] {
                 assert_eq!(
                     extract(page.as_bytes(), &name(who)),
-                    PageVerdict::Blocked(reason),
+                    Reading::blocked(reason),
                     "{reason} for {who}"
                 );
             }
@@ -420,6 +457,7 @@ mod tests {
             with(r#"<script type="application/ld+json">{"@type":"Person","name":"A"}</script>"#),
             // A verify configuration whose code is not a captcha's: not a page we know.
             samples::captcha_page(10555),
+            samples::captcha_config_page(10555),
             "<html><body>We changed everything</body></html>".to_owned(),
             "<html><head><title>Security Check</title></head><body>Security Check</body></html>"
                 .to_owned(),
@@ -444,7 +482,7 @@ mod tests {
                 &page[..start],
                 &page[end + "</title>".len()..]
             );
-            let PageVerdict::Profile(p) = extract(page.as_bytes(), &name(user.unique_id)) else {
+            let Reading::Found(p) = extract(page.as_bytes(), &name(user.unique_id)) else {
                 panic!("{era:?}: no profile");
             };
             assert_eq!(p.user_info.user.signature, user.signature);
@@ -463,23 +501,92 @@ mod tests {
             );
         assert_eq!(
             extract(shell.as_bytes(), &name("abc")),
-            PageVerdict::Blocked("stateless_shell")
+            Reading::blocked("stateless_shell")
         );
     }
 
     #[test]
     fn truncated_pages_never_give_a_wrong_profile() {
         let page = samples::profile_page(Era::Sigi, &SMALL_USER, 6_000);
-        let want = PageVerdict::Profile(samples::expected_body(&SMALL_USER));
+        let want = Reading::Found(expected_body(&SMALL_USER));
         let n = name(SMALL_USER.unique_id);
         for cut in 0..page.len() {
             let got = extract(&page.as_bytes()[..cut], &n);
-            let empty = cut == 0 && got == PageVerdict::Blocked("empty_body");
+            let empty = cut == 0 && got == Reading::blocked("empty_body");
             assert!(
                 got == want || unreadable(&got) || empty,
                 "cut {cut}: {got:?}"
             );
         }
+    }
+
+    /// A current-era page whose only state is `state` under the usual id.
+    fn universal(state: &str) -> String {
+        format!(
+            r#"<html><script type="application/json" id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{state}</script></html>"#
+        )
+    }
+
+    #[test]
+    fn a_state_under_an_unknown_id_still_reads() {
+        for user in samples::sample_users()
+            .into_iter()
+            .chain([samples::MOVED_PAGE_USER])
+        {
+            let page = samples::moved_state_page(&user, 30_000);
+            assert_eq!(
+                extract(page.as_bytes(), &name(user.unique_id)),
+                Reading::Found(expected_body(&user)),
+                "{}",
+                user.unique_id
+            );
+        }
+    }
+
+    #[test]
+    fn a_user_object_moved_within_the_state_still_reads_its_counts_beside_it() {
+        // `userInfo.user` became `userInfo.owner`: the counts are read relative to the object
+        // that holds the user, wherever that is.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"webapp.user-profile":
+            {"statusCode":0,"userInfo":{"owner":{"id":"9","uniqueId":"Moved.One","nickname":"M"},
+            "stats":{"followerCount":40,"heart":7},"statsV2":{"followerCount":"41"}}}}}"#,
+        );
+        let Reading::Found(p) = extract(page.as_bytes(), &name("moved.one")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.user.id, "9");
+        assert_eq!(p.user_info.stats.follower_count, Some(41));
+        assert_eq!(p.user_info.stats.heart, Some(7));
+    }
+
+    #[test]
+    fn a_count_renamed_to_a_known_name_still_reads() {
+        // The embed's flat `followerCount` inside the page's user object, no `stats`.
+        let page = universal(
+            r#"{"__DEFAULT_SCOPE__":{"webapp.user-detail":{"statusCode":0,"userInfo":
+            {"user":{"id":"3","uniqueId":"flat.counts","followerCount":12,"heartCount":5}}}}}"#,
+        );
+        let Reading::Found(p) = extract(page.as_bytes(), &name("flat.counts")) else {
+            panic!("no profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, Some(12));
+        assert_eq!(p.user_info.stats.heart_count, Some(5));
+    }
+
+    #[test]
+    fn another_users_object_is_never_taken_by_the_search() {
+        // The moved page holds its owner and the suggested accounts: anyone else is not there.
+        let page = samples::moved_state_page(&SMALL_USER, 30_000);
+        for other in ["nobody.here", PUBLIC_USER.unique_id] {
+            assert!(
+                unreadable(&extract(page.as_bytes(), &name(other))),
+                "{other}"
+            );
+        }
+        // A state of unknown shape holding only another user's object (the viewer).
+        let viewer = r#"<script id="__NEW__" type="application/json">{"viewer":{"uniqueId":"me","followerCount":1}}</script>"#;
+        assert!(unreadable(&extract(viewer.as_bytes(), &name("someone"))));
     }
 
     #[test]
@@ -502,7 +609,7 @@ mod tests {
         bytes[at + 1] = 0x28;
         assert!(matches!(
             extract(&bytes, &name(SMALL_USER.unique_id)),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
     }
 }

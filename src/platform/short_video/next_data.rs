@@ -6,9 +6,10 @@
 
 use serde::Deserialize;
 
+#[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo, Said};
-use crate::platform::PageVerdict;
+use super::user_json::{self, Found, Said, UserInfo};
+use crate::platform::Reading;
 use crate::platform::fields::Text;
 use crate::username::Subject;
 
@@ -35,7 +36,7 @@ struct PageProps<'a> {
     #[serde(borrow)]
     unique_id: Option<Text<'a>>,
     #[serde(borrow)]
-    user_info: Option<RawUserInfo<'a>>,
+    user_info: Option<UserInfo<'a>>,
 }
 
 /// Reads the text of the `__NEXT_DATA__` script.
@@ -49,31 +50,31 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
     let Some(props) = doc.props.and_then(|p| p.page_props) else {
         return Said::Broken("the state has no props.pageProps".into());
     };
-    Said::user(page_props(props, requested))
+    page_props(props, requested)
 }
 
 /// [`said`] as the verdict of a page holding only this state.
 #[cfg(test)]
-fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
-    said(text, requested).into_verdict()
+fn read(text: &[u8], requested: Subject<'_>) -> Reading<ShortVideoProfile> {
+    said(text, requested).into_reading()
 }
 
-/// The verdict of the page props: the section about the page's user.
-fn page_props(props: PageProps<'_>, requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+/// What the page props say: the section about the page's user.
+fn page_props(props: PageProps<'_>, requested: Subject<'_>) -> Said {
     if let Some(Text(id)) = &props.unique_id
         && !id.is_empty()
         && !requested.matches(id)
     {
-        return PageVerdict::Unreadable(format!(
+        return Said::user(Reading::Unreadable(format!(
             "pageProps is about another user than {:?}",
             requested.to_string()
-        ));
+        )));
     }
     if props.status_code.is_none() && props.server_code == Some(404) {
-        return PageVerdict::NotFound;
+        return Said::user(Reading::NotFound);
     }
     let found = Found::from_user_info(props.status_code, props.user_info);
-    user_json::verdict(found, requested)
+    user_json::said(found, requested)
 }
 
 #[cfg(test)]
@@ -99,7 +100,7 @@ mod tests {
         let text = page_props(&format!(
             r#"{{"serverCode":200,"uniqueId":"old_timer","statusCode":0,"statusMsg":"","userInfo":{USER}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("old_timer")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("old_timer")).into()) else {
             panic!("not a profile");
         };
         assert_eq!(p.user_info.user.id, "107");
@@ -112,7 +113,7 @@ mod tests {
         assert_eq!(p.user_info.stats.digg_count, Some(53));
         assert!(matches!(
             read(text.as_bytes(), (&name("viewer")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -121,26 +122,26 @@ mod tests {
         let nf = page_props(r#"{"serverCode":404,"statusCode":10202,"userInfo":{}}"#);
         assert_eq!(
             read(nf.as_bytes(), (&name("gone_user")).into()),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         let nf = page_props(r#"{"serverCode":404}"#);
         assert_eq!(
             read(nf.as_bytes(), (&name("gone_user")).into()),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         let captcha = page_props(r#"{"serverCode":200,"statusCode":10000}"#);
         assert_eq!(
             read(captcha.as_bytes(), (&name("a1")).into()),
-            PageVerdict::Blocked("captcha")
+            Reading::blocked("captcha")
         );
         let nothing = page_props(r#"{"serverCode":200}"#);
         assert!(matches!(
             read(nothing.as_bytes(), (&name("a1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         assert!(matches!(
             read(b"{\"props\":{}}", (&name("a1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 }

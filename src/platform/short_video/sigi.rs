@@ -9,14 +9,14 @@
 //! `UserPage.{uniqueId, statusCode, secUid}`.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{Deserializer, IgnoredAny};
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Entries, Found, RawStats, RawUser, Said};
+use super::user_json::{self, Entries, Found, Names, Said};
 use crate::cost;
-use crate::platform::PageVerdict;
-use crate::platform::fields::{Object, Text};
+use crate::platform::Reading;
+use crate::platform::fields::{self, Record, SHORT_VIDEO, Text, UserObject, View};
 use crate::username::Subject;
 
 /// The id of this era's JSON state script.
@@ -44,9 +44,19 @@ struct Doc<'a> {
 #[derive(Deserialize)]
 struct UserModule<'a> {
     #[serde(borrow)]
-    users: Option<Entries<'a, RawUser<'a>>>,
+    users: Option<Entries<'a, UserObject<'a, Names>>>,
     #[serde(borrow)]
-    stats: Option<Entries<'a, Object<RawStats>>>,
+    stats: Option<Entries<'a, Stats<'a>>>,
+}
+
+/// One user's entry of `UserModule.stats`: the counts a page of another era keeps in the
+/// `stats` beside the user, read by the same names.
+struct Stats<'a>(Record<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Stats<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        fields::member(&SHORT_VIDEO, "stats", d).map(Stats)
+    }
 }
 
 #[derive(Deserialize)]
@@ -78,12 +88,8 @@ pub(super) fn assigned_state(text: &[u8]) -> Option<&[u8]> {
 
 /// [`said`] as the verdict of a page holding only this state.
 #[cfg(test)]
-fn read(
-    text: &[u8],
-    embedding: Embedding,
-    requested: Subject<'_>,
-) -> PageVerdict<ShortVideoProfile> {
-    said(text, embedding, requested).into_verdict()
+fn read(text: &[u8], embedding: Embedding, requested: Subject<'_>) -> Reading<ShortVideoProfile> {
+    said(text, embedding, requested).into_reading()
 }
 
 /// What a SIGI state says, read from its script text.
@@ -106,7 +112,7 @@ pub(super) fn said(text: &[u8], embedding: Embedding, requested: Subject<'_>) ->
         && !id.is_empty()
         && !requested.matches(id)
     {
-        return Said::user(PageVerdict::Unreadable(format!(
+        return Said::user(Reading::Unreadable(format!(
             "UserPage is about another user than {:?}",
             requested.to_string()
         )));
@@ -131,28 +137,32 @@ pub(super) fn said(text: &[u8], embedding: Embedding, requested: Subject<'_>) ->
         .position(|(key, _)| key.0.eq_ignore_ascii_case(wanted))
         .or_else(|| {
             users.iter().position(|(_, user)| {
-                user.unique_id
-                    .as_ref()
-                    .is_some_and(|id| id.0.eq_ignore_ascii_case(wanted))
+                View::new(&SHORT_VIDEO, &user.0)
+                    .username()
+                    .eq_ignore_ascii_case(wanted)
             })
         });
     let (key, user) = match at {
         Some(at) => {
             let (key, user) = users.swap_remove(at);
-            (Some(key), Some(user))
+            (Some(key), Some(user.0))
         }
         None => (None, None),
     };
     let stats_at = stats.iter().position(|(k, _)| {
         key.as_ref().is_some_and(|key| k.0 == key.0) || k.0.eq_ignore_ascii_case(wanted)
     });
+    let user = user.map(|mut user| {
+        if let Some(at) = stats_at {
+            user.merge(stats.swap_remove(at).1.0);
+        }
+        user
+    });
     let found = Found {
         status: page.status_code,
         user,
-        stats: stats_at.and_then(|at| stats.swap_remove(at).1.0),
-        stats_v2: None,
     };
-    Said::user(user_json::verdict(found, requested))
+    user_json::said(found, requested)
 }
 
 #[cfg(test)]
@@ -174,7 +184,7 @@ mod tests {
     #[test]
     fn reads_the_requested_user_among_others() {
         let text = state(0);
-        let PageVerdict::Profile(p) = read(
+        let Reading::Found(p) = read(
             text.as_bytes(),
             Embedding::Json,
             (&name("Panda_Pup")).into(),
@@ -198,12 +208,12 @@ mod tests {
         );
         let value = assigned_state(script.as_bytes()).unwrap();
         let got = read(value, Embedding::Assignment, (&name("panda_pup")).into());
-        assert!(matches!(got, PageVerdict::Profile(_)), "{got:?}");
+        assert!(matches!(got, Reading::Found(_)), "{got:?}");
         let dq = format!("window[\"SIGI_STATE\"]={}", state(10221));
         let value = assigned_state(dq.as_bytes()).unwrap();
         assert_eq!(
             read(value, Embedding::Assignment, (&name("panda_pup")).into()),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         for not_state in [
             "if (window['SIGI_STATE']) go()",
@@ -220,20 +230,19 @@ mod tests {
         let n = name("panda_pup");
         assert_eq!(
             read(state(10221).as_bytes(), Embedding::Json, (&n).into()),
-            PageVerdict::NotFound
+            Reading::NotFound
         );
         assert_eq!(
             read(state(10000).as_bytes(), Embedding::Json, (&n).into()),
-            PageVerdict::Blocked("captcha")
+            Reading::blocked("captcha")
         );
-        let PageVerdict::Profile(p) = read(state(10222).as_bytes(), Embedding::Json, (&n).into())
-        else {
+        let Reading::Found(p) = read(state(10222).as_bytes(), Embedding::Json, (&n).into()) else {
             panic!("private is a profile");
         };
         assert!(p.user_info.user.private_account);
         assert!(matches!(
             read(state(123).as_bytes(), Embedding::Json, (&n).into()),
-            PageVerdict::Unreadable(why) if why.contains("123")
+            Reading::Unreadable(why) if why.contains("123")
         ));
     }
 
@@ -242,12 +251,12 @@ mod tests {
         let n = name("someone_else");
         assert!(matches!(
             read(state(0).as_bytes(), Embedding::Json, (&n).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let n = name("nobody_here");
         assert!(matches!(
             read(state(0).as_bytes(), Embedding::Json, (&n).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -257,16 +266,16 @@ mod tests {
         let shell = br#"{"AppContext":{"appContext":{}},"SEO":{}}"#;
         assert_eq!(
             read(shell, Embedding::Json, (&n).into()),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
         assert!(matches!(
             read(b"{}", Embedding::Json, (&n).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let no_user = br#"{"UserModule":{"users":{},"stats":{}},"UserPage":{"statusCode":0}}"#;
         assert!(matches!(
             read(no_user, Embedding::Json, (&n).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -279,7 +288,7 @@ mod tests {
                 Embedding::Json,
                 (&name("panda_pup")).into(),
             );
-            assert!(matches!(got, PageVerdict::Unreadable(_)), "{cut}");
+            assert!(matches!(got, Reading::Unreadable(_)), "{cut}");
         }
     }
 }

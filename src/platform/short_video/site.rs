@@ -1,4 +1,4 @@
-//! The short-video platform as the fetch ladder drives it: the profile page, then the embed
+//! The short-video platform as the fetcher drives it: the profile page, then the embed
 //! page when the profile page is blocked (or stateless) on every route left.
 //!
 //! The platform may answer with its WAF proof-of-work page instead: that is a hurdle, solved
@@ -20,8 +20,8 @@ use url::Url;
 use super::challenge::{self, WafChallenge};
 use super::{ShortVideoProfile, extract, stateless};
 use crate::config::Settings;
-use crate::platform::site::{Alone, Api, Document, Miss, Reading, Site};
-use crate::platform::{PageVerdict, Platform, Profile};
+use crate::platform::site::{Alone, Api, Document, Reading, Site};
+use crate::platform::{Platform, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{BROWSER_USER_AGENT, Response, same_origin, url_with_segments};
 use crate::username::{Subject, Username};
@@ -62,12 +62,15 @@ impl Document for Doc {
     }
 }
 
+/// The block a saved WAF proof-of-work page is, as `profile-lookup extract` names it.
+pub const WAF_CHALLENGE: &str = "waf_challenge";
+
 /// The reason of another client error on the embed: a status the embed is not known to send.
 const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
-/// The reason of the embed's 400: the platform says so for a private account and for a
-/// missing one alike.
-pub const EMBED_PRIVATE_OR_MISSING: &str = "embed_private_or_missing";
+/// The reason of the embed's 400 and of its error payload (`"isError": true`): the platform
+/// says so for a private account and for a missing one alike.
+pub const EMBED_PRIVATE_OR_MISSING: &str = super::embed::EMBED_PRIVATE_OR_MISSING;
 
 impl Site for ShortVideo {
     const PLATFORM: Platform = Platform::ShortVideo;
@@ -75,6 +78,7 @@ impl Site for ShortVideo {
         example_username: "sunny.kitchen.lab",
         found: "The profile (private accounts have `privateAccount: true` and may lack counts)",
         region_locks: true,
+        restricts: true,
     };
     type Body = ShortVideoProfile;
     const RETRIES_BLOCKS: bool = false;
@@ -113,7 +117,12 @@ impl Site for ShortVideo {
         headers
     }
 
-    fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading<WafChallenge> {
+    fn read(
+        &self,
+        doc: Doc,
+        response: &Response,
+        name: &Username,
+    ) -> Reading<Box<Profile>, WafChallenge> {
         if response.headers.contains_key("bdturing-verify") {
             return Reading::blocked("bdturing_verify");
         }
@@ -147,15 +156,21 @@ impl Site for ShortVideo {
                 if let Some(hurdle) = challenge::detect(&response.body) {
                     return Reading::Hurdle(hurdle);
                 }
-                match Self::extract(&response.body, name.into()) {
+                let reading = extract::extract(&response.body, name);
+                match reading.map(|body| Box::new(Profile::new(&body))) {
+                    // The embed's error payload: private or missing alike, as its 400 says.
+                    Reading::Blocked {
+                        reason: EMBED_PRIVATE_OR_MISSING,
+                        ..
+                    } => Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING),
                     // The stateless kinds are what the platform answers 200 with; a 404
                     // without state is no page we know.
-                    PageVerdict::Blocked(reason)
+                    Reading::Blocked { reason, .. }
                         if !s.is_success() && stateless::KINDS.contains(&reason) =>
                     {
                         Reading::Unreadable(format!("HTTP {status} without state"))
                     }
-                    verdict => Reading::from(verdict),
+                    reading => reading,
                 }
             }
             _ => Reading::Unavailable(format!("HTTP {status}")),
@@ -181,19 +196,27 @@ impl Site for ShortVideo {
 
     /// Only the embed's "private or missing" can leave a plan without a block or an answer:
     /// the platform keeps the answer, so the lookup is 429 without resting the route.
-    fn conclude(&self, misses: &[(Doc, Miss)]) -> Reading<WafChallenge> {
+    fn conclude(
+        &self,
+        misses: &[(Doc, Reading<Box<Profile>, WafChallenge>)],
+    ) -> Reading<Box<Profile>, WafChallenge> {
         let why = misses
             .last()
             .map_or(EMBED_PRIVATE_OR_MISSING, |(_, miss)| match miss {
-                Miss::Inconclusive(why) => why,
+                Reading::Inconclusive(why) => why,
                 _ => EMBED_PRIVATE_OR_MISSING,
             });
         Reading::Withheld(why)
     }
 
-    /// The profile page of any era, or the embed page: one extractor reads them all.
-    fn extract(document: &[u8], requested: Subject<'_>) -> PageVerdict<Profile> {
-        extract::extract(document, requested).map(|body| Profile::new(&body))
+    /// The profile page of any era, or the embed page: one extractor reads them all. A saved
+    /// WAF challenge page is the block it is ([`WAF_CHALLENGE`]): a lookup clears it before
+    /// reading ([`Site::read`]), so it is never a page the service failed to read.
+    fn extract(document: &[u8], requested: Subject<'_>) -> Reading {
+        if challenge::detect(document).is_some() {
+            return Reading::blocked(WAF_CHALLENGE);
+        }
+        extract::extract(document, requested).map(|body| Box::new(Profile::new(&body)))
     }
 
     /// The embed's 400 withholds private (and missing) accounts by design; any other client

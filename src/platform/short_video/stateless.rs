@@ -3,7 +3,8 @@
 //! Since 2026-08 the platform answers some requests with a 200 that holds no state script:
 //! a client-rendered shell that loads the app from external scripts only, a "site under
 //! maintenance" page, an empty body, or a "Security Check" captcha page whose only inline
-//! script is the captcha's configuration. Each is a refusal of this request (a block with its
+//! script is the captcha's configuration (an assigned object, or since 2026-09 a JSON script
+//! element). Each is a refusal of this request (a block with its
 //! own reason), never a verdict about the user. A page that holds inline data of a form we do
 //! not know is something else: the platform moving, which stays unreadable (and is captured),
 //! so the two never mix.
@@ -18,7 +19,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use super::ShortVideoProfile;
 use crate::cost;
 use crate::html::Tag;
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::platform::fields::{Object, Text};
 
 /// A client-rendered shell: external scripts only, nothing inline.
@@ -55,8 +56,13 @@ pub(super) struct Rest<'a> {
     external_scripts: usize,
     /// Inline scripts that hold something we do not know (data or code).
     unknown_inline: usize,
-    /// Inline scripts that assign an object literal: candidates for a captcha configuration.
-    assigned_objects: Vec<&'a [u8]>,
+    /// Inline scripts that assign an object literal or are a JSON object (the 2026-09 captcha
+    /// page's `<script type="application/json" id="captcha-config">`): candidates for a
+    /// captcha configuration.
+    configs: Vec<&'a [u8]>,
+    /// Inline scripts that are (or assign) a JSON object or array: where the anchored search
+    /// looks for a user no state holds.
+    json: Vec<&'a [u8]>,
     title: Option<&'a [u8]>,
 }
 
@@ -79,9 +85,20 @@ impl<'a> Rest<'a> {
             return;
         }
         if let Some(object) = assigned_object(trimmed) {
-            self.assigned_objects.push(object);
+            self.configs.push(object);
+            self.json.push(object);
+        } else if trimmed.starts_with(b"{") {
+            self.configs.push(trimmed);
+            self.json.push(trimmed);
+        } else if trimmed.starts_with(b"[") {
+            self.json.push(trimmed);
         }
         self.unknown_inline += 1;
+    }
+
+    /// The inline scripts that hold JSON of a form no state reader knows.
+    pub(super) fn json(&self) -> &[&'a [u8]] {
+        &self.json
     }
 
     /// Notes the document's `<title>` (the first one).
@@ -91,23 +108,23 @@ impl<'a> Rest<'a> {
 
     /// What a page with no state is: one of the block kinds, or unreadable when it holds
     /// inline content we do not know (or is nothing we recognise).
-    pub(super) fn verdict(self) -> PageVerdict<ShortVideoProfile> {
-        if self.assigned_objects.iter().any(|o| is_captcha_config(o)) {
-            return PageVerdict::Blocked(CAPTCHA_PAGE);
+    pub(super) fn reading(self) -> Reading<ShortVideoProfile> {
+        if self.configs.iter().any(|o| is_captcha_config(o)) {
+            return Reading::blocked(CAPTCHA_PAGE);
         }
         if self.unknown_inline > 0 {
-            return PageVerdict::Unreadable(format!(
+            return Reading::Unreadable(format!(
                 "no state script; {} inline script(s) of a form we do not know",
                 self.unknown_inline
             ));
         }
         if self.title.is_some_and(is_maintenance_title) {
-            return PageVerdict::Blocked(MAINTENANCE);
+            return Reading::blocked(MAINTENANCE);
         }
         if self.external_scripts > 0 {
-            return PageVerdict::Blocked(STATELESS_SHELL);
+            return Reading::blocked(STATELESS_SHELL);
         }
-        PageVerdict::Unreadable("no state script and no script to load the app".into())
+        Reading::Unreadable("no state script and no script to load the app".into())
     }
 }
 
@@ -195,7 +212,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Config<'a> {
     }
 }
 
-/// Whether `object` (an assigned object literal, with more script after it) is a captcha
+/// Whether `object` (an assigned object literal with more script after it, or a JSON script
+/// element's text) is a captcha
 /// configuration: itself, or one of its members, is `{"type": "verify", "code": <captcha>}`.
 /// Where the platform nests it is not known for sure, so one level down is looked at too.
 fn is_captcha_config(object: &[u8]) -> bool {

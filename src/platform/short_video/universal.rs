@@ -6,10 +6,10 @@ use serde::Deserialize;
 
 #[cfg(test)]
 use super::ShortVideoProfile;
-use super::user_json::{self, Found, RawUserInfo, Said};
+use super::user_json::{self, Found, Said, UserInfo};
 use crate::json_skim;
 #[cfg(test)]
-use crate::platform::PageVerdict;
+use crate::platform::Reading;
 use crate::username::Subject;
 
 /// The id of this era's state script.
@@ -20,7 +20,7 @@ pub(super) const SCRIPT_ID: &[u8] = b"__UNIVERSAL_DATA_FOR_REHYDRATION__";
 struct UserDetail<'a> {
     status_code: Option<i64>,
     #[serde(borrow)]
-    user_info: Option<RawUserInfo<'a>>,
+    user_info: Option<UserInfo<'a>>,
 }
 
 /// Reads the text of the `__UNIVERSAL_DATA_FOR_REHYDRATION__` script.
@@ -56,13 +56,13 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
         };
     };
     let found = Found::from_user_info(detail.status_code, detail.user_info);
-    Said::user(user_json::verdict(found, requested))
+    user_json::said(found, requested)
 }
 
-/// [`said`] as the verdict of a page holding only this state.
+/// [`said`] as the reading of a page holding only this state.
 #[cfg(test)]
-fn read(text: &[u8], requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
-    said(text, requested).into_verdict()
+fn read(text: &[u8], requested: Subject<'_>) -> Reading<ShortVideoProfile> {
+    said(text, requested).into_reading()
 }
 
 #[cfg(test)]
@@ -88,7 +88,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":0,"statusMsg":"","userInfo":{{"user":{USER},"stats":{{"followerCount":4000000,"heart":77600000,"heartCount":-5,"videoCount":1}},"statsV2":{{"followerCount":"4001943","heartCount":"77615151"}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("not a profile");
         };
         let u = &p.user_info.user;
@@ -107,13 +107,13 @@ mod tests {
 
     #[test]
     fn maps_status_codes() {
-        let cases: [(i64, PageVerdict<ShortVideoProfile>); 6] = [
-            (10221, PageVerdict::NotFound),
-            (10202, PageVerdict::NotFound),
-            (10000, PageVerdict::Blocked("captcha")),
-            (10113, PageVerdict::Blocked("captcha")),
-            (10114, PageVerdict::Blocked("captcha")),
-            (10101, PageVerdict::Unreadable(String::new())),
+        let cases: [(i64, Reading<ShortVideoProfile>); 6] = [
+            (10221, Reading::NotFound),
+            (10202, Reading::NotFound),
+            (10000, Reading::blocked("captcha")),
+            (10113, Reading::blocked("captcha")),
+            (10114, Reading::blocked("captcha")),
+            (10101, Reading::Unreadable(String::new())),
         ];
         for (code, want) in cases {
             let text = detail(&format!(
@@ -121,7 +121,7 @@ mod tests {
             ));
             let got = read(text.as_bytes(), (&name("mixed.case")).into());
             match (&got, &want) {
-                (PageVerdict::Unreadable(why), PageVerdict::Unreadable(_)) => {
+                (Reading::Unreadable(why), Reading::Unreadable(_)) => {
                     assert!(why.contains(&code.to_string()), "{why}")
                 }
                 _ => assert_eq!(got, want, "{code}"),
@@ -134,7 +134,7 @@ mod tests {
         let text = detail(&format!(
             r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("MIXED.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("MIXED.case")).into()) else {
             panic!("not a profile");
         };
         assert!(p.user_info.user.private_account);
@@ -143,12 +143,104 @@ mod tests {
     }
 
     #[test]
+    fn a_public_profile_without_a_follower_count_is_unreadable_a_private_one_is_not() {
+        // Never a 200 with `null` followers for a public account: the count moved.
+        let renamed = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"fansTotal":5,"heart":3}}}}}}"#
+        ));
+        assert!(matches!(
+            read(renamed.as_bytes(), (&name("mixed.case")).into()),
+            Reading::Unreadable(why) if why.contains("follower count")
+        ));
+        let no_stats = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+        ));
+        assert!(matches!(
+            read(no_stats.as_bytes(), (&name("mixed.case")).into()),
+            Reading::Unreadable(_)
+        ));
+        // A private account's limited view may withhold it: `null`.
+        let private = detail(&format!(
+            r#"{{"statusCode":10222,"userInfo":{{"user":{USER},"stats":{{"heart":3}}}}}}"#
+        ));
+        let Reading::Found(p) = read(private.as_bytes(), (&name("mixed.case")).into()) else {
+            panic!("a private profile");
+        };
+        assert_eq!(p.user_info.stats.follower_count, None);
+    }
+
+    #[test]
+    fn no_count_is_negative_a_wrapped_total_comes_from_its_sibling_else_unwrapped() {
+        let stats = |stats: &str| {
+            let text = detail(&format!(
+                r#"{{"statusCode":0,"userInfo":{{"user":{USER},{stats}}}}}"#
+            ));
+            match read(text.as_bytes(), (&name("mixed.case")).into()) {
+                Reading::Found(p) => p.user_info.stats,
+                other => panic!("{other:?} for {stats}"),
+            }
+        };
+        // The sibling spelling is exact: it is taken.
+        let s = stats(r#""stats":{"followerCount":5,"heart":3000000000,"heartCount":-1294967296}"#);
+        assert_eq!(
+            (s.heart, s.heart_count),
+            (Some(3_000_000_000), Some(3_000_000_000))
+        );
+        // No sibling: the total is unwrapped (+2^32).
+        let s = stats(r#""stats":{"followerCount":5,"heartCount":-1625611536}"#);
+        assert_eq!((s.heart, s.heart_count), (None, Some(2_669_355_760)));
+        let s = stats(r#""stats":{"followerCount":-2000000000,"videoCount":-1}"#);
+        assert_eq!(s.follower_count, Some(2_294_967_296));
+        assert_eq!(s.video_count, Some(4_294_967_295));
+        // The exact spelling wins over a wrapped one.
+        let s = stats(
+            r#""stats":{"followerCount":-1294967296},"statsV2":{"followerCount":"3000000001"}"#,
+        );
+        assert_eq!(s.follower_count, Some(3_000_000_001));
+        // Below i32::MIN it was never a 32-bit total: no count.
+        let s = stats(r#""stats":{"followerCount":1,"heartCount":-2147483649}"#);
+        assert_eq!(s.heart_count, None);
+    }
+
+    #[test]
+    fn a_profile_shown_only_to_logged_in_viewers_is_restricted() {
+        // 209002: audience controls or an age gate (reported to us for 2026-09), with or
+        // without the user in the state, whoever is asked for.
+        for info in [format!(r#"{{"user":{USER}}}"#), "{}".to_owned()] {
+            let text = detail(&format!(
+                r#"{{"statusCode":209002,"statusMsg":"","userInfo":{info}}}"#
+            ));
+            for who in ["mixed.case", "someone.else"] {
+                assert_eq!(
+                    read(text.as_bytes(), (&name(who)).into()),
+                    Reading::Restricted,
+                    "{info} {who}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_absent_sec_uid_is_empty() {
+        let user = r#"{"id":"1","uniqueId":"no.sec","nickname":"N"}"#;
+        let text = detail(&format!(
+            r#"{{"statusCode":0,"userInfo":{{"user":{user},"stats":{{"followerCount":2}}}}}}"#
+        ));
+        let Reading::Found(p) = read(text.as_bytes(), (&name("no.sec")).into()) else {
+            panic!("a profile");
+        };
+        assert_eq!(p.user_info.user.sec_uid, "");
+        let body = serde_json::to_value(&p).unwrap();
+        assert_eq!(body["userInfo"]["user"]["secUid"], "");
+    }
+
+    #[test]
     fn a_permission_code_is_a_private_profile() {
         // 10216: "no permission to view" (yt-dlp reads it beside 10222, private account).
         let text = detail(&format!(
             r#"{{"statusCode":10216,"userInfo":{{"user":{USER},"stats":{{"followerCount":12}}}}}}"#
         ));
-        let PageVerdict::Profile(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
+        let Reading::Found(p) = read(text.as_bytes(), (&name("mixed.case")).into()) else {
             panic!("not a profile");
         };
         assert!(p.user_info.user.private_account);
@@ -157,7 +249,7 @@ mod tests {
         let bare = detail(r#"{"statusCode":10216,"userInfo":{}}"#);
         assert!(matches!(
             read(bare.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -168,22 +260,22 @@ mod tests {
         ));
         assert!(matches!(
             read(ok.as_bytes(), (&name("other")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let no_user = detail(r#"{"statusCode":0,"userInfo":{}}"#);
         assert!(matches!(
             read(no_user.as_bytes(), (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let no_code = detail(&format!(r#"{{"userInfo":{{"user":{USER}}}}}"#));
         assert!(matches!(
             read(no_code.as_bytes(), (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         let empty = br#"{"other":1}"#;
         assert!(matches!(
             read(empty, (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
@@ -192,26 +284,26 @@ mod tests {
         let shell = br#"{"__DEFAULT_SCOPE__":{"webapp.app-context":{"user":{}},"seo.abtest":{}}}"#;
         assert_eq!(
             read(shell, (&name("x1")).into()),
-            PageVerdict::Blocked("shell_page")
+            Reading::blocked("shell_page")
         );
         let odd = br#"{"__DEFAULT_SCOPE__":{"seo.abtest":{}}}"#;
         assert!(matches!(
             read(odd, (&name("x1")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
     }
 
     #[test]
     fn broken_text_is_unreadable() {
         let text = detail(&format!(
-            r#"{{"statusCode":0,"userInfo":{{"user":{USER}}}}}"#
+            r#"{{"statusCode":0,"userInfo":{{"user":{USER},"stats":{{"followerCount":1}}}}}}"#
         ));
         // `webapp.user-detail` is the scope's last member here: any cut into it is unreadable.
         let detail_end = text.len() - "}}".len();
         for cut in 0..detail_end {
             assert!(matches!(
                 read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
-                PageVerdict::Unreadable(_)
+                Reading::Unreadable(_)
             ));
         }
         // Reading stops once the members it needs are complete, so losing only the closing
@@ -219,7 +311,7 @@ mod tests {
         for cut in detail_end..text.len() {
             assert!(matches!(
                 read(&text.as_bytes()[..cut], (&name("mixed.case")).into()),
-                PageVerdict::Profile(_)
+                Reading::Found(_)
             ));
         }
         // Invalid UTF-8 in the member that is read: refused.
@@ -228,7 +320,7 @@ mod tests {
         bad[at] = 0xff;
         assert!(matches!(
             read(&bad, (&name("mixed.case")).into()),
-            PageVerdict::Unreadable(_)
+            Reading::Unreadable(_)
         ));
         // Invalid UTF-8 in a member that is never read cannot reach the answer: the profile
         // is still read.
@@ -237,7 +329,7 @@ mod tests {
         elsewhere[at] = 0xff;
         assert!(matches!(
             read(&elsewhere, (&name("mixed.case")).into()),
-            PageVerdict::Profile(_)
+            Reading::Found(_)
         ));
     }
 }

@@ -1,13 +1,15 @@
-//! The parts of the platform's embedded state that all three page eras share, and the one
-//! place where a status code and a raw user become a [`PageVerdict`].
+//! The parts of the platform's embedded state that every page era and the embed share, and
+//! the one place where a status code and a user's object become a [`Reading`].
 //!
-//! Every era carries the same `user` and `stats` objects (same field names since 2020); only
-//! the path to them and the place of the status code differ. The era parsers
-//! (`universal`, `sigi`, `next_data`) find those pieces with typed, borrowing serde structs and
-//! hand them to [`verdict`]. Fields the body does not need are never materialised: serde skips
-//! them with `IgnoredAny`, which walks nesting iteratively (no stack growth on deep input).
-//! The fields it does need are read with the lenient types both platforms share
-//! ([`crate::platform::fields`]), so a wrongly typed one never costs the profile.
+//! Every era carries the same `user` object and its `stats` (same field names since 2020);
+//! only the path to them and the place of the status code differ. The era readers
+//! (`universal`, `sigi`, `next_data`, `embed`) find those pieces with typed, borrowing serde
+//! structs and hand them to [`said`]. Every field is read through the platform's table of names
+//! ([`SHORT_VIDEO`]): the user's own names from its object, the counts from the object that
+//! holds it (`stats`, `statsV2` beside `user`), the first usable name winning; members the
+//! table does not name are skipped with `IgnoredAny`, which walks nesting iteratively (no stack
+//! growth on deep input). A state that has the user's section but not the user at its known
+//! place says so ([`Said::NoUser`]), and the page's anchored search looks for them.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -17,94 +19,62 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 
 use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
 use crate::cost;
-use crate::platform::PageVerdict;
-use crate::platform::fields::{Flag, Int, Num, Object, Text, describe};
+use crate::platform::Reading;
+use crate::platform::fields::{
+    HolderObject, Record, SHORT_VIDEO, Table, Tabled, Text, View, describe,
+};
 use crate::username::Subject;
 
-/// The `user` object: only the fields the body returns.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct RawUser<'a> {
-    #[serde(borrow)]
-    pub id: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub unique_id: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub nickname: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub signature: Option<Text<'a>>,
-    #[serde(default)]
-    pub verified: Flag,
-    #[serde(default)]
-    pub private_account: Flag,
-    #[serde(borrow)]
-    pub avatar_thumb: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub avatar_medium: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub avatar_larger: Option<Text<'a>>,
-    #[serde(borrow)]
-    pub sec_uid: Option<Text<'a>>,
-    #[serde(default)]
-    pub relation: Int,
-    #[serde(default)]
-    pub open_favorite: Flag,
+/// The short-video platform's table, for the known-place readers.
+#[derive(Debug)]
+pub(super) struct Names;
+
+impl Tabled for Names {
+    fn table() -> &'static Table {
+        &SHORT_VIDEO
+    }
 }
 
-/// The `stats` object (numbers, rounded on big accounts) or `statsV2` (exact decimal strings).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct RawStats {
-    #[serde(default)]
-    pub follower_count: Num,
-    #[serde(default)]
-    pub following_count: Num,
-    #[serde(default)]
-    pub heart: Num,
-    #[serde(default)]
-    pub heart_count: Num,
-    #[serde(default)]
-    pub video_count: Num,
-    #[serde(default)]
-    pub digg_count: Num,
-}
-
-/// `userInfo` as the Universal and `__NEXT_DATA__` eras nest it.
-#[derive(Debug, Default, Deserialize)]
-pub(super) struct RawUserInfo<'a> {
-    #[serde(borrow)]
-    pub user: Option<RawUser<'a>>,
-    #[serde(default)]
-    pub stats: Object<RawStats>,
-    #[serde(rename = "statsV2", default)]
-    pub stats_v2: Object<RawStats>,
-}
+/// `userInfo` as the current and the `__NEXT_DATA__` eras nest it: the user's object under
+/// `user`, its counts (`stats`, `statsV2`) beside it.
+pub(super) type UserInfo<'a> = HolderObject<'a, Names>;
 
 /// What one state script says, before the page's states are weighed against each other.
 #[derive(Debug)]
 pub(super) enum Said {
     /// The state has the section about the requested user (a user-detail, a `UserPage`, page
-    /// props): its verdict.
-    User(Box<PageVerdict<ShortVideoProfile>>),
+    /// props) and it decides: its reading.
+    User(Box<Reading<ShortVideoProfile>>),
+    /// The state has the section, its status says the user is there (private, when `private`),
+    /// but its known place holds no user: the page's anchored search looks for them.
+    NoUser {
+        /// Whether the status code says the account is private.
+        private: bool,
+    },
     /// The state renders the app and nothing about any user: a shell.
     AppOnly,
     /// The state could not be read, or holds neither a user section nor the app; why.
     Broken(String),
 }
 
+/// Why a state with the user's section is unreadable when no search finds the user.
+pub(super) const NO_USER: &str = "the state has no user for the profile";
+
 impl Said {
-    /// The state's verdict about the requested user.
-    pub(super) fn user(verdict: PageVerdict<ShortVideoProfile>) -> Self {
-        Said::User(Box::new(verdict))
+    /// The state's reading of the requested user.
+    pub(super) fn user(reading: Reading<ShortVideoProfile>) -> Self {
+        Said::User(Box::new(reading))
     }
 
-    /// The verdict of a page holding only this state (what the era readers' tests check).
+    /// The reading of a page holding only this state, before any search (what the era
+    /// readers' tests check).
     #[cfg(test)]
-    pub(super) fn into_verdict(self) -> PageVerdict<ShortVideoProfile> {
+    pub(super) fn into_reading(self) -> Reading<ShortVideoProfile> {
         match self {
             Said::User(verdict) => *verdict,
-            Said::AppOnly => PageVerdict::Blocked(SHELL_PAGE),
-            Said::Broken(why) => PageVerdict::Unreadable(why),
+            Said::NoUser { .. } => Reading::Unreadable(NO_USER.into()),
+            Said::AppOnly => Reading::blocked(SHELL_PAGE),
+            Said::Broken(why) => Reading::Unreadable(why),
         }
     }
 }
@@ -135,98 +105,118 @@ impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Entries<'a, T> {
     }
 }
 
-/// What an era parser found about the page's subject, before any decision.
+/// What an era reader found about the page's subject, before any decision.
 #[derive(Debug, Default)]
 pub(super) struct Found<'a> {
     /// The platform's status code for the profile request (`None`: the page gives none).
     pub status: Option<i64>,
-    /// The profile user, when the page carries one at the era's profile path.
-    pub user: Option<RawUser<'a>>,
-    /// Rounded counts.
-    pub stats: Option<RawStats>,
-    /// Exact counts, when the era has them.
-    pub stats_v2: Option<RawStats>,
+    /// What the user's object (and the object holding it) gave, when the era's place holds
+    /// a user.
+    pub user: Option<Record<'a>>,
 }
 
 impl<'a> Found<'a> {
-    /// What an era that nests `{user, stats, statsV2}` under one `userInfo` object found,
-    /// beside its status fields (the `__UNIVERSAL_DATA…` and `__NEXT_DATA__` eras).
-    pub fn from_user_info(status: Option<i64>, info: Option<RawUserInfo<'a>>) -> Self {
-        let info = info.unwrap_or_default();
+    /// What an era that nests the user under `userInfo` found, beside its status fields (the
+    /// `__UNIVERSAL_DATA…` and `__NEXT_DATA__` eras).
+    pub fn from_user_info(status: Option<i64>, info: Option<UserInfo<'a>>) -> Self {
         Found {
             status,
-            user: info.user,
-            stats: info.stats.0,
-            stats_v2: info.stats_v2.0,
+            user: info.and_then(HolderObject::into_user),
         }
     }
 }
 
-/// Turns a status code and the raw user into the verdict; the one place with these rules.
+/// The status code of a profile the platform shows only to logged-in viewers (reported to us
+/// for 2026-09; not found in the stored peer material).
+const RESTRICTED: i64 = 209_002;
+
+/// What a status code and the user's object say; the one place with these rules.
 ///
-/// Existence is decided by the status code alone. Missing non-count user fields become `""`,
-/// `false` or `0` (the body's shape has every key and no nulls outside the counts), while
-/// missing counts stay `None`: a made-up zero would be a wrong number, an empty bio is not.
-pub(super) fn verdict(found: Found<'_>, requested: Subject<'_>) -> PageVerdict<ShortVideoProfile> {
+/// Existence is decided by the status code alone; the user's object must be the requested
+/// user's (ASCII case-insensitively).
+pub(super) fn said(found: Found<'_>, requested: Subject<'_>) -> Said {
     let private = match found.status {
-        None => return PageVerdict::Unreadable("the state has no status code".into()),
-        Some(0) => false,
+        // The platform shows the profile only to logged-in viewers (audience controls, age
+        // gates): whoever the state names, that is the answer.
+        Some(RESTRICTED) => return Said::user(Reading::Restricted),
+        None if found.user.is_some() => {
+            return Said::user(Reading::Unreadable("the state has no status code".into()));
+        }
+        None | Some(0) => false,
         // 10222: a private account; 10216: no permission to view, which peers read the same
         // way (docs/short-video.md says where each code comes from).
         Some(10222 | 10216) => true,
-        Some(10221 | 10202 | 10204) => return PageVerdict::NotFound,
-        Some(10231) => return PageVerdict::RegionLocked,
-        Some(10000 | 10113 | 10114) => return PageVerdict::Blocked("captcha"),
-        Some(code) => return PageVerdict::Unreadable(format!("unexpected status code {code}")),
+        Some(10221 | 10202 | 10204) => return Said::user(Reading::NotFound),
+        Some(10231) => return Said::user(Reading::RegionLocked),
+        Some(10000 | 10113 | 10114) => return Said::user(Reading::blocked("captcha")),
+        Some(code) => {
+            return Said::user(Reading::Unreadable(format!(
+                "unexpected status code {code}"
+            )));
+        }
     };
-    let Some(user) = found.user else {
-        return PageVerdict::Unreadable("the state has no user for the profile".into());
-    };
-    let unique_id = user.unique_id.map(Text::into_string).unwrap_or_default();
+    match found.user {
+        Some(user) => Said::user(profile(&user, private, requested)),
+        None => Said::NoUser { private },
+    }
+}
+
+/// The verdict of a user's object: their profile, when it is the requested user's and can be
+/// answered.
+///
+/// Missing non-count fields become `""`, `false` or `0` (the body's shape has every key and no
+/// nulls outside the counts), while missing counts stay `None`: a made-up zero would be a wrong
+/// number, an empty bio is not. A public account must give its follower count
+/// ([`answerable`]).
+pub(super) fn profile(
+    user: &Record<'_>,
+    private: bool,
+    requested: Subject<'_>,
+) -> Reading<ShortVideoProfile> {
+    let v = View::new(&SHORT_VIDEO, user);
+    let unique_id = v.username();
     if !requested.matches(&unique_id) {
-        return PageVerdict::Unreadable(format!(
+        return Reading::Unreadable(format!(
             "the state is about another user than the requested {:?}",
             requested.to_string()
         ));
     }
-    let text = |t: Option<Text<'_>>| t.map(Text::into_string).unwrap_or_default();
+    let text = |key| v.text(key).into_owned();
     let user = ShortVideoUser {
-        id: text(user.id),
-        unique_id,
-        nickname: text(user.nickname),
-        signature: text(user.signature),
-        verified: user.verified.0,
-        private_account: private || user.private_account.0,
-        avatar_thumb: text(user.avatar_thumb),
-        avatar_medium: text(user.avatar_medium),
-        avatar_larger: text(user.avatar_larger),
-        sec_uid: text(user.sec_uid),
-        relation: user.relation.0,
-        open_favorite: user.open_favorite.0,
+        id: text("id"),
+        unique_id: unique_id.into_owned(),
+        nickname: text("nickname"),
+        signature: text("signature"),
+        verified: v.flag("verified"),
+        private_account: private || v.flag("privateAccount"),
+        avatar_thumb: text("avatarThumb"),
+        avatar_medium: text("avatarMedium"),
+        avatar_larger: text("avatarLarger"),
+        sec_uid: text("secUid"),
+        relation: v.code("relation"),
+        open_favorite: v.flag("openFavorite"),
     };
-    let stats = merge_stats(found.stats.unwrap_or_default(), found.stats_v2);
-    PageVerdict::Profile(ShortVideoProfile {
+    let stats = ShortVideoStats {
+        follower_count: v.count("followerCount"),
+        following_count: v.count("followingCount"),
+        heart: v.count("heart"),
+        heart_count: v.count("heartCount"),
+        video_count: v.count("videoCount"),
+        digg_count: v.count("diggCount"),
+    };
+    answerable(ShortVideoProfile {
         user_info: ShortVideoUserInfo { user, stats },
     })
 }
 
-/// Exact `statsV2` wins per field; `heart` and `heartCount` stand in for each other when one
-/// of them is unusable (negative after int32 overflow, or not a number).
-fn merge_stats(rounded: RawStats, exact: Option<RawStats>) -> ShortVideoStats {
-    let exact = exact.unwrap_or_default();
-    let heart = exact.heart.or(rounded.heart);
-    let heart_count = exact.heart_count.or(rounded.heart_count);
-    let stand_in = |own: Num, other: Num| match own {
-        Num::Invalid => other.value(),
-        _ => own.value(),
-    };
-    ShortVideoStats {
-        follower_count: exact.follower_count.or(rounded.follower_count).value(),
-        following_count: exact.following_count.or(rounded.following_count).value(),
-        heart: stand_in(heart, heart_count),
-        heart_count: stand_in(heart_count, heart),
-        video_count: exact.video_count.or(rounded.video_count).value(),
-        digg_count: exact.digg_count.or(rounded.digg_count).value(),
+/// The verdict of the requested user's profile: the profile, unless the account is public and
+/// the document gives no follower count under any known name (the platform moving, never a
+/// 200 with `null`; see [`crate::platform::fields::Table::unanswerable`]).
+fn answerable(profile: ShortVideoProfile) -> Reading<ShortVideoProfile> {
+    let (user, stats) = (&profile.user_info.user, &profile.user_info.stats);
+    match SHORT_VIDEO.unanswerable(user.private_account, stats.follower_count) {
+        Some(why) => Reading::Unreadable(why),
+        None => Reading::Found(profile),
     }
 }
 
@@ -258,27 +248,50 @@ pub(super) fn parse_prefix<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, 
 mod tests {
     use super::*;
 
+    /// The stats a record of a holder's `stats` and `statsV2` gives.
+    fn stats(info: &str) -> ShortVideoStats {
+        let info = format!(r#"{{"user":{{"uniqueId":"a1"}},{info}}}"#);
+        let info: UserInfo = serde_json::from_str(&info).unwrap();
+        let user = info.into_user().unwrap();
+        let Reading::Found(p) = profile(&user, true, Subject::Anyone) else {
+            panic!("a profile");
+        };
+        p.user_info.stats
+    }
+
     #[test]
     fn exact_counts_win_and_heart_spellings_stand_in_for_each_other() {
-        let rounded: RawStats = serde_json::from_str(
-            r#"{"followerCount":4000000,"heart":3000000000,"heartCount":-1294967296,"videoCount":"x"}"#,
-        )
-        .unwrap();
-        let exact: RawStats =
-            serde_json::from_str(r#"{"followerCount":"4001943","videoCount":"-2"}"#).unwrap();
-        let stats = merge_stats(rounded, Some(exact));
-        assert_eq!(stats.follower_count, Some(4_001_943));
-        assert_eq!(stats.heart, Some(3_000_000_000));
-        assert_eq!(stats.heart_count, Some(3_000_000_000));
-        assert_eq!(stats.video_count, None);
-        assert_eq!(stats.following_count, None);
-        assert_eq!(stats.digg_count, None);
+        let s = stats(
+            r#""stats":{"followerCount":4000000,"heart":3000000000,"heartCount":-1294967296,"videoCount":"x"},
+            "statsV2":{"followerCount":"4001943","videoCount":"-2"}"#,
+        );
+        assert_eq!(s.follower_count, Some(4_001_943));
+        assert_eq!(s.heart, Some(3_000_000_000));
+        assert_eq!(s.heart_count, Some(3_000_000_000));
+        assert_eq!(s.video_count, None);
+        assert_eq!(s.following_count, None);
+        assert_eq!(s.digg_count, None);
     }
 
     #[test]
     fn a_missing_heart_spelling_is_not_filled_in() {
-        let rounded: RawStats = serde_json::from_str(r#"{"heart":7}"#).unwrap();
-        let stats = merge_stats(rounded, None);
-        assert_eq!((stats.heart, stats.heart_count), (Some(7), None));
+        let s = stats(r#""stats":{"heart":7}"#);
+        assert_eq!((s.heart, s.heart_count), (Some(7), None));
+    }
+
+    #[test]
+    fn a_status_without_the_user_at_its_place_leaves_the_search_to_the_page() {
+        for (status, private) in [(Some(0), false), (Some(10222), true), (None, false)] {
+            let found = Found { status, user: None };
+            assert!(matches!(
+                said(found, Subject::Anyone),
+                Said::NoUser { private: p } if p == private
+            ));
+        }
+        let found = Found {
+            status: Some(10221),
+            user: None,
+        };
+        assert!(matches!(said(found, Subject::Anyone), Said::User(v) if *v == Reading::NotFound));
     }
 }

@@ -7,8 +7,9 @@
 //! The versions are the pinned `wreq-util =3.0.0-rc.14`'s: `chrome` its newest Chrome (149),
 //! `chrome_previous` the one before (148; the same handshake, another User-Agent and
 //! `sec-ch-ua`), `firefox` its newest Firefox (151), `safari` its newest desktop Safari (26.4,
-//! which that crate builds with Safari 18.5's handshake). `tests/it/browser_client.rs` checks
-//! each against the browser's published JA4 and HTTP/2 fingerprint.
+//! which that crate builds with Safari 18.5's handshake).
+//! `tests/it/upstream/browser_client.rs` checks each against the browser's published JA4 and
+//! HTTP/2 fingerprint.
 
 use std::sync::LazyLock;
 

@@ -9,7 +9,7 @@
 //! name the client (User-Agent, Chromium's client hints) are always that browser's own.
 //!
 //! Crate choice: `wreq` (pinned, see `Cargo.toml`) because it builds with this toolchain, its
-//! browser emulations are checked on loopback by `tests/it/browser_client.rs` (JA4 and the
+//! browser emulations are checked on loopback by `tests/it/upstream/browser_client.rs` (JA4 and the
 //! Akamai HTTP/2 fingerprint against each browser's published values), and its API is
 //! reqwest's, so the guards below are the plain client's.
 //!

@@ -18,6 +18,12 @@ use tokio::net::{TcpListener, TcpStream};
 /// are the client's).
 pub const TAG_HEADER: &str = "x-test-proxy";
 
+/// The tag of the proxy a request came through, as the upstream reads it; `None` when it came
+/// straight.
+pub fn tag_of(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers.get(TAG_HEADER).and_then(|v| v.to_str().ok())
+}
+
 /// How a proxy behaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -94,6 +100,15 @@ impl ForwardProxy {
             refused_auth,
             task: Some(task),
         }
+    }
+
+    /// One forwarding proxy, without credentials, for each of `tags`.
+    pub async fn start_each(tags: &[&str]) -> Vec<Self> {
+        let mut proxies = Vec::new();
+        for tag in tags {
+            proxies.push(Self::start(tag, Mode::Forward, None).await);
+        }
+        proxies
     }
 
     /// A proxy address where nothing listens (connections are refused).

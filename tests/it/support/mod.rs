@@ -1,85 +1,46 @@
-//! Shared test rig: the real app on a real loopback socket, loopback upstreams, the real
-//! captures read in place, and valid usernames for the extractors; and, in submodules, the
-//! loopback forward proxy, the TLS server that reads client fingerprints, real Redis servers
-//! and clusters, a relay that cuts one replica's Redis, and replicas as real `serve` processes.
+//! Shared test rig. [`TestApp`] is the real app on a real loopback socket, started on an
+//! upstream with the test settings adjusted by a closure, and [`Answer`] what it answered, with
+//! the assertions the suites make of it; [`Upstream`] is a loopback platform that keeps what
+//! it was asked, and [`routers`] the platforms the suites play beyond the stand-ins. Here too:
+//! the real captures read in place, valid usernames for the extractors, waiting for a
+//! condition, and tests that run alone. In submodules: the stand-ins' expected bodies as the
+//! service's types, the loopback forward proxy, the TLS server that reads client fingerprints,
+//! real Redis servers and clusters, a relay that cuts one replica's Redis, the fleet's
+//! helpers, and the binary run as a process (`demo`, `serve`, replicas).
 
+pub mod answer;
+pub mod app;
+pub mod binary;
+pub mod capture_dir;
+pub mod expected;
 pub mod fingerprint;
+pub mod fleet;
 pub mod forward_proxy;
 pub mod relay;
 pub mod replica_process;
-// The same file the library's own fleet tests use, so there is one way to start a Redis.
-#[path = "../../../src/fleet/test_redis.rs"]
+pub mod routers;
 pub mod test_redis;
+pub mod upstream;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use axum::Router;
-use profile_lookup::AppState;
 use profile_lookup::config::Settings;
 use profile_lookup::platform::Platform;
 use profile_lookup::username::Username;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+
+pub use answer::Answer;
+pub use app::{AppBuilder, TestApp, profile_path};
+// Only the browser-grade client's suites start apps from settings no builder makes.
+#[cfg_attr(not(feature = "browser"), allow(unused_imports))]
+pub use app::spawn_app;
+pub use profile_lookup::platform::Platform::{PhotoShare, ShortVideo};
+pub use upstream::{Upstream, closed_port, spawn_slow_not_found, spawn_upstream};
 
 /// The key every test app accepts.
 pub const KEY: &str = "test-key-0123456789abcdef";
 
-/// A running app: where it listens, its state, and a handle that stops it when dropped.
-pub struct TestApp {
-    pub addr: SocketAddr,
-    pub state: AppState,
-    pub client: reqwest::Client,
-    stop: Option<oneshot::Sender<()>>,
-    pub task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
-}
-
-impl TestApp {
-    /// The URL of `path` on this app.
-    pub fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.addr, path)
-    }
-
-    /// `GET path` with the test key.
-    pub async fn get(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .expect("the app answers")
-    }
-
-    /// `GET path` with no key.
-    pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("the app answers")
-    }
-
-    /// Triggers graceful shutdown and waits for `run` to return.
-    pub async fn shutdown(mut self) -> std::io::Result<()> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        self.task.take().expect("running").await.expect("no panic")
-    }
-}
-
-impl Drop for TestApp {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
 /// Settings for tests: the test key, every registered platform at `upstream`, quick retries.
-pub fn settings(upstream: SocketAddr) -> Settings {
+pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     let mut s = Settings::default();
     s.auth.api_keys = vec![KEY.into()];
     let base = format!("http://{upstream}");
@@ -96,105 +57,16 @@ pub fn settings(upstream: SocketAddr) -> Settings {
     s
 }
 
-/// Starts the app with `settings` on 127.0.0.1:0.
-pub async fn spawn_app(settings: Settings) -> TestApp {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(settings).unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(profile_lookup::run(listener, state.clone(), async {
-        let _ = stopped.await;
-    }));
-    TestApp {
-        addr,
-        state,
-        client: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        stop: Some(stop),
-        task: Some(task),
-    }
+/// Ten quota units for the test key, refilled one a minute: nothing comes back during a test,
+/// so every unit spent shows.
+pub fn ten_units(s: &mut Settings) {
+    s.rate_limit.per_key_per_minute = 1;
+    s.rate_limit.burst = 10;
 }
 
-/// A loopback upstream that notes when each request it receives arrives.
-pub struct Upstream {
-    pub addr: SocketAddr,
-    arrivals: Arc<Mutex<Vec<Instant>>>,
-}
-
-impl Upstream {
-    /// Requests received so far.
-    pub fn hits(&self) -> usize {
-        self.lock_arrivals().len()
-    }
-
-    /// When each request so far arrived, in order.
-    pub fn arrivals(&self) -> Vec<Instant> {
-        self.lock_arrivals().clone()
-    }
-
-    fn lock_arrivals(&self) -> std::sync::MutexGuard<'_, Vec<Instant>> {
-        self.arrivals.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Serves `router` on 127.0.0.1:0, noting every request's arrival.
-pub async fn spawn_upstream(router: Router) -> Upstream {
-    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
-    let log = arrivals.clone();
-    let router = router.layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| {
-            // Noted as it arrives, before the handler runs: one lock, held for a push.
-            log.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(Instant::now());
-            next.run(req)
-        },
-    ));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    Upstream { addr, arrivals }
-}
-
-/// An upstream that holds every request for `delay`, then answers 404: a lookup that stays in
-/// flight for a known time (shedding, hang-ups, shutdown, deadlines).
-pub async fn spawn_slow_not_found(delay: std::time::Duration) -> Upstream {
-    spawn_upstream(Router::new().fallback(move || async move {
-        tokio::time::sleep(delay).await;
-        axum::http::StatusCode::NOT_FOUND
-    }))
-    .await
-}
-
-/// A port on loopback where nothing listens.
-pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    addr
-}
-
-/// The problem document of an error response, after checking its media type.
+/// The problem document of an error response, after checking its media type and fields.
 pub async fn problem(response: reqwest::Response) -> serde_json::Value {
-    let ct = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    assert_eq!(
-        ct, "application/problem+json",
-        "error bodies are problem documents"
-    );
-    let body: serde_json::Value = response.json().await.expect("a JSON problem body");
-    for key in ["type", "title", "status", "detail", "code"] {
-        assert!(body.get(key).is_some(), "problem lacks {key}: {body}");
-    }
-    body
+    Answer::read(response).await.problem()
 }
 
 /// Where the real third-party captures live; read in place, never copied into the project.
@@ -279,6 +151,38 @@ pub fn temp_file(prefix: &str, suffix: &str, bytes: &[u8]) -> tempfile::NamedTem
     file.write_all(bytes).expect("written");
     file.flush().expect("flushed");
     file
+}
+
+/// Held by every test that sets environment variables while it runs (see [`with_env`]).
+pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` with `vars` set in this process's environment (and `PROFILE_LOOKUP_CONFIG`
+/// unset), given the path of a config file holding `toml` when there is one (named
+/// `{prefix}….toml`); unsets `vars` after. Holds [`ENV`] throughout: environment variables are
+/// process-wide, so the tests that use this run in a process of their own ([`run_alone`]) and
+/// one at a time in it.
+pub fn with_env<T>(
+    vars: &[(impl AsRef<str>, impl AsRef<str>)],
+    (prefix, toml): (&str, Option<&str>),
+    f: impl FnOnce(Option<&std::path::Path>) -> T,
+) -> T {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let file = toml.map(|toml| temp_file(prefix, ".toml", toml.as_bytes()));
+    // SAFETY: the tests that set variables run alone in their process and hold ENV.
+    unsafe {
+        std::env::remove_var("PROFILE_LOOKUP_CONFIG");
+        for (k, v) in vars {
+            std::env::set_var(k.as_ref(), v.as_ref());
+        }
+    }
+    let result = f(file.as_ref().map(|f| f.path()));
+    // SAFETY: as above.
+    unsafe {
+        for (k, _) in vars {
+            std::env::remove_var(k.as_ref());
+        }
+    }
+    result
 }
 
 /// Sends SIGTERM to `child` (a `profile-lookup` process the test started) and waits for it:

@@ -8,9 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::KEY;
+use super::binary::{BIN, healthz};
 use super::test_redis::free_port;
-
-const BIN: &str = env!("CARGO_BIN_EXE_profile-lookup");
 
 /// One `serve` process the test owns; killed on drop.
 pub struct ReplicaProcess {
@@ -122,18 +121,4 @@ impl Drop for ReplicaProcess {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// Whether `GET /healthz` on `addr` answers 200 (a plain blocking exchange: no runtime needed).
-fn healthz(addr: SocketAddr) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    let request = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let mut head = [0u8; 16];
-    s.write_all(request.as_bytes()).is_ok()
-        && s.read(&mut head)
-            .is_ok_and(|n| head[..n].starts_with(b"HTTP/1.1 200"))
 }

@@ -141,58 +141,48 @@ impl ClientHello {
 
     /// The ALPN protocols offered, in order.
     pub fn alpn(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_ALPN) {
-            let mut list = Reader(data);
-            if let Ok(inner) = list.vec16() {
-                let mut names = Reader(inner);
-                while let Ok(name) = names.vec8() {
-                    out.push(String::from_utf8_lossy(name).into_owned());
-                }
-            }
-        }
-        out
+        self.list(EXT_ALPN, Reader::vec16, |names| {
+            names
+                .vec8()
+                .map(|name| String::from_utf8_lossy(name).into_owned())
+        })
     }
 
     /// The versions of the supported_versions extension, GREASE included.
     pub fn supported_versions(&self) -> Vec<u16> {
-        let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_SUPPORTED_VERSIONS) {
-            let mut list = Reader(data);
-            if let Ok(inner) = list.vec8() {
-                let mut versions = Reader(inner);
-                while let Ok(v) = versions.u16() {
-                    out.push(v);
-                }
-            }
-        }
-        out
+        self.list(EXT_SUPPORTED_VERSIONS, Reader::vec8, Reader::u16)
     }
 
     /// The signature algorithms, in the order sent.
     pub fn signature_algorithms(&self) -> Vec<u16> {
-        let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_SIG_ALGS) {
-            let mut list = Reader(data);
-            if let Ok(inner) = list.vec16() {
-                let mut algs = Reader(inner);
-                while let Ok(v) = algs.u16() {
-                    out.push(v);
-                }
-            }
-        }
-        out
+        self.list(EXT_SIG_ALGS, Reader::vec16, Reader::u16)
     }
 
     /// The groups of the key shares the client sent, in order.
     pub fn key_share_groups(&self) -> Vec<u16> {
+        self.list(EXT_KEY_SHARE, Reader::vec16, |shares| {
+            let group = shares.u16()?;
+            shares.vec16()?;
+            Ok(group)
+        })
+    }
+
+    /// The items of the list extension `id` carries, its length read by `length` and each
+    /// item by `item`: empty when the extension is absent, as far as it reads when it is cut
+    /// short.
+    fn list<'a, T>(
+        &'a self,
+        id: u16,
+        length: fn(&mut Reader<'a>) -> Result<&'a [u8], String>,
+        item: impl Fn(&mut Reader<'a>) -> Result<T, String>,
+    ) -> Vec<T> {
         let mut out = Vec::new();
-        if let Some(data) = self.extension(EXT_KEY_SHARE) {
+        if let Some(data) = self.extension(id) {
             let mut list = Reader(data);
-            if let Ok(inner) = list.vec16() {
-                let mut shares = Reader(inner);
-                while let (Ok(group), Ok(_key)) = (shares.u16(), shares.vec16()) {
-                    out.push(group);
+            if let Ok(inner) = length(&mut list) {
+                let mut items = Reader(inner);
+                while let Ok(value) = item(&mut items) {
+                    out.push(value);
                 }
             }
         }

@@ -292,6 +292,16 @@ impl FingerprintServer {
             markers.iter().map(|m| (*m).to_owned()).collect();
     }
 
+    /// Asks `client` for this server's profile page, which must come whole with a 200.
+    pub async fn expect_profile_page(&self, client: &profile_lookup::upstream::Upstream) {
+        let response = client
+            .get(self.url("/profile"), Default::default())
+            .await
+            .expect("the profile page");
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body, PROFILE_PAGE.as_bytes());
+    }
+
     /// `https://localhost:{port}{path}`.
     pub fn url(&self, path: &str) -> url::Url {
         url::Url::parse(&format!("https://localhost:{}{path}", self.addr.port())).unwrap()
@@ -310,7 +320,7 @@ impl FingerprintServer {
 
 /// The short-video sample's profile page for its public user, the not-found page otherwise.
 fn short_video_page(name: &str) -> Response<Full<Bytes>> {
-    use profile_lookup::platform::short_video::samples as sv;
+    use stand_in::short_video as sv;
     let html = [("content-type", "text/html; charset=utf-8")];
     if name == sv::PUBLIC_USER.unique_id {
         respond(

@@ -1,0 +1,129 @@
+//! A platform's section (`[<section>]`, one per registered platform): where
+//! the platform is, how hard we may knock, through which proxies and asking which sources; and
+//! the table that holds every platform's section.
+//!
+//! Nothing here names a platform: the sections are found by [`Platform::section`], their
+//! defaults are in `config/default.toml`, and every check names the key by its section.
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::limits::{self, HOUR_MS, n, range};
+use super::{proxies, secret_list};
+use crate::registry::Platform;
+
+/// A platform's section: where the platform is and how hard we may knock.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlatformConfig {
+    /// The platform's base URL (scheme and host, optionally a port).
+    pub base_url: Url,
+    /// Outbound requests per second to the platform, sustained.
+    pub requests_per_second: u32,
+    /// Outbound requests allowed at once above the sustained rate.
+    pub burst: u32,
+    /// Outbound requests in flight to the platform at once.
+    pub max_concurrency: usize,
+    /// How long a lookup may wait for outbound budget before it is shed with 503.
+    pub max_queue_ms: u64,
+    /// This platform's own proxies; when non-empty they replace `upstream.proxies` for it.
+    /// Read like a secret list: errors name a position, never a value (URLs hold passwords).
+    #[serde(deserialize_with = "secret_list::proxies")]
+    pub proxies: Vec<String>,
+    /// The sources a lookup asks, in order (names from the platform's registry line); one
+    /// left out is never asked.
+    pub sources: Vec<String>,
+    /// Whether page requests (navigations) carry 2 to 8 random extra headers, as browsers'
+    /// extensions add: a request's header fingerprint then differs every time. Never on
+    /// requests for JSON.
+    pub junk_headers: bool,
+}
+
+impl PlatformConfig {
+    /// The section of `platform` makes sense: its values in range, an http(s) base URL with a
+    /// host, a budget of at least one request, its proxies and its sources.
+    pub fn check(&self, platform: Platform) -> Result<(), String> {
+        let name = platform.section();
+        limits::check(&[
+            range(
+                format!("{name}.max_queue_ms"),
+                self.max_queue_ms,
+                0,
+                HOUR_MS,
+                "1 hour",
+            ),
+            range(
+                format!("{name}.max_concurrency"),
+                n(self.max_concurrency),
+                1,
+                100_000,
+                "100000",
+            ),
+        ])?;
+        let url = &self.base_url;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(format!(
+                "{name}.base_url must be an http(s) URL with a host"
+            ));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(format!("{name}.base_url must not have a query or fragment"));
+        }
+        if self.requests_per_second == 0 || self.burst == 0 || self.max_concurrency == 0 {
+            return Err(format!(
+                "{name}.requests_per_second, burst and max_concurrency must be at least 1"
+            ));
+        }
+        proxies::check_proxies(&format!("{name}.proxies"), &self.proxies)?;
+        check_sources(platform, &self.sources)
+    }
+}
+
+/// `<section>.sources`: at least one, each a source of the platform, none twice.
+fn check_sources(platform: Platform, sources: &[String]) -> Result<(), String> {
+    let key = format!("{}.sources", platform.section());
+    let known = platform.sources().join("\", \"");
+    if sources.is_empty() {
+        return Err(format!(
+            "{key} is empty: list at least one of [\"{known}\"]"
+        ));
+    }
+    for (at, source) in sources.iter().enumerate() {
+        if platform.source(source).is_none() {
+            return Err(format!(
+                "{key}[{at}] {source:?} is not a source of {platform}: use [\"{known}\"]"
+            ));
+        }
+        if sources[..at].contains(source) {
+            return Err(format!("{key}[{at}] {source:?} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Every registered platform's section, at the platform's [`Platform::index`]: the settings
+/// hold no field per platform.
+#[derive(Clone, Debug)]
+pub struct Platforms(Vec<PlatformConfig>);
+
+impl Platforms {
+    /// The sections as read, one per [`Platform::ALL`] in its order; the first platform whose
+    /// section is missing otherwise.
+    pub fn new(mut read: Vec<Option<PlatformConfig>>) -> Result<Self, Platform> {
+        Platform::ALL
+            .iter()
+            .map(|&p| read.get_mut(p.index()).and_then(Option::take).ok_or(p))
+            .collect::<Result<_, _>>()
+            .map(Self)
+    }
+
+    /// The section of `platform`.
+    pub fn get(&self, platform: Platform) -> &PlatformConfig {
+        &self.0[platform.index()]
+    }
+
+    /// The section of `platform`, to change.
+    pub fn get_mut(&mut self, platform: Platform) -> &mut PlatformConfig {
+        &mut self.0[platform.index()]
+    }
+}

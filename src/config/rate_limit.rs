@@ -1,0 +1,26 @@
+//! `[rate_limit]`: the quota of each API key.
+
+use serde::{Deserialize, Serialize};
+
+use super::Section;
+
+/// `[rate_limit]`: a GCRA quota per API key.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// Sustained requests per minute per key.
+    pub per_key_per_minute: u32,
+    /// Requests a key may send at once before the sustained rate applies.
+    pub burst: u32,
+}
+
+impl Section for RateLimitConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.per_key_per_minute == 0 || self.burst == 0 {
+            return Err(
+                "rate_limit.per_key_per_minute and rate_limit.burst must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,182 @@
+//! One document of a plan: its request with retries, same-host redirects and one hurdle
+//! cleared; what each answer means, and what drift capture keeps.
+
+use std::time::Duration;
+
+use url::Url;
+
+use super::run::{Mode, Run, Step};
+use super::send::{Sent, send};
+use crate::platform::last_word::Block;
+use crate::platform::site::{Alone, Reading, Site, SiteReading};
+use crate::platform::{Failure, Lookup, Profile};
+use crate::upstream::UpstreamError;
+use crate::upstream::egress::RouteLease;
+use crate::upstream::retry::Attempt;
+
+/// Same-host redirects followed for one document before giving up.
+const MAX_REDIRECTS: usize = 3;
+
+impl<S: Site> Run<'_, S> {
+    /// One document: its request with retries, same-host redirects, one hurdle cleared; it
+    /// ends the lookup ([`Step::Ended`]) or had nothing usable ([`Step::Missed`]).
+    pub(super) async fn read_document(&self, doc: S::Doc) -> Step<S::Hurdle> {
+        let site = &self.fetcher.site;
+        let mut url = site.url(doc, self.name);
+        let mut redirects = 0;
+        let mut hurdle_cleared = false;
+        loop {
+            let reading = match self.request(doc, &url).await {
+                Step::Read(reading) => reading,
+                ended => return ended,
+            };
+            let miss = match reading {
+                Reading::Follow(next) if redirects < MAX_REDIRECTS => {
+                    redirects += 1;
+                    url = next;
+                    continue;
+                }
+                Reading::Follow(_) => {
+                    return Step::Ended(Lookup::unavailable("too many redirects"));
+                }
+                Reading::Hurdle(_) if hurdle_cleared => Reading::blocked("challenge_repeated"),
+                Reading::Hurdle(hurdle) => {
+                    crate::telemetry::challenge(S::PLATFORM.as_str());
+                    if !site.clear(hurdle, &url, self.route).await {
+                        return Step::Missed(Reading::blocked("challenge_unsolved"));
+                    }
+                    hurdle_cleared = true;
+                    continue;
+                }
+                // A document that withholds the answer said nothing usable: the plan goes on.
+                Reading::Withheld(why) => Reading::Inconclusive(why),
+                miss @ (Reading::Blocked { .. }
+                | Reading::Inconclusive(_)
+                | Reading::Unreadable(_)) => miss,
+                ending => return Step::Ended(self.answer(ending)),
+            };
+            return Step::Missed(miss);
+        }
+    }
+
+    /// One request of `doc` at `url`, retried by the platform's policy on this route; an
+    /// unreadable answer is kept by drift capture, and every answer's status and size noted.
+    async fn request(&self, doc: S::Doc, url: &Url) -> Step<S::Hurdle> {
+        let (fetcher, name, route) = (self.fetcher, self.name, self.route);
+        let platform = S::PLATFORM;
+        let policy = fetcher.retry.on(route, S::RETRIES_BLOCKS);
+        policy
+            .run(platform.as_str(), || async {
+                // Built for whichever route the request goes through (see `send`).
+                let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
+                let sent = send(route, &fetcher.gate, self.mode, url.clone(), headers).await;
+                let response = match sent {
+                    Sent::Answered(response) => response,
+                    Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),
+                    Sent::Failed(err) => return transport_failure(err),
+                };
+                self.seen.note(&response);
+                let reading = fetcher.site.read(doc, &response, name);
+                if self.mode != Mode::Probe {
+                    fetcher
+                        .last_words
+                        .note(name, block_of(&reading, fetcher.block_wait));
+                }
+                if let (Some(verdict), Some(capture)) =
+                    (drift_verdict::<S>(doc, &reading), &fetcher.capture)
+                {
+                    capture.save(platform.as_str(), name.as_str(), &response, &verdict);
+                }
+                match reading {
+                    Reading::Blocked {
+                        reason,
+                        retry_after,
+                    } => Attempt::Throttled {
+                        reason,
+                        retry_after,
+                        last: Step::Read(reading),
+                    },
+                    Reading::ServerError(_) => Attempt::Transient {
+                        reason: "http_5xx",
+                        last: Step::Read(reading),
+                    },
+                    reading => Attempt::Done(Step::Read(reading)),
+                }
+            })
+            .await
+    }
+}
+
+/// The block a reading is, with the wait a caller would be told (as [`answer`] tells it).
+fn block_of<P, H>(reading: &Reading<P, H>, block_wait: Duration) -> Option<Block> {
+    match reading {
+        Reading::Blocked {
+            reason,
+            retry_after,
+        } => Some(Block {
+            reason,
+            retry_after: (*retry_after).unwrap_or(block_wait),
+        }),
+        _ => None,
+    }
+}
+
+/// The verdict drift capture keeps a document under, when it keeps it: every unreadable one
+/// (an inconclusive answer the site calls unreadable on its own, [`Site::alone`], included),
+/// and the blocks the site names ([`Site::CAPTURED_BLOCKS`]).
+fn drift_verdict<S: Site>(doc: S::Doc, reading: &SiteReading<S>) -> Option<String> {
+    match reading {
+        Reading::Unreadable(why) => Some(format!("unreadable: {why}")),
+        Reading::Inconclusive(why) if S::alone(doc, why) == Alone::Unreadable => {
+            Some(format!("unreadable: {why}"))
+        }
+        Reading::Blocked { reason, .. } if S::CAPTURED_BLOCKS.contains(reason) => {
+            Some(format!("blocked: {reason}"))
+        }
+        _ => None,
+    }
+}
+
+/// The lookup a final reading answers; `block_wait` is what a caller is told to wait after a
+/// block whose platform named no wait, or a region lock. Every reading maps: one that is not
+/// final (a redirect, a hurdle, a miss) is answered as what it left the lookup with.
+pub fn answer<H>(reading: Reading<Box<Profile>, H>, block_wait: Duration) -> Lookup {
+    let failure = match reading {
+        Reading::Found(profile) => return Lookup::Found(profile),
+        Reading::NotFound => return Lookup::NotFound,
+        Reading::RegionLocked => Failure::RegionLocked {
+            retry_after: block_wait,
+        },
+        Reading::Restricted => Failure::Restricted,
+        Reading::Blocked {
+            reason,
+            retry_after,
+        } => Failure::Blocked {
+            reason,
+            retry_after: retry_after.unwrap_or(block_wait),
+        },
+        Reading::Withheld(reason) => Failure::Withheld {
+            reason,
+            retry_after: block_wait,
+        },
+        Reading::ServerError(why) | Reading::Unavailable(why) => Failure::Unavailable(why),
+        Reading::Unreadable(why) => Failure::ExtractionFailed(why),
+        Reading::Inconclusive(why) => Failure::ExtractionFailed(why.to_owned()),
+        Reading::Follow(_) => Failure::Unavailable("a redirect was left unfollowed".into()),
+        Reading::Hurdle(_) => Failure::Unavailable("a challenge was left unsolved".into()),
+    };
+    Lookup::Failed(failure)
+}
+
+/// An upstream error as an attempt: transport faults may be retried once, the rest are final.
+fn transport_failure<H>(err: UpstreamError) -> Attempt<Step<H>> {
+    let lookup = Lookup::unavailable(err.to_string());
+    if err.is_transient() {
+        Attempt::Transient {
+            reason: "transport",
+            last: Step::Ended(lookup),
+        }
+    } else {
+        Attempt::Done(Step::Ended(lookup))
+    }
+}

@@ -1,0 +1,201 @@
+//! One lookup's hold on a route: every request of the lookup goes through it, and it moves
+//! on (resting the route it leaves, unless it is a probe's) when the route blocks or fails.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use url::Url;
+
+use super::route::{Identity, Route};
+use super::{Egress, REGION_LOCKED, Switch, lock};
+use crate::upstream::{Response, UpstreamError, is_navigation, junk_headers};
+
+/// One lookup's hold on a route and a profile: every request of the lookup goes through it,
+/// and it moves to another proxy only when the current one is rested, to another profile only
+/// after a block.
+pub struct RouteLease<'a> {
+    pub(super) routes: &'a Egress,
+    pub(super) current: AtomicUsize,
+    /// The profile presented, an index into [`Egress::profiles`].
+    pub(super) profile: AtomicUsize,
+    /// How many profiles this lookup has presented (the direct route's bound).
+    pub(super) presented: AtomicUsize,
+    pub(super) rested: Mutex<Vec<usize>>,
+    pub(super) exhausted: Mutex<Option<Duration>>,
+    pub(super) sent: AtomicU32,
+    /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
+    pub(super) rests: bool,
+}
+
+impl std::fmt::Debug for RouteLease<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouteLease")
+            .field("route", &self.label())
+            .field("profile", &self.profile())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RouteLease<'_> {
+    pub(super) fn route(&self) -> &Route {
+        &self.routes.routes[self.current.load(Ordering::Relaxed)]
+    }
+
+    /// The current route's identity for the current profile.
+    pub(super) fn identity(&self) -> &Identity {
+        &self.route().identities[self.profile.load(Ordering::Relaxed)]
+    }
+
+    /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
+    pub fn label(&self) -> &str {
+        &self.route().label
+    }
+
+    /// Whether the lease goes through a proxy (else straight out).
+    pub fn is_proxied(&self) -> bool {
+        self.routes.proxied
+    }
+
+    /// How many requests went out on this lease.
+    pub fn sent(&self) -> u32 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// `Some(wait)` once the lease ran out of proxies: every one rests, the first is back
+    /// after `wait`. Nothing more is sent on it.
+    pub fn exhausted(&self) -> Option<Duration> {
+        *self
+            .exhausted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sends `GET url` through the current route as the current profile, with that identity's
+    /// cookies (and, for a page request with `<section>.junk_headers` on, a fresh draw of junk
+    /// headers), and keeps the cookies the response sets in that identity's jar.
+    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
+        let route = self.route();
+        let identity = self.identity();
+        identity.cookies.add_to(&url, &mut headers);
+        if self.routes.junk_headers && is_navigation(&headers) {
+            junk_headers::add_to(&mut headers);
+        }
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        route.requests.increment(1);
+        let result = identity.upstream.get(url, headers).await;
+        if let Ok(response) = &result {
+            identity.cookies.keep_from(&response.url, &response.headers);
+            let names = lock(&self.routes.session_names);
+            identity.session.keep_from(&names, &response.headers);
+        }
+        result
+    }
+
+    /// The last value the platform handed the current route and profile in response header
+    /// `name` (a session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one.
+    /// Kept per route and profile like their cookies, so a value never goes out through another
+    /// proxy or from another browser. Asking for a
+    /// name is what starts keeping it, on every route of the platform: a site asks for the
+    /// values it repeats when it builds a request, and nothing else is kept. `name` is a
+    /// lowercase header name.
+    pub fn handed(&self, name: &'static str) -> Option<HeaderValue> {
+        let name = HeaderName::from_static(name);
+        {
+            let mut names = lock(&self.routes.session_names);
+            if !names.contains(&name) {
+                names.push(name.clone());
+            }
+        }
+        self.identity().session.value(&name)
+    }
+
+    /// The value of cookie `name` the current route and profile would send to `url`, if it
+    /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
+    /// `X-CSRFToken`).
+    pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
+        self.identity().cookies.value(url, name)
+    }
+
+    /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
+    /// challenge solver computes) in the current route and profile's jar, for `url`'s host.
+    pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {
+        let identity = self.identity();
+        for (name, value) in cookies {
+            identity.cookies.remember(url, name, value);
+        }
+    }
+
+    /// Whether a block would move the lease elsewhere now: through a proxy, to another proxy
+    /// this lookup has not rested, other than the current one, that is not resting as far as
+    /// this replica knows; on the direct route, to a browser profile the lookup has not
+    /// presented yet. A lookup that has another source to ask keeps its last route for it
+    /// instead of resting it (a rest only another replica knows of can still leave it with
+    /// none).
+    pub fn can_move(&self) -> bool {
+        if !self.routes.proxied {
+            return self.moves_on_block();
+        }
+        let current = self.current.load(Ordering::Relaxed);
+        let rested = self
+            .rested
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        (0..self.routes.routes.len()).any(|i| {
+            i != current && !rested.contains(&i) && self.routes.rests.resting_for(i, now).is_none()
+        })
+    }
+
+    /// The current route met a block signal or failed (`reason`, for logs): on a proxy, rest
+    /// it for the cool-down (fleet-wide with Redis; not for a lease that rests nothing) and
+    /// move to the next proxy not resting that this lookup has not left yet, presenting the
+    /// next profile. This is the one way
+    /// for a source to say "rest this proxy and try another" (a region lock, say); the
+    /// sources' HTTP block signals and proxy failures already come here through the fetch
+    /// fetcher.
+    ///
+    /// On the direct route nothing rests; the block is counted. The lease moves to the next
+    /// profile while the lookup has not presented them all ([`Switch::Moved`]), else (and
+    /// for a region lock) there is nowhere to go ([`Switch::Direct`]).
+    pub async fn rest_and_switch(&self, reason: &'static str) -> Switch {
+        let index = self.current.load(Ordering::Relaxed);
+        let route = &self.routes.routes[index];
+        route.blocks.increment(1);
+        if !self.routes.proxied {
+            if reason == REGION_LOCKED || !self.moves_on_block() {
+                return Switch::Direct;
+            }
+            self.next_profile(reason);
+            return Switch::Moved;
+        }
+        if self.rests {
+            self.routes.rest(index, reason).await;
+        }
+        let rested = {
+            let mut rested = self
+                .rested
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !rested.contains(&index) {
+                rested.push(index);
+            }
+            rested.clone()
+        };
+        match self.routes.pick(&rested).await {
+            Ok(next) => {
+                self.current.store(next, Ordering::Relaxed);
+                self.next_profile(reason);
+                Switch::Moved
+            }
+            Err(wait) => {
+                *self
+                    .exhausted
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(wait);
+                Switch::AllResting(wait)
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! What the service must answer for a sample: its API body, as JSON. The platform knows
+//! nothing of the service's types, so the service's tests compare their own with these.
+
+use serde_json::{Value, json};
+
+use super::{SampleUser, avatar};
+
+/// The body the service must return for `user`, whatever the era of the page it read.
+pub fn expected_body(user: &SampleUser) -> Value {
+    json!({
+        "userInfo": {
+            "user": {
+                "id": user.id,
+                "uniqueId": user.unique_id,
+                "nickname": user.nickname,
+                "signature": user.signature,
+                "verified": user.verified,
+                "privateAccount": user.private,
+                "avatarThumb": avatar(user, 100),
+                "avatarMedium": avatar(user, 720),
+                "avatarLarger": avatar(user, 1080),
+                "secUid": user.sec_uid,
+                "relation": 0,
+                "openFavorite": user.open_favorite,
+            },
+            "stats": {
+                "followerCount": user.follower_count,
+                "followingCount": user.following_count,
+                "heart": user.heart_count,
+                "heartCount": user.heart_count,
+                "videoCount": user.video_count,
+                "diggCount": user.digg_count,
+            },
+        },
+    })
+}
+
+/// The body the service must return for `user` when the embed page answered: the page's
+/// body ([`expected_body`]) without what the embed does not carry, which reads as
+/// `""`/`0`/`false`, and `null` for the counts it does not give.
+pub fn expected_embed_body(user: &SampleUser) -> Value {
+    let mut body = expected_body(user);
+    let info = &mut body["userInfo"];
+    for key in ["avatarMedium", "avatarLarger", "secUid"] {
+        info["user"][key] = json!("");
+    }
+    info["user"]["relation"] = json!(0);
+    info["user"]["openFavorite"] = json!(false);
+    for key in ["videoCount", "diggCount"] {
+        info["stats"][key] = Value::Null;
+    }
+    body
+}

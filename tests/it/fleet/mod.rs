@@ -1,0 +1,11 @@
+//! The fleet (`src/fleet`): replicas sharing state through a real Redis or Redis Cluster.
+
+mod budget;
+mod calls;
+mod cluster;
+mod freshness;
+mod gone;
+mod memory;
+mod quota_lease;
+mod shared;
+mod takeover;

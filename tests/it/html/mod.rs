@@ -1,0 +1,3 @@
+//! The HTML reader (`src/html`): where the state script is found.
+
+mod script_finder;

@@ -1,0 +1,168 @@
+//! The OpenAPI document is the contract: an accidental change to it must fail a test.
+//!
+//! `tests/snapshots/openapi.json` is the approved document. After a deliberate change, refresh
+//! it with `UPDATE_SNAPSHOTS=1 cargo test --test it openapi` and review the diff.
+
+use serde_json::Value;
+
+const SNAPSHOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/openapi.json");
+
+#[test]
+fn the_document_matches_the_approved_snapshot() {
+    let current = profile_lookup::http::openapi::document_json();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(SNAPSHOT, format!("{current}\n")).unwrap();
+    }
+    let approved = std::fs::read_to_string(SNAPSHOT).expect("the approved snapshot exists");
+    let (current, approved): (Value, Value) = (
+        serde_json::from_str(&current).unwrap(),
+        serde_json::from_str(&approved).unwrap(),
+    );
+    assert!(
+        current == approved,
+        "the OpenAPI document changed; if deliberate, run UPDATE_SNAPSHOTS=1 cargo test --test it openapi and review"
+    );
+}
+
+#[test]
+fn the_document_states_the_contract() {
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    for (path, min, max) in [
+        ("/short-video/profile/{username}", 2, 24),
+        ("/photo-share/profile/{username}", 1, 30),
+    ] {
+        let op = &doc["paths"][path]["get"];
+        assert_eq!(op["security"][0]["bearer"], serde_json::json!([]), "{path}");
+        let param = &op["parameters"][0];
+        assert_eq!(param["schema"]["minLength"], min, "{path}");
+        assert_eq!(param["schema"]["maxLength"], max, "{path}");
+        assert!(param["schema"]["pattern"].is_string(), "{path}");
+        for status in ["200", "400", "401", "404", "429", "500", "503"] {
+            assert!(op["responses"][status].is_object(), "{path} {status}");
+        }
+        assert!(op["responses"]["404"]["content"]["application/problem+json"].is_object());
+    }
+    let stats = &doc["components"]["schemas"]["ShortVideoStats"]["properties"];
+    for count in [
+        "followerCount",
+        "followingCount",
+        "heart",
+        "heartCount",
+        "videoCount",
+        "diggCount",
+    ] {
+        let ty = &stats[count]["type"];
+        assert!(
+            ty.as_array()
+                .is_some_and(|t| t.contains(&Value::from("null"))),
+            "{count}: {ty}"
+        );
+    }
+    let count = &doc["components"]["schemas"]["Count"]["properties"]["count"]["type"];
+    assert!(
+        count
+            .as_array()
+            .is_some_and(|t| t.contains(&Value::from("null"))),
+        "{count}"
+    );
+}
+
+/// 403 `profile_restricted` is an answer of the platforms that restrict profiles (short-video
+/// status 209002), and only of theirs; the README's problem table names it too.
+#[test]
+fn the_restricted_problem_is_documented_where_it_is_answered() {
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    let forbidden = |path: &str| doc["paths"][path]["get"]["responses"]["403"].clone();
+    let short_video = forbidden("/short-video/profile/{username}");
+    let description = short_video["description"].as_str().unwrap_or_default();
+    assert!(description.contains("profile_restricted"), "{short_video}");
+    assert!(short_video["content"]["application/problem+json"].is_object());
+    assert!(forbidden("/photo-share/profile/{username}").is_null());
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+    assert!(readme.unwrap().contains("| 403 | `profile_restricted` |"));
+}
+
+/// Issue 8 asked whether counts are declared `int64` for `u64` values: confirmed. A platform
+/// count above `i64::MAX` is served as is, outside what the document promises. The fix (a
+/// `uint64` format on the count fields in `src/platform/mod.rs`, then a deliberate snapshot
+/// refresh) belongs to the platform module's owner; un-ignore this test with it.
+#[test]
+fn counts_are_declared_wide_enough_for_what_is_served() {
+    let real = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/real/instagram/web_profile_info_2022_megadeth.json"
+    );
+    let Ok(capture) = std::fs::read_to_string(real) else {
+        assert!(std::env::var("CI").is_err(), "{real} is missing under CI");
+        eprintln!("skipping: {real} unavailable");
+        return;
+    };
+    let at = capture
+        .find("\"edge_followed_by\"")
+        .expect("a follower count");
+    let digits_start = at + capture[at..].find(|c: char| c.is_ascii_digit()).unwrap();
+    let digits_len = capture[digits_start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap();
+    let huge = format!(
+        "{}{}{}",
+        &capture[..digits_start],
+        u64::MAX,
+        &capture[digits_start + digits_len..]
+    );
+    let body = profile_lookup::saved::extract(
+        profile_lookup::platform::Platform::PhotoShare,
+        huge.as_bytes(),
+        None,
+    )
+    .expect("the capture extracts");
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served["edge_followed_by"]["count"], u64::MAX);
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    let count = &doc["components"]["schemas"]["Count"]["properties"]["count"];
+    assert_ne!(count["format"], "int64", "{count}");
+}
+
+/// The document's `pattern` is the username rule as a regex; `Username::parse` is the rule
+/// as code. Every string of the rule's alphabet (and a few characters outside it) must get
+/// the same answer from both, so the contract cannot drift from what the service accepts.
+#[test]
+fn the_documented_pattern_is_the_rule_the_service_applies() {
+    use profile_lookup::platform::Platform;
+    use profile_lookup::username::{PATTERN, Username};
+    use proptest::prelude::*;
+
+    let pattern = fancy_regex::Regex::new(PATTERN).expect("the pattern compiles");
+    let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
+    assert_eq!(
+        doc["paths"]["/photo-share/profile/{username}"]["get"]["parameters"][0]["schema"]["pattern"],
+        PATTERN
+    );
+    // The whole alphabet and a few outsiders; then only `a`, `.` and `_`, where the dot rules
+    // (first, last, two in a row) are met in almost every case.
+    for alphabet in ["[a-z_.A-Z0-9/@%-]{1,30}", "[a._]{1,8}"] {
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(&alphabet, |raw| {
+                let documented = pattern.is_match(&raw).expect("no backtracking limit");
+                let accepted = Username::parse(Platform::PhotoShare, &raw).is_ok();
+                prop_assert_eq!(documented, accepted, "{:?}", raw);
+                Ok(())
+            })
+            .unwrap();
+    }
+    for raw in [
+        "a", "a.b", "_", "a..b", ".a", "a.", "a_b.c_", "A.B.C", "a/b", "",
+    ] {
+        assert_eq!(
+            pattern.is_match(raw).unwrap() && !raw.is_empty(),
+            Username::parse(Platform::PhotoShare, raw).is_ok(),
+            "{raw:?}"
+        );
+    }
+}

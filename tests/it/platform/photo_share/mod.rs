@@ -1,0 +1,8 @@
+//! The photo-share platform (`src/platform/photo_share`): real captures, hostile input, the
+//! 2026 shapes, the profile query's user shape, user text.
+
+mod profile_query;
+mod proptest;
+mod real_captures;
+mod shapes_2026;
+mod user_text;

@@ -1,0 +1,7 @@
+//! The short-video platform (`src/platform/short_video`): real captures, hostile input, its
+//! two sources, the signals of 2026-09.
+
+mod proptest;
+mod real_captures;
+mod signals_2026_09;
+mod sources;

@@ -1,0 +1,310 @@
+//! Short-video's two sources end to end, on loopback: the profile page, and the embed page
+//! asked when the page is blocked or stateless after its route switching. Each stateless
+//! kind is a block with its own reason in the metrics and in drift capture; the embed's
+//! "private or missing" is never a 404 on its own; a page that says not found is answered
+//! without the embed; through proxies the page is tried on each before the embed, and each
+//! proxy rests at most once.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use profile_lookup::registry::Platform;
+use stand_in::short_video as sv;
+
+use crate::support::binary::Binary;
+use crate::support::capture_dir::CaptureDir;
+use crate::support::forward_proxy::ForwardProxy;
+use crate::support::routers::{plain, split, status};
+use crate::support::{self, AppBuilder, ShortVideo, TestApp, eventually};
+
+/// The app on `router` with short-video's sources set to `sources`.
+fn with_sources(router: Router, sources: &[&str]) -> AppBuilder {
+    TestApp::on(router).with(|s| {
+        s.platform_mut(Platform::ShortVideo).sources =
+            sources.iter().map(|s| (*s).to_owned()).collect();
+    })
+}
+
+/// The series of `profile_lookup_upstream_blocks_total` for short-video's `source` and `reason`.
+fn blocks_series(source: &str, reason: &str) -> String {
+    format!(
+        "profile_lookup_upstream_blocks_total{{platform=\"short-video\",source=\"{source}\",reason=\"{reason}\"}}"
+    )
+}
+
+#[tokio::test]
+async fn a_page_without_state_is_answered_by_the_embed() {
+    let app = TestApp::on(sv::router()).start().await;
+    for user in sv::embed_users() {
+        app.lookup(ShortVideo, user.unique_id)
+            .await
+            .about(user.unique_id)
+            .expect_profile(&sv::expected_embed_body(&user))
+            .expect_header("x-source", "embed");
+    }
+    // The embed's like count past i32::MAX arrived negative and is read as the real count.
+    assert_eq!(
+        sv::EMBED_ONLY_USER.heart_count,
+        Some(3_100_000_123),
+        "the sample is past i32::MAX"
+    );
+    assert_eq!(
+        app.upstream().paths(),
+        [
+            "/@late.night.loops",
+            "/embed/@late.night.loops",
+            "/@harbor.lights.crafts",
+            "/embed/@harbor.lights.crafts",
+        ]
+    );
+    // A cached answer keeps the source that gave it.
+    app.lookup(ShortVideo, sv::SHELL_PAGE_USER.unique_id)
+        .await
+        .expect_header("x-cache", "hit")
+        .expect_header("x-source", "embed");
+    let text = app.metrics().await;
+    for reason in ["stateless_shell", "captcha_page"] {
+        let series = blocks_series("page", reason);
+        assert!(text.contains(&series), "missing {series}");
+    }
+}
+
+#[tokio::test]
+async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no_404() {
+    let app = TestApp::on(sv::router()).start().await;
+    for (name, reason) in sv::STATELESS_BLOCK_NAMES {
+        let before = app.hits();
+        app.lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_blocked()
+            .expect_header("x-source", "page");
+        // The page, then the embed, which says "private or missing": never a 404.
+        assert_eq!(
+            app.upstream().paths()[before..],
+            [format!("/@{name}"), format!("/embed/@{name}")],
+            "{name}"
+        );
+        let series = blocks_series("page", reason);
+        assert!(app.metrics().await.contains(&series), "missing {series}");
+    }
+}
+
+#[tokio::test]
+async fn an_embed_that_cannot_be_reached_leaves_the_pages_block_standing() {
+    let upstream = split(
+        "/embed/",
+        status(StatusCode::SERVICE_UNAVAILABLE),
+        plain(StatusCode::OK, sv::maintenance_page()),
+    );
+    let app = TestApp::on(upstream).start().await;
+    app.lookup(ShortVideo, "someone.here")
+        .await
+        .expect_blocked()
+        .expect_header("x-source", "page");
+    // The page once, the embed twice (a 5xx gets one more try).
+    assert_eq!(app.hits(), 3);
+}
+
+#[tokio::test]
+async fn a_page_that_says_not_found_is_answered_without_the_embed() {
+    for code in [10202, 10221, 10204] {
+        let upstream = split(
+            "/embed/",
+            status(StatusCode::BAD_REQUEST),
+            plain(StatusCode::OK, sv::status_page(code)),
+        );
+        let app = TestApp::on(upstream).start().await;
+        app.lookup(ShortVideo, "gone.user")
+            .await
+            .about(code)
+            .expect_status(404)
+            .expect_header("x-source", "page");
+        assert_eq!(
+            app.upstream().paths(),
+            ["/@gone.user"],
+            "{code}: the embed is not asked"
+        );
+    }
+}
+
+#[tokio::test]
+async fn page_alone_turns_the_embed_off_and_the_order_is_configured() {
+    let app = with_sources(sv::router(), &["page"]).start().await;
+    app.lookup(ShortVideo, sv::SHELL_PAGE_USER.unique_id)
+        .await
+        .expect_blocked();
+    assert_eq!(app.upstream().paths(), ["/@late.night.loops"]);
+
+    let app = with_sources(sv::router(), &["embed", "page"]).start().await;
+    app.lookup(ShortVideo, sv::SMALL_USER.unique_id)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
+    // A private account: the embed says 400, the page answers.
+    app.lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page");
+    assert_eq!(
+        app.upstream().paths(),
+        [
+            "/embed/@tiny.baker_7",
+            "/embed/@quiet.fox_22",
+            "/@quiet.fox_22"
+        ]
+    );
+
+    // The embed alone, for a private account: 429 (the platform keeps the answer), not 404.
+    let app = with_sources(sv::router(), &["embed"]).start().await;
+    app.lookup(ShortVideo, sv::PRIVATE_USER.unique_id)
+        .await
+        .expect_blocked()
+        .expect_header("x-source", "embed");
+}
+
+/// An upstream whose profile pages are all the stateless shell and whose embed answers, or
+/// is throttled too when `embed_blocked`.
+fn shell_everywhere(embed_blocked: bool) -> Router {
+    let embed = if embed_blocked {
+        status(StatusCode::TOO_MANY_REQUESTS)
+    } else {
+        sv::router()
+    };
+    split(
+        "/embed/",
+        embed,
+        plain(StatusCode::OK, sv::stateless_shell_page(false)),
+    )
+}
+
+#[tokio::test]
+async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let app = TestApp::on(shell_everywhere(false))
+        .through(&p)
+        .start()
+        .await;
+    let name = sv::SMALL_USER.unique_id;
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
+    // The page through a, b and c (a and b rest), then the embed through c, which is kept.
+    let page = format!("/@{name}");
+    let embed = format!("/embed/@{name}");
+    let expected: Vec<(String, String)> = [("a", &page), ("b", &page), ("c", &page), ("c", &embed)]
+        .iter()
+        .map(|(via, p)| ((*via).to_owned(), (*p).clone()))
+        .collect();
+    let seen = || -> Vec<(String, String)> {
+        app.upstream()
+            .seen()
+            .into_iter()
+            .map(|s| (s.via.clone(), s.path().to_owned()))
+            .collect()
+    };
+    assert_eq!(seen(), expected);
+    // The next lookup goes through c alone: its page, then its embed.
+    app.lookup(ShortVideo, name).await.expect_status(200);
+    assert_eq!(seen()[4..], expected[2..]);
+}
+
+#[tokio::test]
+async fn blocked_everywhere_every_proxy_rests_once_and_the_caller_gets_429() {
+    let p = ForwardProxy::start_each(&["a", "b"]).await;
+    let app = TestApp::on(shell_everywhere(true))
+        .through(&p)
+        .with(|s| s.upstream.proxy_cooldown_seconds = 120)
+        .start()
+        .await;
+    let wait = app
+        .lookup(ShortVideo, "anyone.at.all")
+        .await
+        .expect_status(429)
+        .retry_after();
+    assert!((100..=120).contains(&wait), "{wait}");
+    assert_eq!(
+        app.upstream().via(),
+        ["a", "b", "b"],
+        "page on a, page on b, embed on b"
+    );
+    // Every proxy rests now: nothing is sent.
+    app.lookup(ShortVideo, "anyone.at.all")
+        .await
+        .expect_status(429);
+    assert_eq!(app.hits(), 3);
+}
+
+#[tokio::test]
+async fn each_stateless_kind_is_captured_with_its_verdict() {
+    let dir = CaptureDir::new();
+    let app = with_sources(sv::router(), &["page"])
+        .with(|s| s.upstream.capture_max_files = 50)
+        .capturing_into(&dir)
+        .start()
+        .await;
+    for (name, reason) in sv::STATELESS_BLOCK_NAMES {
+        app.lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_status(429);
+        let verdict = format!("blocked: {reason}");
+        assert!(
+            eventually(Duration::from_secs(5), || {
+                dir.sidecars()
+                    .iter()
+                    .any(|s| s["verdict"] == verdict.as_str() && s["username"] == name)
+            })
+            .await,
+            "no capture of {name} with {verdict:?}: {:?}",
+            dir.sidecars()
+        );
+    }
+    // A throttle (429) is a block too, but no page to keep.
+    app.lookup(ShortVideo, stand_in::THROTTLED_NAME)
+        .await
+        .expect_status(429);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(dir.sidecars().len(), sv::STATELESS_BLOCK_NAMES.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_block_kind_is_logged_with_its_reason_and_source() {
+    let upstream = support::spawn_upstream(sv::router()).await;
+    let listen = support::closed_port().await;
+    let config = support::temp_file(
+        "sv-block-logs",
+        ".toml",
+        format!(
+            "[server]\nlisten = \"{listen}\"\n[auth]\napi_keys = [\"{key}\"]\n\
+             [short_video]\nbase_url = \"http://{up}\"\n[cache]\nenabled = false\n\
+             [log]\nformat = \"json\"\nlevel = \"info\"\n",
+            key = support::KEY,
+            up = upstream.addr,
+        )
+        .as_bytes(),
+    );
+    let serve = Binary::serve_with(config.path())
+        .logs()
+        .start_serving(listen, support::KEY);
+    for (name, _) in sv::STATELESS_BLOCK_NAMES {
+        serve
+            .lookup(ShortVideo, name)
+            .await
+            .about(name)
+            .expect_status(429);
+    }
+    let out = serve.stop().await;
+    let logs =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    for (_, reason) in sv::STATELESS_BLOCK_NAMES {
+        let logged = logs.lines().any(|line| {
+            line.contains("the platform refused a document")
+                && line.contains(&format!("\"reason\":\"{reason}\""))
+                && line.contains("\"source\":\"page\"")
+        });
+        assert!(logged, "no log line for {reason} in\n{logs}");
+    }
+}

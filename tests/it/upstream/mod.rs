@@ -1,0 +1,11 @@
+//! Talking to the platforms (`src/upstream`): broken upstreams, proxies, sessions, junk
+//! headers, drift capture, the clients' fingerprints.
+
+mod browser_client;
+mod browser_profiles;
+mod capture;
+mod faults;
+mod junk_headers;
+mod proxies;
+mod proxy_blame;
+mod route_sessions;
