@@ -6,9 +6,9 @@
 //! answered at once until twice its TTL, while one background refresh replaces it. A name asked
 //! at least once a TTL then never makes a caller wait after its first lookup, and the window
 //! costs the platform no fetch a lookup past the TTL would not have made anyway (see
-//! `docs/freshness.md`). A number is taken as written. Both forms come from a file or the environment alike: the
-//! environment source hands over `"auto"` as text and `120` as a number, and a number written
-//! as text (`"120"`) is a number too.
+//! `docs/freshness.md`). A number is taken as written. Both forms come from a file or the
+//! environment alike: the environment source hands over `"auto"` as text and `120` as a
+//! number, and a number written as text (`"120"`) is a number too.
 
 use std::fmt;
 
