@@ -266,11 +266,7 @@ struct Said {
 /// connection broke. An idle connection the service has closed meanwhile (it closes keep-alive
 /// connections idle for `server.header_read_timeout_ms`) is replaced by a new one, once, as any
 /// HTTP client does.
-async fn lookup(
-    pool: &Mutex<Vec<TcpStream>>,
-    target: SocketAddr,
-    request: &[u8],
-) -> Option<Said> {
+async fn lookup(pool: &Mutex<Vec<TcpStream>>, target: SocketAddr, request: &[u8]) -> Option<Said> {
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut idle = pool.lock().expect("not poisoned").pop();
     loop {
