@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Freshness at its defaults, checked against its goals: the release binary against a loopback
-# upstream that answers after 300 ms, 2,000 names drawn Zipf(1.0), ttl_seconds = 10, paced
-# open-loop load at 500 lookups/s for 60 s (examples/freshness_load.rs plays both the upstream
+# upstream that answers after 300 ms, 2,000 names drawn Zipf(1.0), ttl_seconds = 30, paced
+# open-loop load at 500 lookups/s for 120 s (examples/freshness_load.rs plays both the upstream
 # and the load). Two configurations, each from a cold cache with the same names in the same
 # order: revalidation off (revalidate_seconds = 0, hot_hits = 0), then the defaults
 # (revalidate_seconds = "auto", the TTL itself; hot_hits and refresh_share as shipped: none of
 # the three is written in the config); on one replica, then on three replicas sharing a
 # redis-server (the load goes to them in turn).
 #
-#   bash scripts/freshness.sh        # about 5 minutes after the build
+#   bash scripts/freshness.sh        # about 9 minutes after the build
+#
+# Why ttl_seconds = 30 and not less: the script compresses the shipped TTL (600 s) so a run is
+# short, and the compression must keep what the traffic is at the real TTL: every name of the
+# 2,000 asked again within twice the TTL (at 600 s the rarest comes back every ~33 s). At
+# ttl_seconds = 10, 2.1 % of lookups are of names idle longer than 2 × TTL, which wait whatever
+# the cache does, so the waiting goal is out of reach by construction (docs/performance.md).
 #
 # Prints, side by side: p50 / p99 / p99.9 latency of lookups of names already seen (an earlier
 # lookup of the name was answered before this one was sent), the share of lookups that waited
@@ -26,8 +32,8 @@
 # started under (figures taken on a busy machine are not timing figures). Exits non-zero when
 # a goal is missed.
 #
-# Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN. Knobs: FRESHNESS_SECONDS=60
-# FRESHNESS_RATE=500 FRESHNESS_NAMES=2000 FRESHNESS_DELAY_MS=300 FRESHNESS_TTL=10
+# Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN. Knobs: FRESHNESS_SECONDS=120
+# FRESHNESS_RATE=500 FRESHNESS_NAMES=2000 FRESHNESS_DELAY_MS=300 FRESHNESS_TTL=30
 # FRESHNESS_SEED=26 FRESHNESS_KEEP_TMP=1 (keep the temp dir); FRESHNESS_MORE="60 60-cold" adds
 # columns for comparison, never checked: a window in seconds (or "auto"), "-cold" for no
 # refresh-ahead (hot_hits = 0); each adds two minutes.
@@ -35,11 +41,11 @@ set -euo pipefail
 
 # shellcheck source=lib/rig.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
-SECS=${FRESHNESS_SECONDS:-60}
+SECS=${FRESHNESS_SECONDS:-120}
 RATE=${FRESHNESS_RATE:-500}
 NAMES=${FRESHNESS_NAMES:-2000}
 DELAY_MS=${FRESHNESS_DELAY_MS:-300}
-TTL=${FRESHNESS_TTL:-10}
+TTL=${FRESHNESS_TTL:-30}
 read -r -a MORE <<<"${FRESHNESS_MORE:-}"
 SEED=${FRESHNESS_SEED:-26}
 KEY="fresh-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
