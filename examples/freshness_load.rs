@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example freshness_load -- upstream DELAY_MS
-//! cargo run --release --example freshness_load -- load KEY RATE SECONDS NAMES SEED URL...
+//! cargo run --release --example freshness_load -- load KEY RATE SECONDS NAMES SEED GAP URL...
 //! ```
 //!
 //! `upstream` plays the photo-share platform for any name: its profile JSON (the public
@@ -18,17 +18,23 @@
 //! lookup may go out a little after it is due; that is the client's delay, not the service's).
 //! It prints one line:
 //!
-//! `FRESH lookups=… bad=… late=… first_seen=… waited=… seen=… seen_waited=… seen_p50_ms=…
-//! seen_p99_ms=… seen_p999_ms=… p99_ms=…`
+//! `FRESH lookups=… bad=… late=… first_seen=… waited=… seen=… seen_waited=… long_gaps=…
+//! fetches=… fetch_ms=… seen_p50_ms=… seen_p99_ms=… seen_p999_ms=… p99_ms=…`
 //!
 //! - a lookup is of a name *already seen* when an earlier lookup of that name had been
 //!   answered before it was sent (the first lookup of a name, and those sent while it was still
 //!   being fetched, are not);
 //! - it *waited* on the upstream when its `Cache-Status` says `fwd=` (the platform was asked
-//!   for it, or it joined a fetch in flight);
+//!   for it, or it joined a fetch in flight, on its replica or another: `collapsed`);
 //! - `first_seen` is the share of lookups that were a name's first, `waited` the share that
 //!   waited, `seen` the share of already-seen lookups and `seen_waited` the share of those that
-//!   waited; latencies in ms; `late` counts lookups sent more than 5 ms behind schedule.
+//!   waited; latencies in ms; `late` counts lookups sent more than 5 ms behind schedule;
+//! - `long_gaps` is the share of lookups of a name last asked more than `GAP` seconds (a
+//!   decimal) before: with `GAP` = twice the TTL + a fetch time, those find their name's entry
+//!   past its window whatever the cache does, as long as it fetches only what is asked for, so
+//!   `first_seen + long_gaps` is the least `waited` can be;
+//! - `fetches` counts the lookups that waited without `collapsed` (each made a fetch) and
+//!   `fetch_ms` is their median time: a fetch time as callers see it.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -58,25 +64,27 @@ fn main() {
             let delay = Duration::from_millis(args[1].parse().expect("DELAY_MS"));
             runtime.block_on(upstream(delay));
         }
-        Some("load") if args.len() >= 7 => {
+        Some("load") if args.len() >= 8 => {
             let rate: f64 = args[2].parse().expect("RATE");
             let seconds: f64 = args[3].parse().expect("SECONDS");
             let names: usize = args[4].parse().expect("NAMES");
             let seed: u64 = args[5].parse().expect("SEED");
+            let gap: f64 = args[6].parse().expect("GAP");
             let plan = Plan {
                 key: args[1].clone(),
                 rate,
                 total: (rate * seconds) as usize,
                 names,
                 seed,
-                targets: args[6..].iter().map(|u| target(u)).collect(),
+                gap: Duration::from_secs_f64(gap),
+                targets: args[7..].iter().map(|u| target(u)).collect(),
             };
             println!("{}", runtime.block_on(load(plan)));
         }
         _ => {
             eprintln!(
                 "usage: freshness_load upstream DELAY_MS\n       \
-                 freshness_load load KEY RATE SECONDS NAMES SEED URL..."
+                 freshness_load load KEY RATE SECONDS NAMES SEED GAP URL..."
             );
             std::process::exit(2);
         }
@@ -154,6 +162,8 @@ struct Plan {
     total: usize,
     names: usize,
     seed: u64,
+    /// A name asked again after longer than this is a long gap.
+    gap: Duration,
     targets: Vec<SocketAddr>,
 }
 
@@ -165,6 +175,8 @@ struct Done {
     took: Duration,
     ok: bool,
     waited: bool,
+    /// Waited and not `collapsed`: this lookup's own fetch.
+    fetched: bool,
 }
 
 fn target(url: &str) -> SocketAddr {
@@ -220,13 +232,14 @@ async fn load(plan: Plan) -> String {
             let sent = start.elapsed();
             let answer = lookup(&pools[at], targets[at], request.as_bytes()).await;
             let took = start.elapsed().saturating_sub(sent);
-            let (ok, waited) = answer.unwrap_or((false, false));
+            let said = answer.unwrap_or_default();
             let _ = tx.send(Done {
                 name,
                 sent,
                 took,
-                ok,
-                waited,
+                ok: said.ok,
+                waited: said.waited,
+                fetched: said.fetched,
             });
         });
     }
@@ -235,18 +248,25 @@ async fn load(plan: Plan) -> String {
     while let Some(d) = rx.recv().await {
         done.push(d);
     }
-    summary(&done, plan.names, late)
+    summary(&done, plan.names, plan.gap, late)
 }
 
-/// One lookup on a pooled connection: (2xx, waited on the upstream), or `None` when the
+/// What one answer said.
+#[derive(Clone, Copy, Default)]
+struct Said {
+    /// 2xx.
+    ok: bool,
+    /// `Cache-Status` says `fwd=`: the caller waited on the upstream.
+    waited: bool,
+    /// It waited and does not say `collapsed`: its own flight fetched.
+    fetched: bool,
+}
+
+/// One lookup on a pooled connection: what its answer said, or `None` when the
 /// connection broke. An idle connection the service has closed meanwhile (it closes keep-alive
 /// connections idle for `server.header_read_timeout_ms`) is replaced by a new one, once, as any
 /// HTTP client does.
-async fn lookup(
-    pool: &Mutex<Vec<TcpStream>>,
-    target: SocketAddr,
-    request: &[u8],
-) -> Option<(bool, bool)> {
+async fn lookup(pool: &Mutex<Vec<TcpStream>>, target: SocketAddr, request: &[u8]) -> Option<Said> {
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut idle = pool.lock().expect("not poisoned").pop();
     loop {
@@ -259,14 +279,18 @@ async fn lookup(
                 stream
             }
         };
-        // (2xx, `Cache-Status` says `fwd=`); the service's answers always give their length.
+        // The service's answers always give their length.
         let answer = support::exchange(&mut stream, request, &mut buf)
             .await
             .and_then(|(status, head)| {
                 support::header(head, "content-length")?;
-                let waited =
-                    support::header(head, "cache-status").is_some_and(|v| v.contains("fwd="));
-                Some(((200..300).contains(&status), waited))
+                let cache_status = support::header(head, "cache-status").unwrap_or_default();
+                let waited = cache_status.contains("fwd=");
+                Some(Said {
+                    ok: (200..300).contains(&status),
+                    waited,
+                    fetched: waited && !cache_status.contains("collapsed"),
+                })
             });
         match answer {
             Some(answer) => {
@@ -280,7 +304,7 @@ async fn lookup(
     }
 }
 
-fn summary(done: &[Done], names: usize, late: u64) -> String {
+fn summary(done: &[Done], names: usize, gap: Duration, late: u64) -> String {
     // The first moment each name had an answer.
     let mut answered = vec![Duration::MAX; names];
     for d in done {
@@ -292,6 +316,10 @@ fn summary(done: &[Done], names: usize, late: u64) -> String {
     let mut all: Vec<Duration> = Vec::with_capacity(done.len());
     let mut seen: Vec<Duration> = Vec::with_capacity(done.len());
     let mut seen_waited = 0usize;
+    // When each name was last asked, and the lookups that came longer than `gap` after it.
+    let mut last_asked: Vec<Option<Duration>> = vec![None; names];
+    let mut long_gaps = 0usize;
+    let mut fetches: Vec<Duration> = Vec::new();
     let mut by_sent: Vec<&Done> = done.iter().collect();
     by_sent.sort_by_key(|d| d.sent);
     for d in by_sent {
@@ -300,6 +328,12 @@ fn summary(done: &[Done], names: usize, late: u64) -> String {
         }
         waited += usize::from(d.waited);
         bad += usize::from(!d.ok);
+        if let Some(before) = last_asked[d.name].replace(d.sent) {
+            long_gaps += usize::from(d.sent - before > gap);
+        }
+        if d.fetched {
+            fetches.push(d.took);
+        }
         all.push(d.took);
         if answered[d.name] < d.sent {
             seen.push(d.took);
@@ -309,12 +343,16 @@ fn summary(done: &[Done], names: usize, late: u64) -> String {
     let n = done.len().max(1) as f64;
     format!(
         "FRESH lookups={} bad={bad} late={late} first_seen={:.4} waited={:.4} seen={:.4} \
-         seen_waited={:.4} seen_p50_ms={:.2} seen_p99_ms={:.2} seen_p999_ms={:.2} p99_ms={:.2}",
+         seen_waited={:.4} long_gaps={:.4} fetches={} fetch_ms={:.2} seen_p50_ms={:.2} \
+         seen_p99_ms={:.2} seen_p999_ms={:.2} p99_ms={:.2}",
         done.len(),
         first_seen as f64 / n,
         waited as f64 / n,
         seen.len() as f64 / n,
         seen_waited as f64 / seen.len().max(1) as f64,
+        long_gaps as f64 / n,
+        fetches.len(),
+        percentile(&mut fetches, 0.5),
         percentile(&mut seen, 0.5),
         percentile(&mut seen, 0.99),
         percentile(&mut seen, 0.999),

@@ -2,11 +2,13 @@
 //! counts: `revalidate_seconds`, whose default follows `ttl_seconds`, and `refresh_share`, a
 //! fraction.
 //!
-//! `revalidate_seconds = "auto"` (the default) is a fifth of `ttl_seconds`, in whole seconds
-//! (rounded down: a TTL under 5 s has no stale-while-revalidate window unless one is set). A
-//! number is taken as written. Both forms come from a file or the environment alike: the
-//! environment source hands over `"auto"` as text and `120` as a number, and a number written
-//! as text (`"120"`) is a number too.
+//! `revalidate_seconds = "auto"` (the default) is `ttl_seconds` itself: a found profile is
+//! answered at once until twice its TTL, while one background refresh replaces it. A name asked
+//! at least once a TTL then never makes a caller wait after its first lookup, and the window
+//! costs the platform no fetch a lookup past the TTL would not have made anyway (see
+//! `docs/freshness.md`). A number is taken as written. Both forms come from a file or the
+//! environment alike: the environment source hands over `"auto"` as text and `120` as a
+//! number, and a number written as text (`"120"`) is a number too.
 
 use std::fmt;
 
@@ -31,7 +33,7 @@ pub struct CacheConfig {
     /// Most bytes of response bodies kept (each store), so giant profiles cannot exhaust memory.
     pub max_bytes: u64,
     /// How long past its TTL a found profile is still answered at once while one background
-    /// refresh replaces it (stale-while-revalidate); `"auto"`: a fifth of `ttl_seconds`.
+    /// refresh replaces it (stale-while-revalidate); `"auto"`: `ttl_seconds` itself.
     pub revalidate_seconds: Revalidate,
     /// Hits during its life that make an entry hot: refreshed in the background shortly before
     /// it expires (0: never).
@@ -41,8 +43,8 @@ pub struct CacheConfig {
 }
 
 impl CacheConfig {
-    /// The stale-while-revalidate window in seconds: `revalidate_seconds` as configured, or a
-    /// fifth of `ttl_seconds`.
+    /// The stale-while-revalidate window in seconds: `revalidate_seconds` as configured, or
+    /// `ttl_seconds` for `"auto"`.
     pub fn revalidate_window(&self) -> u64 {
         self.revalidate_seconds.seconds(self.ttl_seconds)
     }
@@ -70,7 +72,7 @@ const AUTO: &str = "auto";
 /// while one background refresh replaces it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Revalidate {
-    /// A fifth of `ttl_seconds`.
+    /// As long as `ttl_seconds`: served at once until twice the TTL.
     #[default]
     Auto,
     /// This many seconds.
@@ -81,7 +83,7 @@ impl Revalidate {
     /// The window in seconds for a TTL of `ttl_seconds`.
     pub fn seconds(self, ttl_seconds: u64) -> u64 {
         match self {
-            Revalidate::Auto => ttl_seconds / 5,
+            Revalidate::Auto => ttl_seconds,
             Revalidate::Seconds(n) => n,
         }
     }
@@ -189,11 +191,13 @@ mod tests {
     }
 
     #[test]
-    fn auto_is_a_fifth_of_the_ttl_rounded_down() {
-        assert_eq!(Revalidate::Auto.seconds(600), 120);
-        assert_eq!(Revalidate::Auto.seconds(10), 2);
-        assert_eq!(Revalidate::Auto.seconds(4), 0);
+    fn auto_is_the_ttl_itself() {
+        assert_eq!(Revalidate::Auto.seconds(600), 600);
+        assert_eq!(Revalidate::Auto.seconds(10), 10);
+        assert_eq!(Revalidate::Auto.seconds(4), 4);
+        assert_eq!(Revalidate::Auto.seconds(0), 0);
         assert_eq!(Revalidate::Seconds(7).seconds(600), 7);
+        assert_eq!(Revalidate::default(), Revalidate::Auto);
     }
 
     #[test]

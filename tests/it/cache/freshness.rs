@@ -77,6 +77,36 @@ async fn a_stale_entry_is_answered_at_once_while_one_refresh_replaces_it() {
 }
 
 #[tokio::test]
+async fn auto_answers_at_once_until_twice_the_ttl() {
+    // `revalidate_seconds = "auto"` (the default): the window is the TTL itself, 2 s here.
+    let (app, _) = fresh(Duration::ZERO, 2, 0);
+    let app = app
+        .with(|s| {
+            s.cache.revalidate_seconds = Revalidate::Auto;
+            s.cache.hot_hits = 0;
+        })
+        .start()
+        .await;
+    lookup(&app).await.expect_status(200);
+    // Half a second past the TTL, within the 2 s window: answered at once, and one refresh
+    // goes out.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    lookup(&app)
+        .await
+        .expect_header("cache-status", "profile-lookup; hit; ttl=-1");
+    app.upstream().settles_at(2).await;
+    // The refreshed entry, asked no more, is past twice its TTL: the next caller waits.
+    tokio::time::sleep(Duration::from_millis(4_200)).await;
+    let expired = lookup(&app).await.expect_status(200);
+    assert!(
+        expired.header("cache-status").contains("; fwd=stale;"),
+        "{}",
+        expired.header("cache-status")
+    );
+    assert_eq!(app.hits(), 3);
+}
+
+#[tokio::test]
 async fn a_failed_refresh_keeps_the_old_entry() {
     let (app, platform) = fresh(Duration::ZERO, 1, 30);
     let app = app.start().await;

@@ -31,6 +31,12 @@ fn layering_and_validation() {
         defaults.validate_for_serve().is_err(),
         "no key: serve refuses"
     );
+    // `revalidate_seconds = "auto"` by default: the window is the TTL itself.
+    assert_eq!(
+        defaults.cache.revalidate_seconds,
+        profile_lookup::config::Revalidate::Auto
+    );
+    assert_eq!(defaults.cache.revalidate_window(), 600);
 
     // A file overrides defaults.
     let mut file = tempfile();
@@ -126,6 +132,8 @@ fn environment_overrides_the_file() {
     };
     let s = Settings::load(Some(file.as_ref())).expect("layers load");
     assert_eq!(s.cache.ttl_seconds, 7);
+    // "auto" follows the TTL wherever it was set.
+    assert_eq!(s.cache.revalidate_window(), 7);
     assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
     assert_eq!(
         s.platform(Platform::ShortVideo).base_url.as_str(),

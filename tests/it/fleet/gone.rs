@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::support::fleet::sample_names;
 use crate::support::routers::{FAILING, FOUND, GONE, short_video_found_gone_failing};
-use crate::support::{ShortVideo, TestApp, test_redis};
+use crate::support::{ShortVideo, TestApp, expires_in_a_second, test_redis};
 
 #[tokio::test]
 async fn a_profile_one_replica_saw_gone_is_served_by_no_replica_when_the_platform_fails() {
@@ -28,7 +28,7 @@ async fn gone_stays_gone(negative_ttl: u64) {
     let (router, platform) = short_video_found_gone_failing();
     let apps = TestApp::on(router)
         .with(|s| {
-            s.cache.ttl_seconds = 1;
+            expires_in_a_second(s);
             s.cache.negative_ttl_seconds = negative_ttl;
             s.cache.max_stale_seconds = 600;
         })

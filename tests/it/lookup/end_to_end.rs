@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::support::routers::{FAILING, behind_the_waf, fixed, found_gone_failing, plain, split};
-use crate::support::{PhotoShare, ShortVideo, TestApp};
+use crate::support::{PhotoShare, ShortVideo, TestApp, expires_in_a_second};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
@@ -431,10 +431,10 @@ async fn a_stale_profile_is_served_when_the_platform_fails() {
     app.lookup(ShortVideo, name).await.expect_status(500);
 }
 
-/// A TTL of a second, and stale copies kept `max_stale_seconds`.
+/// A TTL of a second without a window, and stale copies kept `max_stale_seconds`.
 fn stale(max_stale_seconds: u64) -> impl FnOnce(&mut Settings) {
     move |s| {
-        s.cache.ttl_seconds = 1;
+        expires_in_a_second(s);
         s.cache.max_stale_seconds = max_stale_seconds;
     }
 }

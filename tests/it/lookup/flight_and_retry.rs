@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use crate::support::routers::{FAILING, GONE, always, found_gone_failing, slow, status};
-use crate::support::{Answer, KEY, PhotoShare, ShortVideo, TestApp, eventually};
+use crate::support::{
+    Answer, KEY, PhotoShare, ShortVideo, TestApp, eventually, expires_in_a_second,
+};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use profile_lookup::config::{RetryConfig, Settings};
@@ -198,7 +200,7 @@ async fn a_confirmed_not_found_removes_the_stale_copy() {
     let (router, platform) = found_gone_failing(ps::router(), status(StatusCode::NOT_FOUND));
     let app = TestApp::on(router)
         .with(|s| {
-            s.cache.ttl_seconds = 1;
+            expires_in_a_second(s);
             s.cache.negative_ttl_seconds = 1;
             s.cache.max_stale_seconds = 60;
         })

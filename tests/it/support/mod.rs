@@ -64,6 +64,14 @@ pub fn ten_units(s: &mut Settings) {
     s.rate_limit.burst = 10;
 }
 
+/// A TTL of a second and no stale-while-revalidate window (`"auto"` would make it a second
+/// too): a found profile expires a second after it was fetched, for the tests of what comes
+/// after expiry (stale-if-error, gone stays gone).
+pub fn expires_in_a_second(s: &mut Settings) {
+    s.cache.ttl_seconds = 1;
+    s.cache.revalidate_seconds = profile_lookup::config::Revalidate::Seconds(0);
+}
+
 /// The problem document of an error response, after checking its media type and fields.
 pub async fn problem(response: reqwest::Response) -> serde_json::Value {
     Answer::read(response).await.problem()
