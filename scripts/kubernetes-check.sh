@@ -10,7 +10,9 @@
 #      listed with reasons in scripts/kubernetes/checkov.yaml;
 #   5. the Deployment agrees with the Dockerfile, config/default.toml and the served routes,
 #      and the binary ($PROFILE_LOOKUP_BIN, else the target dir's release build) loads the
-#      settings the container would get (scripts/kubernetes/agreement.py).
+#      settings the container would get (scripts/kubernetes/agreement.py);
+#   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
+#      file only (scripts/kubernetes/promises.py).
 # The tools are pinned (scripts/kubernetes/requirements.txt, .lock) in a venv under
 # ${CARGO_TARGET_DIR:-target}/k8s-venv, installed from PyPI once and reused; nothing else goes
 # to the network, and steps 1, 3 and 4 run in a network namespace of their own when
@@ -114,5 +116,8 @@ else
   echo "SKIP the settings load: no binary at $binary (cargo build --release first)"
 fi
 timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}"
+
+phase "docs/deployment.md's promises"
+timeout 60 "$venv/bin/python" "$tools/promises.py" "${rendered[@]}"
 phase_end
 echo "kubernetes manifests: all checks passed"
