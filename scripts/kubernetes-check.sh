@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Kubernetes manifests of deploy/kubernetes/ offline, applying nothing to any
 # cluster (none is needed or contacted):
-#   1. kubectl kustomize renders both overlays, and one with components/proxy-egress;
+#   1. kubectl kustomize renders both overlays, and one with components/proxy-egress, and
+#      the example overlays of docs/deployment.md;
 #   2. the PrometheusRule is what deploy/prometheus/alerts.yml generates;
 #   3. every rendered object validates against the Kubernetes API schemas (kubernetes-validate,
 #      strict), Prometheus Operator objects skipped with the reason printed (promtool checks
@@ -12,7 +13,8 @@
 #      and the binary ($PROFILE_LOOKUP_BIN, else the target dir's release build) loads the
 #      settings the container would get (scripts/kubernetes/agreement.py);
 #   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
-#      file only (scripts/kubernetes/promises.py).
+#      file only, and every overlay, the docs' examples too, mounts the Secret by the name the
+#      docs tell secret managers to create (scripts/kubernetes/promises.py).
 # The tools are pinned (scripts/kubernetes/requirements.txt, .lock) in a venv under
 # ${CARGO_TARGET_DIR:-target}/k8s-venv, installed from PyPI once and reused; nothing else goes
 # to the network, and steps 1, 3 and 4 run in a network namespace of their own when
@@ -86,6 +88,14 @@ for overlay in single-redis redis-cluster with-proxy-egress; do
   echo "$overlay: $(grep -c '^kind:' "$out/$overlay.yaml") objects -> $out/$overlay.yaml"
   rendered+=("$out/$overlay.yaml")
 done
+# The overlays docs/deployment.md tells operators to write, as written there.
+documented=()
+while IFS= read -r dir; do
+  name=$(basename "$dir")
+  timeout 60 "${offline[@]}" kubectl kustomize "$dir" > "$out/$name.yaml"
+  echo "$name (docs/deployment.md): $(grep -c '^kind:' "$out/$name.yaml") objects -> $out/$name.yaml"
+  documented+=("$out/$name.yaml")
+done < <("$venv/bin/python" "$tools/promises.py" --write-documented "$out/documented")
 
 phase "PrometheusRule generated from deploy/prometheus/alerts.yml"
 timeout 60 python3 "$tools/prometheus_rule.py" --check
@@ -118,6 +128,6 @@ fi
 timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}"
 
 phase "docs/deployment.md's promises"
-timeout 60 "$venv/bin/python" "$tools/promises.py" "${rendered[@]}"
+timeout 60 "$venv/bin/python" "$tools/promises.py" "${rendered[@]}" --documented "${documented[@]}"
 phase_end
 echo "kubernetes manifests: all checks passed"
