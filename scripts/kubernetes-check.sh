@@ -14,7 +14,8 @@
 #      settings the container would get (scripts/kubernetes/agreement.py);
 #   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
 #      file only, and every overlay, the docs' examples too, mounts the Secret by the name the
-#      docs tell secret managers to create (scripts/kubernetes/promises.py).
+#      docs tell secret managers to create; the image tag is the crate's version there, in the
+#      compose files and in the documented `docker build -t` (scripts/kubernetes/promises.py).
 # The tools are pinned (scripts/kubernetes/requirements.txt, .lock) in a venv under
 # ${CARGO_TARGET_DIR:-target}/k8s-venv, installed from PyPI once and reused; nothing else goes
 # to the network, and steps 1, 3 and 4 run in a network namespace of their own when

@@ -19,6 +19,10 @@ What is checked, naming what is wrong:
     (no hash suffix) with the config file at that key, every Secret rendered for it has exactly
     that name, and one example overlay renders none (so applying it never overwrites the
     secret manager's).
+  - The image: the shipped overlays run profile-lookup:VERSION, VERSION being the crate's
+    (Cargo.toml), the tag the compose files name (an `image:`'s `${VAR:-default}` default) and
+    every `docker build -t profile-lookup…` in the Dockerfile, README.md and docs/ builds; the
+    docs' example overlays pin the image by digest.
 
 Run by scripts/kubernetes-check.sh inside its venv (PyYAML).
 """
@@ -38,6 +42,11 @@ import sources  # noqa: E402
 from agreement import CONFIG_FILE_ENV, Render  # noqa: E402
 
 DOCS = sources.ROOT / "docs/deployment.md"
+CARGO_TOML = sources.ROOT / "Cargo.toml"
+COMPOSE_FILES = sorted((sources.ROOT / "deploy").glob("compose*.yaml"))
+BUILD_DOCS = [sources.ROOT / "Dockerfile", sources.ROOT / "README.md",
+              *sorted((sources.ROOT / "docs").glob("*.md"))]
+IMAGE = "profile-lookup"
 KUBERNETES = sources.ROOT / "deploy/kubernetes"
 REDIS_URL_ENV = f"{sources.ENV_PREFIX}REDIS__URL"
 EXAMPLE_MARK = "# my-overlay/kustomization.yaml"
@@ -137,6 +146,57 @@ def mounts_the_promised_secret(render: Render) -> list[str]:
     return errors
 
 
+def crate_version() -> str:
+    with CARGO_TOML.open("rb") as f:
+        return tomllib.load(f)["package"]["version"]
+
+
+def split_image(reference: str) -> tuple[str, str]:
+    """`registry/name:tag` -> ("registry/name", "tag"); no tag is Docker's `latest`."""
+    name, _, digest = reference.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, tag = name.rsplit(":", 1)
+        return name, tag
+    return name, digest or "latest"
+
+
+def runs_the_crate_version(render: Render) -> list[str]:
+    wanted = f"{IMAGE}:{crate_version()}"
+    image = render.container["image"]
+    return [] if image == wanted else [f"the Deployment runs {image}, not {wanted} (Cargo.toml)"]
+
+
+def pins_by_digest(render: Render) -> list[str]:
+    image = render.container["image"]
+    return [] if "@sha256:" in image else [f"the example pins no digest: {image}"]
+
+
+def builds_and_composes_the_crate_version() -> list[str]:
+    """The tag docker build and the compose files give the image is the crate's version."""
+    version, errors, composed = crate_version(), [], 0
+    for path in COMPOSE_FILES:
+        with path.open(encoding="utf-8") as f:
+            services = yaml.safe_load(f).get("services", {})
+        for service, spec in services.items():
+            image = str(spec.get("image", ""))
+            default = re.fullmatch(r"\$\{\w+:?-(.*)\}", image)
+            name, tag = split_image(default.group(1) if default else image)
+            if name == IMAGE:
+                composed += 1
+                if tag != version:
+                    errors.append(f"{path.name}: {service} runs {image}; the crate is {version}")
+    if not composed:
+        errors.append(f"no compose file names the {IMAGE} image")
+    for path in BUILD_DOCS:
+        text = path.read_text(encoding="utf-8")
+        for reference in re.findall(r"docker build\b[^\n`]*?\s-t\s+(\S+)", text):
+            name, tag = split_image(reference)
+            if name == IMAGE and tag != version:
+                errors.append(f"{path.name}: `docker build -t {reference}`; the crate is {version}")
+    return errors
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-documented", type=Path, metavar="DIR")
@@ -155,15 +215,21 @@ def main() -> int:
 
     for path in args.shipped:
         render = Render(path)
-        report(render, redis_url_in_the_secret_only(render) + mounts_the_promised_secret(render),
+        report(render, redis_url_in_the_secret_only(render) + mounts_the_promised_secret(render)
+               + runs_the_crate_version(render),
                "the Redis URL is set in the secret file only, which is mounted from the "
-               "Secret the docs name")
+               "Secret the docs name; the image is the crate's version")
     without_secret = 0
     for path in args.documented:
         render = Render(path)
-        report(render, mounts_the_promised_secret(render),
-               "the docs' example overlay mounts the Secret the docs name")
+        report(render, mounts_the_promised_secret(render) + pins_by_digest(render),
+               "the docs' example overlay mounts the Secret the docs name and pins the image "
+               "by digest")
         without_secret += not any(o["kind"] == "Secret" for o in render.objects)
+    found = builds_and_composes_the_crate_version()
+    errors += found
+    if not found:
+        print(f"ok   compose files and `docker build -t` lines: {IMAGE}:{crate_version()}")
     if args.documented and not without_secret:
         errors.append(f"{DOCS.name}: no example overlay leaves the Secret to a secret manager "
                       "(every one renders a Secret, which `kubectl apply` would write over "
