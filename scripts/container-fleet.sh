@@ -47,7 +47,10 @@ QUOTA_SECONDS=${FLEET_QUOTA_SECONDS:-8}
 BURST=20
 PER_MINUTE=60
 
-IMAGE=profile-lookup:fleet
+# The tag the Dockerfile, the compose files and the Kubernetes base name: the crate's version.
+VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
+[[ -n $VERSION ]] || die "no version in Cargo.toml"
+IMAGE=profile-lookup:$VERSION
 REDIS_IMAGE=profile-lookup-standin/redis:bookworm
 NGINX_IMAGE=profile-lookup-standin/nginx:bookworm
 BASE_IMAGE=debian:bookworm-slim
