@@ -47,3 +47,4 @@ mod sources;
 mod startup;
 mod support;
 mod upstream_faults;
+mod usage_mistakes;
