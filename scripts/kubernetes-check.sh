@@ -81,22 +81,26 @@ resources:
 components:
   - $rel/components/proxy-egress
 YAML
+# rendered DIR: the overlay in DIR rendered to $out/<its folder's name>.yaml.
+rendered() { echo "$out/$(basename "$1").yaml"; }
+render() {
+  timeout 60 "${offline[@]}" kubectl kustomize "$1" > "$(rendered "$1")"
+  echo "$(basename "$1"): $(grep -c '^kind:' "$(rendered "$1")") objects -> $(rendered "$1")"
+}
 rendered=()
-for overlay in single-redis redis-cluster with-proxy-egress; do
-  dir="$root/deploy/kubernetes/overlays/$overlay"
-  [ "$overlay" = with-proxy-egress ] && dir="$out/with-proxy-egress"
-  timeout 60 "${offline[@]}" kubectl kustomize "$dir" > "$out/$overlay.yaml"
-  echo "$overlay: $(grep -c '^kind:' "$out/$overlay.yaml") objects -> $out/$overlay.yaml"
-  rendered+=("$out/$overlay.yaml")
+for dir in "$root"/deploy/kubernetes/overlays/{single-redis,redis-cluster} "$out/with-proxy-egress"; do
+  render "$dir"
+  rendered+=("$(rendered "$dir")")
 done
-# The overlays docs/deployment.md tells operators to write, as written there.
+# The overlays docs/deployment.md tells operators to write, as written there (the list is
+# taken first, so that failing to find them stops the run).
+examples=$("$venv/bin/python" "$tools/promises.py" --write-documented "$out/documented")
+mapfile -t examples <<< "$examples"
 documented=()
-while IFS= read -r dir; do
-  name=$(basename "$dir")
-  timeout 60 "${offline[@]}" kubectl kustomize "$dir" > "$out/$name.yaml"
-  echo "$name (docs/deployment.md): $(grep -c '^kind:' "$out/$name.yaml") objects -> $out/$name.yaml"
-  documented+=("$out/$name.yaml")
-done < <("$venv/bin/python" "$tools/promises.py" --write-documented "$out/documented")
+for dir in "${examples[@]}"; do
+  render "$dir"
+  documented+=("$(rendered "$dir")")
+done
 
 phase "PrometheusRule generated from deploy/prometheus/alerts.yml"
 timeout 60 python3 "$tools/prometheus_rule.py" --check

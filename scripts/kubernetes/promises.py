@@ -206,6 +206,9 @@ def main() -> int:
     if args.write_documented:
         write_documented(args.write_documented)
         return 0
+    if not args.shipped or not args.documented:
+        parser.error("give the rendered shipped overlays and, after --documented, the "
+                     "rendered example overlays of docs/deployment.md")
     errors = []
 
     def report(render: Render, found: list[str], what: str) -> None:
@@ -230,7 +233,7 @@ def main() -> int:
     errors += found
     if not found:
         print(f"ok   compose files and `docker build -t` lines: {IMAGE}:{crate_version()}")
-    if args.documented and not without_secret:
+    if not without_secret:
         errors.append(f"{DOCS.name}: no example overlay leaves the Secret to a secret manager "
                       "(every one renders a Secret, which `kubectl apply` would write over "
                       "the manager's)")
