@@ -327,7 +327,8 @@ PIDS+=($!)
 
 # The two files merged, then with what compose 1.29 cannot take away in an override (compose
 # v2 has `!reset`): published ports, which host networking makes meaningless and 1.29 refuses
-# next to it; and, for --no-redis, redis.url. The python that runs docker-compose has PyYAML.
+# next to it; and, for --no-redis, redis.url and redis.required. The python that runs
+# docker-compose has PyYAML.
 "${SOURCES[@]}" config >"$T/fleet.yaml"
 "$(sed -n '1s/^#! *//p' "$(command -v docker-compose)" | awk '{print $1}')" - "$T/fleet.yaml" "$SHARED" <<'EOF'
 import sys, yaml
@@ -338,7 +339,8 @@ for svc in doc["services"].values():
     if svc.get("network_mode") == "host":
         svc.pop("ports", None)
     if not shared:
-        (svc.get("environment") or {}).pop("PROFILE_LOOKUP__REDIS__URL", None)
+        for key in ("PROFILE_LOOKUP__REDIS__URL", "PROFILE_LOOKUP__REDIS__REQUIRED"):
+            (svc.get("environment") or {}).pop(key, None)
 with open(path, "w") as f:
     yaml.safe_dump(doc, f, sort_keys=False)
 EOF

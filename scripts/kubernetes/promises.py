@@ -13,7 +13,8 @@ What is checked, naming what is wrong:
     in one place, the secret config file (PROFILE_LOOKUP_CONFIG, mounted from a Secret). No
     variable of the container (Dockerfile ENV, a ConfigMap it reads, its env) and no ConfigMap
     value sets it: the environment wins over the file, so a password-less URL there would make
-    every replica connect without the password the file gives.
+    every replica connect without the password the file gives. And the replicas set
+    redis.required, so that one whose secret file lost the URL refuses to start.
   - The Secret (every overlay): the docs tell operators that their secret manager may create
     "the Secret `NAME` with the key `KEY`". The Deployment mounts a Secret of exactly that name
     (no hash suffix) with the config file at that key, every Secret rendered for it has exactly
@@ -49,6 +50,7 @@ BUILD_DOCS = [sources.ROOT / "Dockerfile", sources.ROOT / "README.md",
 IMAGE = "profile-lookup"
 KUBERNETES = sources.ROOT / "deploy/kubernetes"
 REDIS_URL_ENV = f"{sources.ENV_PREFIX}REDIS__URL"
+REDIS_REQUIRED_ENV = f"{sources.ENV_PREFIX}REDIS__REQUIRED"
 EXAMPLE_MARK = "# my-overlay/kustomization.yaml"
 # How the docs' example overlays name the shipped folder: the operator's overlay beside a
 # checkout of this repository.
@@ -111,7 +113,11 @@ def redis_url_in_the_secret_only(render: Render) -> list[str]:
         if "secretRef" in source:
             errors.append(f"the container takes variables from Secret "
                           f"{source['secretRef']['name']}: secrets are files here")
-    config_file = render.environment(image).get(CONFIG_FILE_ENV)
+    environment = render.environment(image)
+    if str(environment.get(REDIS_REQUIRED_ENV, "")).lower() != "true":
+        errors.append(f"the replicas do not set {REDIS_REQUIRED_ENV}=true: one whose secret "
+                      "file lost [redis] url would start and run alone")
+    config_file = environment.get(CONFIG_FILE_ENV)
     content = render.secret_files().get(config_file)
     if content is None:
         errors.append(f"{CONFIG_FILE_ENV}={config_file} is not a file mounted from a Secret")

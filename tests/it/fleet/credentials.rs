@@ -182,3 +182,33 @@ async fn a_password_set_while_serving_is_logged_as_an_error_and_counted_apart() 
     );
     assert!(!log.contains(PASSWORD), "the password in the log");
 }
+
+#[test]
+fn a_replica_of_a_fleet_refuses_to_start_without_a_redis_url() {
+    // An address this test holds: a replica that gets past its settings fails to listen there
+    // and exits, instead of serving.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = held.local_addr().unwrap().to_string();
+    // What a fleet's deployment sets, with a secret file that lost `[redis] url`.
+    let serve = |required: &str| {
+        Binary::new(&["serve"])
+            .env_remove("PROFILE_LOOKUP_CONFIG")
+            .env("PROFILE_LOOKUP__AUTH__API_KEYS", KEY)
+            .env("PROFILE_LOOKUP__SERVER__LISTEN", &taken)
+            .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
+            .env("PROFILE_LOOKUP__REDIS__REQUIRED", required)
+            .output_within(Duration::from_secs(15))
+            .expect("serve exits on its own")
+    };
+    let out = serve("true");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for needle in ["redis.required", "redis.url"] {
+        assert!(stderr.contains(needle), "{needle:?} missing from {stderr}");
+    }
+    // Without it the same settings are accepted: the replica gets as far as the socket.
+    let out = serve("false");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("redis.required"), "{stderr}");
+    assert!(stderr.contains(&taken), "{stderr}");
+}
