@@ -11,7 +11,7 @@ use axum::response::IntoResponse;
 use stand_in::photo_share as ps;
 
 use crate::support::routers::{always, fixed, split, switchable};
-use crate::support::{PhotoShare, TestApp};
+use crate::support::{self, PhotoShare, TestApp};
 
 /// A profile the stand-in has.
 const NAME: &str = ps::PUBLIC_USER.username;
@@ -58,10 +58,7 @@ async fn the_stale_copy_of_a_profile_survives_a_json_404_that_is_not_json() {
     for (what, body) in refusals() {
         let (router, platform) = switchable(vec![ps::router(), refusing(&body)]);
         let app = TestApp::on(router)
-            .with(|s| {
-                s.cache.ttl_seconds = 1;
-                s.cache.max_stale_seconds = 60;
-            })
+            .with(support::stale_after_a_second)
             .start()
             .await;
         let fresh = app.lookup(PhotoShare, NAME).await.expect_status(200).json();

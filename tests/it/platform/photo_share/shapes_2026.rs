@@ -240,10 +240,7 @@ async fn a_stale_photo_share_answer_keeps_its_source() {
     let login = always(|| typed(StatusCode::OK, "text/html", LOGIN_HTML));
     let (router, broken) = switchable(vec![ps::router(), login]);
     let app = TestApp::on(router)
-        .with(|s| {
-            s.cache.ttl_seconds = 1;
-            s.cache.max_stale_seconds = 60;
-        })
+        .with(crate::support::stale_after_a_second)
         .start()
         .await;
     let name = ps::PUBLIC_USER.username;

@@ -321,10 +321,7 @@ async fn a_404_without_the_pages_not_found_state_is_no_verdict_on_the_user() {
         crate::support::routers::fixed(StatusCode::NOT_FOUND, login),
     ]);
     let app = TestApp::on(router)
-        .with(|s| {
-            s.cache.ttl_seconds = 1;
-            s.cache.max_stale_seconds = 60;
-        })
+        .with(support::stale_after_a_second)
         .start()
         .await;
     let name = sv::SMALL_USER.unique_id;
