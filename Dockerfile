@@ -1,7 +1,9 @@
 # Multi-stage build: compile with the full toolchain, run on a slim base as a non-root user.
 # Needs BuildKit (Docker's default builder since 23.0; `DOCKER_BUILDKIT=1` on 20.10) for the
 # cache mounts below:
-#   docker build -t profile-lookup .
+#   docker build -t profile-lookup:0.1.0 .
+# The tag is the crate's version (Cargo.toml), the one the compose files and the Kubernetes base
+# name; scripts/kubernetes-check.sh fails when they part.
 FROM rust:1.95-bookworm AS build
 # The image is built with the browser-grade upstream client (`--features browser`): BoringSSL is
 # compiled from source by cmake and bound with bindgen (libclang); git applies its patches.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The container fleet of deploy/compose.yaml, built and checked with a real Docker engine on
 # this machine, all on 127.0.0.1:
-#   1. builds the image from the Dockerfile (`--features browser`), with BuildKit;
+#   1. builds the image from the Dockerfile (`--features browser`), with BuildKit, tagged
+#      profile-lookup:<the crate's version>, as compose and the Kubernetes base name it;
 #   2. runs 3 replicas, one Redis and nginx (round robin) through docker-compose with
 #      deploy/compose.loopback.yaml (host networking, ports the OS chose, local stand-in images),
 #      and a tiny stand-in upstream (python3) on the host;
@@ -47,7 +48,10 @@ QUOTA_SECONDS=${FLEET_QUOTA_SECONDS:-8}
 BURST=20
 PER_MINUTE=60
 
-IMAGE=profile-lookup:fleet
+# The tag the Dockerfile, the compose files and the Kubernetes base name: the crate's version.
+VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
+[[ -n $VERSION ]] || die "no version in Cargo.toml"
+IMAGE=profile-lookup:$VERSION
 REDIS_IMAGE=profile-lookup-standin/redis:bookworm
 NGINX_IMAGE=profile-lookup-standin/nginx:bookworm
 BASE_IMAGE=debian:bookworm-slim
@@ -323,7 +327,8 @@ PIDS+=($!)
 
 # The two files merged, then with what compose 1.29 cannot take away in an override (compose
 # v2 has `!reset`): published ports, which host networking makes meaningless and 1.29 refuses
-# next to it; and, for --no-redis, redis.url. The python that runs docker-compose has PyYAML.
+# next to it; and, for --no-redis, redis.url and redis.required. The python that runs
+# docker-compose has PyYAML.
 "${SOURCES[@]}" config >"$T/fleet.yaml"
 "$(sed -n '1s/^#! *//p' "$(command -v docker-compose)" | awk '{print $1}')" - "$T/fleet.yaml" "$SHARED" <<'EOF'
 import sys, yaml
@@ -334,7 +339,8 @@ for svc in doc["services"].values():
     if svc.get("network_mode") == "host":
         svc.pop("ports", None)
     if not shared:
-        (svc.get("environment") or {}).pop("PROFILE_LOOKUP__REDIS__URL", None)
+        for key in ("PROFILE_LOOKUP__REDIS__URL", "PROFILE_LOOKUP__REDIS__REQUIRED"):
+            (svc.get("environment") or {}).pop(key, None)
 with open(path, "w") as f:
     yaml.safe_dump(doc, f, sort_keys=False)
 EOF

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Kubernetes manifests of deploy/kubernetes/ offline, applying nothing to any
 # cluster (none is needed or contacted):
-#   1. kubectl kustomize renders both overlays, and one with components/proxy-egress;
+#   1. kubectl kustomize renders both overlays, and one with components/proxy-egress, and
+#      the example overlays of docs/deployment.md;
 #   2. the PrometheusRule is what deploy/prometheus/alerts.yml generates, and the Grafana
 #      dashboard's ConfigMap holds deploy/grafana/profile-lookup.json as it is;
 #   3. every rendered object validates against the Kubernetes API schemas (kubernetes-validate,
@@ -11,7 +12,11 @@
 #      listed with reasons in scripts/kubernetes/checkov.yaml;
 #   5. the Deployment agrees with the Dockerfile, config/default.toml and the served routes,
 #      and the binary ($PROFILE_LOOKUP_BIN, else the target dir's release build) loads the
-#      settings the container would get (scripts/kubernetes/agreement.py).
+#      settings the container would get (scripts/kubernetes/agreement.py);
+#   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
+#      file only, and every overlay, the docs' examples too, mounts the Secret by the name the
+#      docs tell secret managers to create; the image tag is the crate's version there, in the
+#      compose files and in the documented `docker build -t` (scripts/kubernetes/promises.py).
 # The tools are pinned (scripts/kubernetes/requirements.txt, .lock) in a venv under
 # ${CARGO_TARGET_DIR:-target}/k8s-venv, installed from PyPI once and reused; nothing else goes
 # to the network, and steps 1, 3 and 4 run in a network namespace of their own when
@@ -77,13 +82,25 @@ resources:
 components:
   - $rel/components/proxy-egress
 YAML
+# rendered DIR: the overlay in DIR rendered to $out/<its folder's name>.yaml.
+rendered() { echo "$out/$(basename "$1").yaml"; }
+render() {
+  timeout 60 "${offline[@]}" kubectl kustomize "$1" > "$(rendered "$1")"
+  echo "$(basename "$1"): $(grep -c '^kind:' "$(rendered "$1")") objects -> $(rendered "$1")"
+}
 rendered=()
-for overlay in single-redis redis-cluster with-proxy-egress; do
-  dir="$root/deploy/kubernetes/overlays/$overlay"
-  [ "$overlay" = with-proxy-egress ] && dir="$out/with-proxy-egress"
-  timeout 60 "${offline[@]}" kubectl kustomize "$dir" > "$out/$overlay.yaml"
-  echo "$overlay: $(grep -c '^kind:' "$out/$overlay.yaml") objects -> $out/$overlay.yaml"
-  rendered+=("$out/$overlay.yaml")
+for dir in "$root"/deploy/kubernetes/overlays/{single-redis,redis-cluster} "$out/with-proxy-egress"; do
+  render "$dir"
+  rendered+=("$(rendered "$dir")")
+done
+# The overlays docs/deployment.md tells operators to write, as written there (the list is
+# taken first, so that failing to find them stops the run).
+examples=$("$venv/bin/python" "$tools/promises.py" --write-documented "$out/documented")
+mapfile -t examples <<< "$examples"
+documented=()
+for dir in "${examples[@]}"; do
+  render "$dir"
+  documented+=("$(rendered "$dir")")
 done
 
 phase "PrometheusRule generated from deploy/prometheus/alerts.yml"
@@ -118,5 +135,8 @@ else
   echo "SKIP the settings load: no binary at $binary (cargo build --release first)"
 fi
 timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}"
+
+phase "docs/deployment.md's promises"
+timeout 60 "$venv/bin/python" "$tools/promises.py" "${rendered[@]}" --documented "${documented[@]}"
 phase_end
 echo "kubernetes manifests: all checks passed"

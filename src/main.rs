@@ -54,7 +54,7 @@ enum Command {
     },
     /// Run one canary round now: each `[canary]` account through each source of its platform.
     /// Exit 0 when every source is ok, 1 when any is changed, 2 when only blocks, unreachable
-    /// or missing sources are left, 3 when the settings cannot be used.
+    /// or missing sources are left, 3 when the settings or the command line cannot be used.
     Canary {
         /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
         #[arg(long, value_name = "FILE")]
@@ -82,7 +82,11 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_said(&err),
+    };
+    match cli.command {
         Command::Serve { config } => commands::serve(config.as_deref()),
         Command::Demo {
             listen,
@@ -99,5 +103,18 @@ fn main() -> ExitCode {
             json,
         } => commands::canary(config.as_deref(), platform, json),
         Command::Healthcheck { addr } => commands::healthcheck(addr),
+    }
+}
+
+/// clap's text, where clap would print it: `--help` and `--version` on stdout with exit 0, a
+/// mistake on stderr with [`commands::USAGE_MISTAKE`] instead of clap's 2, which `canary` and
+/// `extract` use for verdicts.
+fn clap_said(err: &clap::Error) -> ExitCode {
+    // Printed as clap's own `Error::exit` prints it; a closed pipe is no reason to panic.
+    let _ = err.print();
+    if err.use_stderr() {
+        ExitCode::from(commands::USAGE_MISTAKE)
+    } else {
+        ExitCode::SUCCESS
     }
 }

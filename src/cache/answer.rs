@@ -47,12 +47,23 @@ pub struct Entry {
 
 impl Entry {
     /// An answer given at `stored_at`, not yet hit.
+    ///
+    /// A found body is copied into a block of its own length: the buffer it was written in
+    /// (serde_json's growing `Vec`, or the whole value Redis sent) can be up to twice that,
+    /// and the cache weighs an entry by its length (see `stores::weight`).
     pub fn new(
         value: Stored,
         stored_at: Instant,
         upstream_requests: u32,
         source: Option<&'static str>,
     ) -> Self {
+        let value = match value {
+            Stored::Found { body, private } => Stored::Found {
+                body: Bytes::copy_from_slice(&body),
+                private,
+            },
+            Stored::NotFound => Stored::NotFound,
+        };
         Self {
             value,
             stored_at,

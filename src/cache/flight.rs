@@ -70,7 +70,7 @@ async fn fly(
     };
     // A flight started just after another landed (its caller missed before the insert) finds
     // that flight's entry instead of asking the platform again.
-    let landed = match stores.fresh.get(&name).await {
+    let landed = match stores.fresh(&name).await {
         Some(entry) if flight.need.accepts(&entry) && stores.rules.servable(&entry) => Landed {
             outcome: Ok(entry),
             came: Came::Stored,

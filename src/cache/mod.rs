@@ -1,15 +1,15 @@
 //! The profile cache: one upstream flight per name, TTLs, negative entries, stale serving,
 //! background refreshes and the caller's freshness wishes.
 //!
-//! Two moka stores share the same entries:
+//! One moka store holds the entries, seen two ways by age (one `cache.max_bytes` bounds both):
 //!
-//! - `fresh` answers found profiles for `ttl_seconds` and then, for `revalidate_seconds` more,
+//! - fresh, it answers found profiles for `ttl_seconds` and then, for `revalidate_seconds` more,
 //!   still at once while one background refresh replaces them (stale-while-revalidate), and
 //!   not-founds for `negative_ttl_seconds`. Failures are never stored.
-//! - `stale` keeps found profiles for `ttl + max_stale_seconds`, and is read when a fetch
+//! - as a stale copy, a found profile is kept for `ttl + max_stale_seconds`, and read when a fetch
 //!   fails, so a platform outage degrades to slightly old answers instead of errors (and for a
-//!   caller whose `max-stale` takes them). A confirmed not-found removes the name from it
-//!   ("gone stays gone"); in a fleet, from every replica's: the not-found is recorded in Redis
+//!   caller whose `max-stale` takes them). A confirmed not-found replaces it ("gone stays
+//!   gone"); in a fleet, from every replica's: the not-found is recorded in Redis
 //!   as a tombstone that is consulted before this store (see `Stores::stand_in`).
 //!
 //! Misses of one name share one *flight*: a task of its own that fetches, stores and then tells
@@ -188,7 +188,7 @@ impl ProfileCache {
         wants: &Wants,
         fetch: &Arc<dyn Fetch>,
     ) -> Result<Served, Forced> {
-        let held = self.stores.fresh.get(name).await;
+        let held = self.stores.fresh(name).await;
         let decided = held.as_ref().map(|entry| {
             let age = entry.stored_at.elapsed();
             let decision = self.stores.judge(name, entry, age, entry.hit(), wants);
@@ -232,10 +232,7 @@ impl ProfileCache {
             Some(_) => (Forward::Stale, false),
             None => (Forward::UriMiss, false),
         };
-        if let Some(stale) = &self.stores.stale
-            && forward == Forward::UriMiss
-            && stale.contains_key(name)
-        {
+        if forward == Forward::UriMiss && self.stores.stale_copy(name).await.is_some() {
             forward = Forward::Stale;
         }
         if wants.max_stale.is_some()

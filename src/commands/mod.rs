@@ -4,7 +4,8 @@
 //! Exit codes: 0 success, 1 a lookup-level failure (`extract` found no profile, a probe
 //! failed), 2 a configuration, file or address problem the operator must fix. `canary` has
 //! its own: 0 every source `ok`, 1 a source `changed`, 2 only blocks, unreachable or missing
-//! sources, 3 settings it cannot use.
+//! sources, 3 settings it cannot use. A mistake on the command line exits
+//! [`USAGE_MISTAKE`] (3) for every subcommand.
 
 pub mod canary;
 pub mod demo;
@@ -17,6 +18,12 @@ pub use demo::demo;
 pub use extract::extract;
 pub use healthcheck::healthcheck;
 pub use serve::serve;
+
+/// The exit code of a command-line mistake (an unknown option, a bad value, a missing
+/// argument), whatever the subcommand: `canary`'s code for settings it cannot use, and none
+/// of a subcommand's verdicts. clap's own 2 would read as `canary`'s "only blocks,
+/// unreachable or missing sources" or `extract`'s "a file could not be read".
+pub const USAGE_MISTAKE: u8 = 3;
 
 /// A duration as the command line writes it: a whole number with `ms`, `s`, `m` or `h`
 /// (`30s`), or bare seconds; at least a millisecond, at most a day.

@@ -35,6 +35,12 @@ pub fn serve(config: Option<&Path>) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        // A Redis that refuses our credentials is a settings error (a fleet of replicas each
+        // running alone); one that cannot be reached is not.
+        if let Err(refused) = state.fleet().check_at_start().await {
+            eprintln!("profile-lookup: {refused}");
+            return ExitCode::from(2);
+        }
         tracing::info!(listen = %state.settings().server.listen, "serving");
         match crate::run(listener, state, server::shutdown_signal()).await {
             Ok(()) => ExitCode::SUCCESS,

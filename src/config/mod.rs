@@ -152,12 +152,13 @@ impl Settings {
     }
 
     /// `validate`, plus what only a served API needs: a build with the configured client, a
-    /// writable capture folder, and at least one key.
+    /// writable capture folder, at least one key, and a Redis URL when `redis.required`.
     pub fn validate_for_serve(&self) -> Result<(), ConfigError> {
         self.validate()?;
         self.upstream
             .check_for_serve()
             .and_then(|()| self.auth.check_for_serve())
+            .and_then(|()| self.redis.check_for_serve())
             .map_err(ConfigError::Invalid)
     }
 

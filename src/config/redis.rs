@@ -28,6 +28,10 @@ pub struct RedisConfig {
     pub key_prefix: String,
     /// The most a Redis call may take before Redis counts as down for this call.
     pub timeout_ms: u64,
+    /// Whether `serve` refuses to start without a `url`: a fleet's deployment sets it, so that
+    /// a replica whose settings lost the URL (a replaced secret file) does not run alone, with
+    /// a quota and an outbound budget of its own.
+    pub required: bool,
 }
 
 /// Where the fleet state lives, once `[redis]` is validated.
@@ -37,6 +41,20 @@ pub enum RedisTarget {
     Single(String),
     /// The seed nodes of a Redis Cluster.
     Cluster(Vec<String>),
+}
+
+impl RedisTarget {
+    /// The target as messages show it: its URLs, any password replaced.
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Single(url) => redact(url),
+            Self::Cluster(nodes) => nodes
+                .iter()
+                .map(|n| redact(n))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
 }
 
 impl RedisConfig {
@@ -72,6 +90,20 @@ impl RedisConfig {
                 many.iter().map(|u| (*u).to_owned()).collect(),
             )),
         })
+    }
+
+    /// What only `serve` needs: a `url` when `required` says the replica belongs to a fleet.
+    pub fn check_for_serve(&self) -> Result<(), String> {
+        if self.required && self.target()?.is_none() {
+            return Err(
+                "redis.required is true but redis.url is empty: this replica would run \
+                 alone, with its own quota and outbound budget; set redis.url (a fleet's \
+                 deployment keeps it in the secret file), or redis.required = false for a \
+                 replica meant to run alone"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
     /// The per-call deadline.
@@ -175,9 +207,33 @@ mod tests {
     }
 
     #[test]
+    fn a_required_redis_needs_a_url_to_serve() {
+        let alone = RedisConfig {
+            required: true,
+            ..with_url("")
+        };
+        let err = alone.check_for_serve().unwrap_err();
+        assert!(
+            err.contains("redis.required") && err.contains("redis.url"),
+            "{err}"
+        );
+        assert!(alone.check().is_ok(), "only serve needs the url");
+        let fleet = RedisConfig {
+            required: true,
+            ..with_url("redis://a:1")
+        };
+        assert!(fleet.check_for_serve().is_ok());
+        assert!(
+            with_url("").check_for_serve().is_ok(),
+            "not required: alone is fine"
+        );
+    }
+
+    #[test]
     fn a_toml_list_is_accepted() {
         let c: RedisConfig = serde_json::from_str(
-            r#"{"url":["redis://a:1","redis://b:2"],"key_prefix":"p:","timeout_ms":200}"#,
+            r#"{"url":["redis://a:1","redis://b:2"],"key_prefix":"p:","timeout_ms":200,
+                "required":false}"#,
         )
         .unwrap();
         assert_eq!(c.url, "redis://a:1,redis://b:2");

@@ -76,9 +76,21 @@
 //! again, and a success puts the replica back on the shared state (within seconds of Redis's
 //! return). A background task also pings Redis once per back-off period, so a replica without
 //! traffic notices Redis leaving and coming back too. `profile_lookup_redis_up` shows the mode,
-//! `profile_lookup_redis_errors_total{op}`
+//! `profile_lookup_redis_errors_total{op, kind="unavailable"}`
 //! counts failures, and a warning is logged at most every [`health::WARN_EVERY`]. A value of
 //! the wrong type, size or format at any key is read as absent and overwritten, never an error.
+//!
+//! # When Redis refuses us
+//!
+//! Redis refusing this replica's credentials or permissions (`NOAUTH`, `WRONGPASS`, `NOPERM`,
+//! a script's ACL refusal) is no outage but a configuration error: waiting mends nothing, and
+//! a fleet whose replicas all fall back runs N quotas and N outbound budgets. So `serve` asks
+//! Redis once before it serves ([`Fleet::check_at_start`]: a `PING` within `redis.timeout_ms`,
+//! [`START_TRIES`] tries) and refuses to start on a refusal, naming `redis.url`; a Redis it
+//! cannot reach is no error (the replica starts on its local state, as it goes on when Redis
+//! leaves). A refusal met later is handled like an outage (the replica goes on locally and
+//! probes again), but logged at error level (at most every [`health::WARN_EVERY`]) and counted
+//! as `profile_lookup_redis_errors_total{kind="auth"}`, which an alert rule pages on.
 //!
 //! On a Redis Cluster the health is the connection's, not each node's: a call that fails on a
 //! node that died or hangs puts the replica on its local state for every slot during the
@@ -119,6 +131,7 @@ mod marks;
 pub mod quota;
 pub mod refresh;
 pub mod rests;
+mod start;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -133,6 +146,7 @@ pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
 pub use keys::key_id;
 pub use quota::QuotaDecision;
+pub use start::{Refused, START_TRIES};
 
 use conn::Conn;
 use health::Health;
@@ -168,6 +182,8 @@ pub struct Fleet {
 #[derive(Debug)]
 struct Redis {
     conn: Conn,
+    /// `redis.url` with any password replaced, for messages.
+    shown: String,
     keys: Keys,
     timeout: Duration,
     health: Health,
@@ -187,6 +203,7 @@ impl Fleet {
         let conn = Conn::lazy(&target, config.timeout())?;
         let redis = Arc::new(Redis {
             conn,
+            shown: target.shown(),
             keys: Keys::new(&config.key_prefix),
             timeout: config.timeout(),
             health: Health::new(),
@@ -268,11 +285,11 @@ impl Fleet {
                 None
             }
             Ok(Err(e)) => {
-                health.failed(op, &e.to_string());
+                health.failed(op, health::Trouble::of(&e), &e.to_string());
                 None
             }
             Err(_) => {
-                health.failed(op, "timed out");
+                health.failed(op, health::Trouble::Unavailable, "timed out");
                 None
             }
         }

@@ -22,4 +22,6 @@
 
 pub use super::api::from_api;
 pub use super::page::{NO_PROFILE, from_page, from_page_answer};
-pub use super::signals::{block_signal, is_business_schema_error, not_json, redirect_is_block};
+pub use super::signals::{
+    block_signal, is_business_schema_error, not_json, redirect_is_block, refused_404,
+};

@@ -2,7 +2,8 @@
 //!
 //! The reasons returned here are stable labels for logs and metrics: `http_429`,
 //! `require_login`, `checkpoint_required`, `challenge_required`, `feedback_required`,
-//! `please_wait`, `login_wall`, `html_for_json` and `not_json`.
+//! `please_wait`, `login_wall`, `html_for_json` and `not_json` (the last two for the JSON
+//! endpoint's 200 and 404 alike).
 
 use crate::cost;
 use crate::json_skim::skip_ws;
@@ -65,6 +66,20 @@ pub fn not_json(content_type: Option<&[u8]>, body: &[u8]) -> Option<&'static str
         }
         _ => Some("not_json"),
     }
+}
+
+/// Whether a 404 of the JSON endpoint is the platform refusing us rather than its "no such
+/// user" (jackwener/OpenCLI#2234, 2026-08-04: unknown names answer 404): that one is the
+/// endpoint's own answer, a JSON body or no body at all, while a 404 carrying a login page, the
+/// app shell or any other document (or declared `text/html`, even empty) is a refusal, named
+/// as [`not_json`] names it. Read as "gone", such a refusal would be cached as a not-found and
+/// wipe the stale copy of a profile that exists.
+pub fn refused_404(content_type: Option<&[u8]>, body: &[u8]) -> Option<&'static str> {
+    let html = content_type.is_some_and(|t| cost::find(t, b"html").is_some());
+    if body.trim_ascii().is_empty() && !html {
+        return None;
+    }
+    not_json(content_type, body)
 }
 
 /// The schema error the JSON endpoint answers with 400 for business and creator accounts
@@ -258,6 +273,36 @@ mod tests {
             (None, b"[]", None),
         ] {
             assert_eq!(not_json(content_type, body), reason, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn a_json_404_is_gone_only_as_the_endpoints_own_answer() {
+        let html = Some(&b"text/html; charset=utf-8"[..]);
+        let json = Some(&b"application/json; charset=utf-8"[..]);
+        for (content_type, body, refusal) in [
+            (
+                json,
+                &br#"{"message":"User not found","status":"fail"}"#[..],
+                None,
+            ),
+            (None, b"", None),
+            (json, b"", None),
+            (None, b"  {}", None),
+            (
+                html,
+                b"<!DOCTYPE html><html><form id=\"loginForm\">",
+                Some("html_for_json"),
+            ),
+            (
+                None,
+                b"<html><body>app shell</body></html>",
+                Some("html_for_json"),
+            ),
+            (html, b"", Some("html_for_json")),
+            (Some(&b"text/plain"[..]), b"Not Found", Some("not_json")),
+        ] {
+            assert_eq!(refused_404(content_type, body), refusal, "{body:?}");
         }
     }
 

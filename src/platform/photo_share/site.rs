@@ -3,7 +3,9 @@
 //!
 //! The platform throttles hard, so every blocking signal on either request is waited out with
 //! backoff before the caller hears `upstream_blocked`; a JSON answer that is not JSON (a login
-//! page, the app shell, with 200) and a page that is the app shell are such signals. A
+//! page, the app shell, with 200 or 404) and a page that is the app shell are such signals: the
+//! JSON's 404 says "no such user" only in the endpoint's own JSON, the page's only as the
+//! "page not found" page. A
 //! `"user": null` answer from the JSON endpoint is not trusted as absence (the platform also
 //! sends it when throttling): only the profile page's own 404 confirms it. A business
 //! account's schema 400 sends the lookup to the page at once. `docs/photo-share.md` lists every
@@ -139,7 +141,15 @@ impl Site for PhotoShare {
         }
         let body = &response.body;
         let reading = match (doc, status) {
-            (Doc::ProfileJson, StatusCode::NOT_FOUND) => return Reading::NotFound,
+            // Only the endpoint's own JSON says "no such user"; a 404 with a login page, the
+            // app shell or nothing is the platform refusing us, like the same bodies with 200.
+            (Doc::ProfileJson, StatusCode::NOT_FOUND) => {
+                let content_type = response.headers.get(CONTENT_TYPE).map(|v| v.as_bytes());
+                return match extract::refused_404(content_type, body) {
+                    Some(reason) => blocked(reason),
+                    None => Reading::NotFound,
+                };
+            }
             (Doc::ProfileJson, s) if s.is_success() => {
                 let content_type = response.headers.get(CONTENT_TYPE).map(|v| v.as_bytes());
                 if let Some(reason) = extract::not_json(content_type, body) {

@@ -1,4 +1,5 @@
-//! The binary's commands (`src/commands`): `extract`, `serve`, `demo`, `healthcheck`, start-up.
+//! The binary's commands (`src/commands`): `extract`, `serve`, `demo`, `healthcheck`, start-up, usage mistakes.
 
 mod cli;
 mod startup;
+mod usage_mistakes;

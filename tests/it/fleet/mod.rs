@@ -3,6 +3,7 @@
 mod budget;
 mod calls;
 mod cluster;
+mod credentials;
 mod freshness;
 mod gone;
 mod memory;

@@ -87,6 +87,27 @@ impl Binary {
         self.command.output().expect("the binary runs")
     }
 
+    /// Runs the command, expecting it to end by itself within `limit`: what it wrote and how
+    /// it exited, or `None` when it was still running then (it is killed).
+    pub fn output_within(mut self, limit: Duration) -> Option<Output> {
+        let mut child = self
+            .command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let started = Instant::now();
+        while child.try_wait().expect("the child's state").is_none() {
+            if started.elapsed() >= limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(child.wait_with_output().expect("the child's output"))
+    }
+
     fn spawn(mut self, banner: bool) -> Child {
         let piped = |yes| if yes { Stdio::piped() } else { Stdio::null() };
         self.command

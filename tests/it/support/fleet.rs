@@ -19,6 +19,7 @@ pub fn handle(url: &str, prefix: &str, timeout_ms: u64) -> Fleet {
         url: url.to_owned(),
         key_prefix: prefix.to_owned(),
         timeout_ms,
+        ..RedisConfig::default()
     })
     .expect("valid config")
 }

@@ -57,6 +57,13 @@ pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     s
 }
 
+/// Found profiles fresh for a second (no stale-while-revalidate window), then kept a minute
+/// as stale copies: a test sees a stale answer (or its absence) after a short sleep.
+pub fn stale_after_a_second(s: &mut Settings) {
+    expires_in_a_second(s);
+    s.cache.max_stale_seconds = 60;
+}
+
 /// Ten quota units for the test key, refilled one a minute: nothing comes back during a test,
 /// so every unit spent shows.
 pub fn ten_units(s: &mut Settings) {

@@ -226,9 +226,10 @@ fn ping(port: u16) -> bool {
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
     let mut buf = [0u8; 16];
+    // A server started with `--requirepass` answers, refusing: it is up all the same.
     s.write_all(b"PING\r\n").is_ok()
         && s.read(&mut buf)
-            .is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
+            .is_ok_and(|n| buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH"))
 }
 
 /// A 3-node Redis Cluster (three masters, no replicas) on free loopback ports, in its own

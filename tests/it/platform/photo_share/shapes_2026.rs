@@ -17,7 +17,7 @@ use crate::support::binary::Binary;
 use crate::support::forward_proxy::{ForwardProxy, tag_of};
 use crate::support::routers::{always, switchable};
 use crate::support::upstream::Seen;
-use crate::support::{PhotoShare, TestApp, Upstream, expires_in_a_second};
+use crate::support::{PhotoShare, TestApp, Upstream};
 
 /// The 400 the JSON endpoint gives business and creator accounts since mid-2026.
 const SUBVERTICAL_400: &str = "{\"message\":\"Asset asset://laser.provider/ig_business_category_subvertical has been deleted. You cannot use this schema\",\"status\":\"fail\"}";
@@ -240,10 +240,7 @@ async fn a_stale_photo_share_answer_keeps_its_source() {
     let login = always(|| typed(StatusCode::OK, "text/html", LOGIN_HTML));
     let (router, broken) = switchable(vec![ps::router(), login]);
     let app = TestApp::on(router)
-        .with(|s| {
-            expires_in_a_second(s);
-            s.cache.max_stale_seconds = 60;
-        })
+        .with(crate::support::stale_after_a_second)
         .start()
         .await;
     let name = ps::PUBLIC_USER.username;

@@ -308,3 +308,35 @@ async fn each_block_kind_is_logged_with_its_reason_and_source() {
         assert!(logged, "no log line for {reason} in\n{logs}");
     }
 }
+
+/// A "not found" is read from the page's state only (its status codes), never from an HTTP 404:
+/// a 404 login page on both sources leaves the stale copy of a profile standing and is not
+/// remembered as gone (the rule the photo-share JSON's 404 follows too).
+#[tokio::test]
+async fn a_404_without_the_pages_not_found_state_is_no_verdict_on_the_user() {
+    let login = "<!DOCTYPE html><html><head><title>Log in</title></head><body>\
+                 <form action=\"/login\"><input name=\"password\"></form></body></html>";
+    let (router, platform) = crate::support::routers::switchable(vec![
+        sv::router(),
+        crate::support::routers::fixed(StatusCode::NOT_FOUND, login),
+    ]);
+    let app = TestApp::on(router)
+        .with(support::stale_after_a_second)
+        .start()
+        .await;
+    let name = sv::SMALL_USER.unique_id;
+    let fresh = app.lookup(ShortVideo, name).await.expect_status(200).json();
+    platform.set(1);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let stale = app
+        .lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-cache", "stale");
+    assert_eq!(stale.json(), fresh);
+    // A name with no copy: an error, not a 404.
+    let answer = app.lookup(ShortVideo, "somebody.else").await;
+    assert_ne!(answer.status(), 404, "{}", answer.text());
+    platform.set(0);
+    app.lookup(ShortVideo, name).await.expect_status(200);
+}
