@@ -119,6 +119,7 @@ mod marks;
 pub mod quota;
 pub mod refresh;
 pub mod rests;
+pub mod sources;
 
 use std::sync::Arc;
 use std::time::Duration;
