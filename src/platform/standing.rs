@@ -14,6 +14,9 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use serde::Serialize;
+use utoipa::ToSchema;
+
 use super::Platform;
 use super::site::Document;
 use crate::fleet::Fleet;
@@ -32,7 +35,55 @@ pub struct Standing {
     evidence: SourceEvidence,
 }
 
+/// One source's standing as `GET /status` shows it: where lookups ask it, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SourceStanding {
+    /// The platform's label (`photo-share`).
+    pub platform: String,
+    /// The source (`json`, `page`, `embed`).
+    pub source: String,
+    /// `preferred` (asked in its place), `refused` (refused on every route: asked in its place,
+    /// its refusals rest no proxy), `demoted` (refused for every recent name while another
+    /// source read: asked last, re-probed once per canary interval) or `changed` (the canary
+    /// found it changed twice in a row: asked last).
+    pub standing: String,
+    /// Why, in words.
+    pub why: String,
+    /// How long it has been demoted by the evidence (seconds), when it is.
+    pub demoted_seconds: Option<u64>,
+}
+
 impl Standing {
+    /// Where `source` stands, and why, for `/status`.
+    pub fn report(&self, source: &str) -> SourceStanding {
+        let evidence = self.evidence.standing(source);
+        let (standing, why) = if self.is_demoted(source) {
+            (
+                "changed",
+                "the canary found it changed twice in a row: asked last",
+            )
+        } else {
+            match evidence {
+                sources::Standing::Preferred => ("preferred", "asked in its configured place"),
+                sources::Standing::RefusedEverywhere => (
+                    "refused",
+                    "refused on every route since it last read: its refusals rest no proxy",
+                ),
+                sources::Standing::Demoted => (
+                    "demoted",
+                    "refused for every recent name while another source read: asked last, re-probed once per interval",
+                ),
+            }
+        };
+        SourceStanding {
+            platform: self.platform.as_str().to_owned(),
+            source: source.to_owned(),
+            standing: standing.to_owned(),
+            why: why.to_owned(),
+            demoted_seconds: self.evidence.demoted_for(source).map(|d| d.as_secs()),
+        }
+    }
+
     /// Every source of `platform` in its place, with no evidence yet; the platform goes out on
     /// `routes` routes, and a demoted source is re-probed once per `reprobe_every`.
     pub fn new(platform: Platform, fleet: &Fleet, routes: usize, reprobe_every: Duration) -> Self {

@@ -47,7 +47,7 @@ where
 /// the profile query (the same envelope).
 ///
 /// - `{"data":{"user":{…}},"status":"ok"}` whose `username` matches `requested` →
-///   [`Reading::Profile`]; another username → [`Reading::Unreadable`].
+///   [`Reading::Found`]; another username → [`Reading::Unreadable`].
 /// - `{"data":{"user":null},"status":"ok"}` → [`Reading::NotFound`]. This is
 ///   **unconfirmed**: the caller treats it as a hint only and confirms absence with
 ///   the profile page ([`from_page`](crate::platform::photo_share::extract::from_page)), whose 404 page is the proof,

@@ -8,4 +8,5 @@ mod gone;
 mod memory;
 mod quota_lease;
 mod shared;
+mod standing;
 mod takeover;

@@ -3,7 +3,10 @@
 //! name (the photo-share JSON endpoint retired for clients without a session, 2026-09) is the
 //! source's: it rests no proxy once the evidence says so, and the source is then demoted.
 
+use std::time::{Duration, Instant};
+
 use axum::http::StatusCode;
+use profile_lookup::config::canary::AccountList;
 use stand_in::photo_share as ps;
 
 use crate::support::forward_proxy::ForwardProxy;
@@ -13,13 +16,13 @@ use crate::support::{PhotoShare, TestApp, routers};
 const PLEASE_WAIT: &str = "<!DOCTYPE html><html><head><title>Error</title></head><body>Please wait a few minutes before you try again.</body></html>";
 
 /// The photo-share stand-in whose JSON endpoint refuses every name; the page still answers.
-fn retired_json() -> axum::Router {
+pub(crate) fn retired_json() -> axum::Router {
     let refused = routers::typed(StatusCode::TOO_MANY_REQUESTS, "text/html", PLEASE_WAIT);
     routers::split("/api/", refused, ps::router())
 }
 
 /// The pages the stand-in serves, by name.
-const NAMES: [&str; 3] = [
+pub(crate) const NAMES: [&str; 3] = [
     ps::PUBLIC_USER.username,
     ps::PRIVATE_USER.username,
     ps::BUSINESS_USER.username,
@@ -75,4 +78,90 @@ async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every
         app.lookup(PhotoShare, name).await.expect_status(200);
     }
     assert_eq!(app.hits() - before, 3, "{:?}", app.upstream().paths());
+    // `/status` and the metric say so.
+    let status = app.answer("/status").await.json();
+    let json = status["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["platform"] == "photo-share" && s["source"] == "json")
+        .cloned()
+        .unwrap();
+    assert_eq!(json["standing"], "demoted", "{status}");
+    assert!(json["demoted_seconds"].is_u64(), "{json}");
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains(
+            "profile_lookup_source_standing{platform=\"photo-share\",source=\"json\",standing=\"demoted\"}"
+        ),
+        "{metrics}"
+    );
+}
+
+/// The standing of source `source` of photo-share in `/status`.
+async fn standing(app: &TestApp, source: &str) -> String {
+    let status = app.answer("/status").await.json();
+    status["standings"]
+        .as_array()
+        .and_then(|all| {
+            all.iter()
+                .find(|s| s["platform"] == "photo-share" && s["source"] == source)
+        })
+        .and_then(|s| s["standing"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The switch back: a demoted JSON endpoint is re-probed (asked first by one lookup per
+/// re-probe interval, the canary's: 1 s here) and restored as soon as it reads.
+#[tokio::test]
+async fn a_demoted_source_is_restored_by_its_first_read_on_a_reprobe() {
+    let (router, switch) = routers::switchable(vec![retired_json(), ps::router()]);
+    let app = TestApp::on(router)
+        .with(|s| {
+            s.cache.enabled = false;
+            s.retry.base_delay_ms = 1;
+            s.retry.max_delay_ms = 1;
+            // A canary on (its rounds probe another platform): the re-probe interval is 1 s.
+            s.canary.interval_seconds = 1;
+            s.canary.accounts.insert(
+                "short_video".into(),
+                AccountList::Names(vec!["sunny.kitchen.lab".into()]),
+            );
+        })
+        .start()
+        .await;
+    for round in 0..4 {
+        for name in NAMES {
+            app.lookup(PhotoShare, name)
+                .await
+                .about(format!("{name}, round {round}"))
+                .expect_header("x-source", "page");
+        }
+    }
+    assert_eq!(standing(&app, "json").await, "demoted");
+    switch.set(1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut sources = Vec::new();
+    while Instant::now() < deadline {
+        let answer = app.lookup(PhotoShare, ps::PUBLIC_USER.username).await;
+        sources.push(answer.header("x-source").to_owned());
+        if sources.last().is_some_and(|s| s == "json") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        sources.last().map(String::as_str),
+        Some("json"),
+        "{sources:?}"
+    );
+    assert!(
+        sources.len() > 1,
+        "not before the re-probe is due: {sources:?}"
+    );
+    assert_eq!(standing(&app, "json").await, "preferred");
+    app.lookup(PhotoShare, ps::PRIVATE_USER.username)
+        .await
+        .expect_header("x-source", "json");
 }
