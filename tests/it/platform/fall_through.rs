@@ -12,12 +12,14 @@ use stand_in::photo_share as ps;
 use crate::support::forward_proxy::ForwardProxy;
 use crate::support::{PhotoShare, TestApp, routers};
 
-/// What the retired JSON endpoint answers every name: 429 and an HTML "Please wait" page.
-const PLEASE_WAIT: &str = "<!DOCTYPE html><html><head><title>Error</title></head><body>Please wait a few minutes before you try again.</body></html>";
-
-/// The photo-share stand-in whose JSON endpoint refuses every name; the page still answers.
+/// The photo-share stand-in whose JSON endpoint refuses every name (429 and an HTML "Please
+/// wait" page); the page still answers.
 pub(crate) fn retired_json() -> axum::Router {
-    let refused = routers::typed(StatusCode::TOO_MANY_REQUESTS, "text/html", PLEASE_WAIT);
+    let refused = routers::typed(
+        StatusCode::TOO_MANY_REQUESTS,
+        "text/html",
+        ps::PLEASE_WAIT_HTML,
+    );
     routers::split("/api/", refused, ps::router())
 }
 
@@ -27,6 +29,18 @@ pub(crate) const NAMES: [&str; 3] = [
     ps::PRIVATE_USER.username,
     ps::BUSINESS_USER.username,
 ];
+
+/// The demo's line: the stand-in's account whose JSON endpoint is retired is answered by the
+/// page, with its profile.
+#[tokio::test]
+async fn the_stand_ins_retired_json_account_is_answered_by_the_page() {
+    let app = TestApp::on(ps::router()).start().await;
+    app.lookup(PhotoShare, ps::RETIRED_JSON_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "page")
+        .expect_profile(&ps::expected_body(&ps::RETIRED_JSON_USER));
+}
 
 #[tokio::test]
 async fn a_json_endpoint_refused_on_the_direct_route_falls_through_to_the_page() {
