@@ -179,3 +179,84 @@ async fn a_demoted_source_is_restored_by_its_first_read_on_a_reprobe() {
         .await
         .expect_header("x-source", "json");
 }
+
+/// The retirement scenario of `scripts/sources.sh` at a small scale: three proxies, lookups
+/// four at a time; the JSON endpoint retired mid-run, then restored. Every lookup answers 200;
+/// once the refusal is known to be the source's no proxy rests (all three carry lookups), the
+/// JSON is demoted and a lookup costs one request; restored, it is read again after one
+/// re-probe.
+#[tokio::test]
+async fn the_retirement_scenario_at_a_small_scale() {
+    let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
+    let (router, switch) = routers::switchable(vec![ps::router(), retired_json()]);
+    let app = TestApp::on(router)
+        .through(&p)
+        .with(|s| {
+            s.upstream.proxy_cooldown_seconds = 600;
+            s.canary.interval_seconds = 1;
+            s.canary.accounts.insert(
+                "short_video".into(),
+                AccountList::Names(vec!["sunny.kitchen.lab".into()]),
+            );
+        })
+        .start()
+        .await;
+    let app = std::sync::Arc::new(app);
+    let batch = |names: [&'static str; 4]| {
+        let app = app.clone();
+        async move {
+            let calls = names.map(|name| {
+                let app = app.clone();
+                tokio::spawn(async move { app.lookup(PhotoShare, name).await })
+            });
+            let mut answers = Vec::new();
+            for call in calls {
+                answers.push(call.await.expect("the lookup ran"));
+            }
+            answers
+        }
+    };
+    let names = [NAMES[0], NAMES[1], NAMES[2], ps::CREATOR_USER.username];
+    for answer in batch(names).await {
+        answer.expect_status(200);
+    }
+    switch.set(1);
+    let mut sources = Vec::new();
+    for _ in 0..8 {
+        for answer in batch(names).await {
+            sources.push(answer.expect_status(200).header("x-source").to_owned());
+        }
+    }
+    assert!(sources.iter().all(|s| s == "page"), "{sources:?}");
+    assert_eq!(standing(&app, "json").await, "demoted");
+    // Demoted: one request per lookup (and one more per re-probe, one a second here), through
+    // every proxy (none rests).
+    let (before, via_before) = (app.hits(), app.upstream().via().len());
+    let started = Instant::now();
+    for _ in 0..3 {
+        for answer in batch(names).await {
+            answer.expect_status(200);
+        }
+    }
+    let reprobes = started.elapsed().as_secs() as usize + 1;
+    let sent = app.hits() - before;
+    assert!(
+        (12..=12 + reprobes).contains(&sent),
+        "one request per lookup, and {reprobes} re-probes at most: {sent}"
+    );
+    let via = app.upstream().via();
+    let used: std::collections::BTreeSet<&str> =
+        via[via_before..].iter().map(String::as_str).collect();
+    assert_eq!(used.len(), 3, "no proxy rests: {via:?}");
+    // Restored: a re-probe (one per second here) reads the JSON again.
+    switch.set(0);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && standing(&app, "json").await != "preferred" {
+        batch(names).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(standing(&app, "json").await, "preferred");
+    app.lookup(PhotoShare, NAMES[0])
+        .await
+        .expect_header("x-source", "json");
+}
