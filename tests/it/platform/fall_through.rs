@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
+use profile_lookup::config::Settings;
 use profile_lookup::config::canary::AccountList;
 use stand_in::photo_share as ps;
 
@@ -112,6 +113,16 @@ async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every
     );
 }
 
+/// A canary on (its rounds probe another platform), so that a demoted source is re-probed
+/// once a second.
+fn reprobe_every_second(s: &mut Settings) {
+    s.canary.interval_seconds = 1;
+    s.canary.accounts.insert(
+        "short_video".into(),
+        AccountList::Names(vec!["sunny.kitchen.lab".into()]),
+    );
+}
+
 /// The standing of source `source` of photo-share in `/status`.
 async fn standing(app: &TestApp, source: &str) -> String {
     let status = app.answer("/status").await.json();
@@ -136,12 +147,7 @@ async fn a_demoted_source_is_restored_by_its_first_read_on_a_reprobe() {
             s.cache.enabled = false;
             s.retry.base_delay_ms = 1;
             s.retry.max_delay_ms = 1;
-            // A canary on (its rounds probe another platform): the re-probe interval is 1 s.
-            s.canary.interval_seconds = 1;
-            s.canary.accounts.insert(
-                "short_video".into(),
-                AccountList::Names(vec!["sunny.kitchen.lab".into()]),
-            );
+            reprobe_every_second(s);
         })
         .start()
         .await;
@@ -193,11 +199,7 @@ async fn the_retirement_scenario_at_a_small_scale() {
         .through(&p)
         .with(|s| {
             s.upstream.proxy_cooldown_seconds = 600;
-            s.canary.interval_seconds = 1;
-            s.canary.accounts.insert(
-                "short_video".into(),
-                AccountList::Names(vec!["sunny.kitchen.lab".into()]),
-            );
+            reprobe_every_second(s);
         })
         .start()
         .await;
