@@ -295,6 +295,10 @@ impl SourceEvidence {
             return;
         };
         for (at, fleet) in merged.chunks_exact(4).enumerate() {
+            if state.pending[at].read {
+                // It read here while the call was out: this replica's record is newer.
+                continue;
+            }
             let before = self.judge(&state, at, now);
             let streak = &mut state.sources[at];
             streak.refused = u32::try_from(fleet[0]).unwrap_or(0);
@@ -304,7 +308,9 @@ impl SourceEvidence {
                 .ok()
                 .and_then(|ms| now.checked_sub(Duration::from_millis(ms)));
             if streak.refused == 0 {
+                // It read on another replica since: its streak starts again here too.
                 streak.names.clear();
+                streak.demoted_since = None;
             }
             // What this replica learned while the call was out.
             let newer = state.pending[at].streak.clone();

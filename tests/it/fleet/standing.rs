@@ -2,28 +2,39 @@
 //! source (the photo-share JSON refused for every name) orders the next replica's plans, and
 //! Redis holds counts, route masks and name digests, never a name.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stand_in::photo_share as ps;
 
-use crate::platform::fall_through::{NAMES, retired_json};
-use crate::support::test_redis;
-use crate::support::{PhotoShare, TestApp};
+use crate::platform::fall_through::{NAMES, reprobe_every_second, retired_json, standing};
+use crate::support::{PhotoShare, TestApp, routers, test_redis};
 
+/// And back: the JSON read again on one replica (its re-probe) restores it on the other.
 #[tokio::test]
 async fn a_source_one_replica_demoted_is_asked_last_by_the_others() {
     let Some(redis) = test_redis::start() else {
         return;
     };
-    let apps = TestApp::on(retired_json())
-        .with(|s| {
-            s.cache.enabled = false;
-            s.retry.base_delay_ms = 1;
-            s.retry.max_delay_ms = 1;
-        })
+    let (router, switch) = routers::switchable(vec![retired_json(), ps::router()]);
+    let settings = |s: &mut profile_lookup::config::Settings| {
+        s.cache.enabled = false;
+        s.retry.base_delay_ms = 1;
+        s.retry.max_delay_ms = 1;
+    };
+    // Replica 0 re-probes once a second; replica 1 once a minute (no canary), so it can only
+    // learn of the JSON reading again from the fleet.
+    let first = TestApp::on(router.clone())
+        .with(settings)
+        .with(reprobe_every_second)
         .on_redis(&redis.url())
-        .replicas(2)
+        .start()
         .await;
+    let second = TestApp::on(router)
+        .with(settings)
+        .on_redis(&redis.url())
+        .start()
+        .await;
+    let apps = [first, second];
     for round in 0..4 {
         for name in NAMES {
             apps[0]
@@ -60,4 +71,20 @@ async fn a_source_one_replica_demoted_is_asked_last_by_the_others() {
             assert!(!raw.contains(name) && !key.contains(name), "{key}: {raw}");
         }
     }
+    // The JSON answers again; replica 0's re-probe reads it, and replica 1 learns it.
+    switch.set(1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && standing(&apps[0], "json").await != "preferred" {
+        apps[0].lookup(PhotoShare, ps::PUBLIC_USER.username).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(standing(&apps[0], "json").await, "preferred");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    apps[0].lookup(PhotoShare, ps::PUBLIC_USER.username).await;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    apps[1]
+        .lookup(PhotoShare, ps::PRIVATE_USER.username)
+        .await
+        .expect_header("x-source", "json");
+    assert_eq!(standing(&apps[1], "json").await, "preferred");
 }

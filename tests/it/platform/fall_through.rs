@@ -115,7 +115,7 @@ async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every
 
 /// A canary on (its rounds probe another platform), so that a demoted source is re-probed
 /// once a second.
-fn reprobe_every_second(s: &mut Settings) {
+pub(crate) fn reprobe_every_second(s: &mut Settings) {
     s.canary.interval_seconds = 1;
     s.canary.accounts.insert(
         "short_video".into(),
@@ -124,7 +124,7 @@ fn reprobe_every_second(s: &mut Settings) {
 }
 
 /// The standing of source `source` of photo-share in `/status`.
-async fn standing(app: &TestApp, source: &str) -> String {
+pub(crate) async fn standing(app: &TestApp, source: &str) -> String {
     let status = app.answer("/status").await.json();
     status["standings"]
         .as_array()
