@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use stand_in::photo_share as ps;
 
-use crate::platform::fall_through::{NAMES, reprobe_every_second, retired_json, standing};
+use crate::platform::fall_through::{
+    NAMES, refused_json_rounds, reprobe_every_second, retired_json, standing,
+};
 use crate::support::{PhotoShare, TestApp, routers, test_redis};
 
 /// And back: the JSON read again on one replica (its re-probe) restores it on the other.
@@ -35,15 +37,7 @@ async fn a_source_one_replica_demoted_is_asked_last_by_the_others() {
         .start()
         .await;
     let apps = [first, second];
-    for round in 0..4 {
-        for name in NAMES {
-            apps[0]
-                .lookup(PhotoShare, name)
-                .await
-                .about(format!("{name}, round {round}"))
-                .expect_header("x-source", "page");
-        }
-    }
+    refused_json_rounds(&apps[0]).await;
     // The replica merges its evidence with the fleet's at most once a second, at a lookup.
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     apps[0]

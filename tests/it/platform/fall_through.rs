@@ -71,15 +71,7 @@ async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every
         .await;
     // The first lookup learns the refusal on every route (resting the routes it leaves), and
     // the page answers on the last one.
-    for round in 0..4 {
-        for name in NAMES {
-            app.lookup(PhotoShare, name)
-                .await
-                .about(format!("{name}, round {round}"))
-                .expect_status(200)
-                .expect_header("x-source", "page");
-        }
-    }
+    refused_json_rounds(&app).await;
     // Once the refusal is known to be the source's, the rests it caused are lifted and no
     // proxy rests for it: the later lookups take the proxies in turn again.
     let via = app.upstream().via();
@@ -123,6 +115,20 @@ pub(crate) fn reprobe_every_second(s: &mut Settings) {
     );
 }
 
+/// Four rounds of lookups of [`NAMES`] while the JSON refuses them: each answered 200 by the
+/// page (10 refusals over 3 names and more: the JSON is demoted).
+pub(crate) async fn refused_json_rounds(app: &TestApp) {
+    for round in 0..4 {
+        for name in NAMES {
+            app.lookup(PhotoShare, name)
+                .await
+                .about(format!("{name}, round {round}"))
+                .expect_status(200)
+                .expect_header("x-source", "page");
+        }
+    }
+}
+
 /// The standing of source `source` of photo-share in `/status`.
 pub(crate) async fn standing(app: &TestApp, source: &str) -> String {
     let status = app.answer("/status").await.json();
@@ -151,14 +157,7 @@ async fn a_demoted_source_is_restored_by_its_first_read_on_a_reprobe() {
         })
         .start()
         .await;
-    for round in 0..4 {
-        for name in NAMES {
-            app.lookup(PhotoShare, name)
-                .await
-                .about(format!("{name}, round {round}"))
-                .expect_header("x-source", "page");
-        }
-    }
+    refused_json_rounds(&app).await;
     assert_eq!(standing(&app, "json").await, "demoted");
     switch.set(1);
     let deadline = Instant::now() + Duration::from_secs(5);
