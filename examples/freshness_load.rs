@@ -54,11 +54,7 @@ const BODY_BYTES: usize = 4 * 1024;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = support::runtime();
     match args.first().map(String::as_str) {
         Some("upstream") if args.len() == 2 => {
             let delay = Duration::from_millis(args[1].parse().expect("DELAY_MS"));

@@ -54,11 +54,7 @@ fn main() {
     let request: &'static [u8] = Box::leak(request.into_bytes().into_boxed_slice());
     let authority = authority.to_owned();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = support::runtime();
     let outcomes = runtime.block_on(async move {
         let start = Instant::now() + Duration::from_millis(50);
         let total = (rate * seconds) as u64;

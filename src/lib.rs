@@ -26,7 +26,7 @@
 //!   the whole fleet.
 //! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
 //!   the quota, the cache's entries, flight locks and refresh limits, the outbound budget, the
-//!   breaker, proxy rests and the canary's rounds. One [`fleet::Fleet`] handle (local with no
+//!   breaker, proxy rests, the sources' evidence and the canary's rounds. One [`fleet::Fleet`] handle (local with no
 //!   `redis.url`) and one type per primitive, each falling back to the replica's own state
 //!   inside when Redis cannot be used: nothing outside asks whether state is shared.
 //! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the
@@ -62,7 +62,8 @@
 //! - [`canary`]: long-lived accounts looked up through each source every interval (one
 //!   replica per interval with Redis; each a fetch of a one-document plan, never recorded by
 //!   the callers' breaker): a verdict per source, its metrics, `GET /status`, and
-//!   the standing that moves a source found `changed` to the end of every lookup's plan.
+//!   the standing that moves a source found `changed` to the end of every lookup's plan
+//!   (the standing also weighs the evidence of lookups and probes, [`fleet::sources`]).
 //!
 //! The module graph has no cycle at any depth, among the top-level modules or among the files
 //! of any folder (`tests/it/docs/module_graph.rs` resolves every `crate::`, `super::` and

@@ -5,6 +5,15 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// The runtime every load example runs on: two worker threads, as the machine's two cores.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// Sends `request` and reads its answer into `buf` (cleared first): the status and the head,
 /// once the whole body (`content-length` bytes; none without one) is in. `None`: the connection
 /// broke or the answer is not HTTP/1.1.

@@ -9,6 +9,7 @@ use super::board::Snapshot;
 use super::verdict::Verdict;
 use crate::config::CanaryConfig;
 use crate::platform::Platform;
+use crate::platform::standing::SourceStanding;
 
 /// The canary's last round per source (`GET /status`).
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -21,6 +22,9 @@ pub struct Status {
     pub last_round: Option<LastRound>,
     /// Every source the canary probes, in the order of the platforms and their plans.
     pub sources: Vec<SourceStatus>,
+    /// Where lookups ask each configured source, by the canary and by the evidence of
+    /// lookups and probes (filled in by the HTTP layer, which holds the fetchers).
+    pub standings: Vec<SourceStanding>,
 }
 
 /// When the last round ended and how long it took.
@@ -91,6 +95,7 @@ pub fn status(snapshot: &Snapshot, config: &CanaryConfig) -> Status {
             duration_ms: r.took_ms,
         }),
         sources,
+        standings: Vec::new(),
     }
 }
 

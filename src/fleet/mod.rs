@@ -23,6 +23,8 @@
 //! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
 //! | `P{c}:lease` | the canary's round lease: the replica running this interval's round | one interval |
 //! | `P{c}:verdicts` | the canary's last verdicts (JSON, at most [`canary::MAX_VERDICTS_BYTES`]), read by every replica once per interval | three intervals |
+//! | `P{s:PLATFORM}` | the evidence about the platform's sources: per source label, refusals since its last read, the mask of routes that refused it, up to 8 name digests, its last read (ms) | ten minutes after the last merge |
+//! | `P{s:PLATFORM}:p:SOURCE` | `1` while a demoted source's re-probe turn is taken | one re-probe interval |
 //!
 //! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
 //! digest or credential reaches Redis (a proxy is named by its position only). A name's four
@@ -58,10 +60,11 @@
 //! | [`quota::Quotas`] | each API key's quota and this replica's leases of it | a governor GCRA per key | `gcra.lua`, leased a few units at a time | `{q:…}` |
 //! | [`budget::Budget`] | a platform's outbound budget, or its refresh share | a governor GCRA | `gcra.lua`, reserve then wait | `{o:…}`, `{o:…}:r` |
 //! | [`breaker::Breaker`] | a platform's open breaker | the replica's own breaker (always consulted) | `rest.lua` mark, `PTTL` | `{b:…}` |
-//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua` | `{r:…}:N` |
+//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua`, `DEL` to lift one | `{r:…}:N` |
 //! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
 //! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
 //! | [`refresh::RefreshLimits`] | one background refresh per name per second | every claim granted (the limit on the replica's stored entry) | `SET NX PX` | `{n:…}:f` |
+//! | [`sources::SourceEvidence`] | what a platform's sources did lately (reads, refusals by route and name digest), and a demoted source's re-probe turn | the replica's own record (answers every lookup; merged with Redis's at most once a second) | `sources.lua`, `SET NX PX` | `{s:…}`, `{s:…}:p:…` |
 //! | [`canary::Rounds`] | whose turn an interval's round is, and the last board | every turn this replica's alone, nothing to adopt or publish | `canary_set.lua`, `canary_get.lua` | `{c}:lease`, `{c}:verdicts` |
 //!
 //! Adding a primitive is one file here (plus its Lua script, if any, in `scripts/`): its key
@@ -131,6 +134,7 @@ mod marks;
 pub mod quota;
 pub mod refresh;
 pub mod rests;
+pub mod sources;
 mod start;
 
 use std::sync::Arc;

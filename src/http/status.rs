@@ -14,6 +14,9 @@ use axum::response::{IntoResponse, Response};
 
 use crate::canary::Status;
 use crate::canary::status::SourceStatus;
+use crate::platform::Platform;
+use crate::platform::fetcher::Fetchers;
+use crate::platform::standing::SourceStanding;
 use crate::state::AppState;
 
 /// What the page allows the browser to load: its own inline style, nothing else.
@@ -22,10 +25,11 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none
 /// The canary's last verdict per platform and source.
 #[utoipa::path(get, path = "/status", tag = "operations",
     responses((status = 200,
-        description = "The canary's last round per source: its verdict (`ok`, `blocked`, `changed`, `missing`, `unreachable`; `null` before the first round), when, and why. No account is named unless `canary.public_names` is set. With `Accept: text/html`, the same as a small page.",
+        description = "The canary's last round per source: its verdict (`ok`, `blocked`, `changed`, `missing`, `unreachable`; `null` before the first round), when, and why; and where lookups ask each configured source (`standings`: `preferred`, `refused`, `demoted` or `changed`, and why). No account is named unless `canary.public_names` is set. With `Accept: text/html`, the same as a small page.",
         content((Status = "application/json"), (String = "text/html")))))]
 pub async fn status(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let status = state.canary().status(state.settings());
+    let mut status = state.canary().status(state.settings());
+    status.standings = standings(state.lookups().fetchers());
     let mut response = if wants_html(&headers) {
         let mut response = Response::new(Body::from(page(&status, SystemTime::now())));
         let headers = response.headers_mut();
@@ -45,6 +49,21 @@ pub async fn status(State(state): State<AppState>, headers: HeaderMap) -> Respon
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::VARY, HeaderValue::from_static("accept"));
     response
+}
+
+/// Every configured source's standing, platform by platform.
+fn standings(fetchers: &Fetchers) -> Vec<SourceStanding> {
+    Platform::ALL
+        .iter()
+        .flat_map(|&p| {
+            let fetcher = fetchers.of(p);
+            p.sources()
+                .iter()
+                .filter(|s| fetcher.asks(s))
+                .map(|s| fetcher.standing().report(s))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Whether the caller asks for HTML (a browser): its `Accept` names `text/html`.
@@ -103,6 +122,23 @@ pub fn page(status: &Status, now: SystemTime) -> String {
         );
         for source in &status.sources {
             row(&mut out, source, named, now);
+        }
+        out.push_str("</tbody></table>");
+    }
+    if !status.standings.is_empty() {
+        out.push_str(
+            "<h2>Sources in lookups</h2><table><thead><tr><th>Platform</th><th>Source</th>\
+             <th>Standing</th><th>Why</th></tr></thead><tbody>",
+        );
+        for s in &status.standings {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                escape(&s.platform),
+                escape(&s.source),
+                escape(&s.standing),
+                escape(&s.why)
+            );
         }
         out.push_str("</tbody></table>");
     }
@@ -222,6 +258,13 @@ mod tests {
                 demoted: true,
                 account: None,
             }],
+            standings: vec![SourceStanding {
+                platform: "photo-share".into(),
+                source: "json".into(),
+                standing: "demoted".into(),
+                why: "<refused>".into(),
+                demoted_seconds: Some(5),
+            }],
         }
     }
 
@@ -234,6 +277,7 @@ mod tests {
         assert!(html.contains("class=\"v changed\">changed<"));
         assert!(html.contains("asked last (2 changed rounds)"));
         assert!(html.contains("30 s ago"));
+        assert!(html.contains("<td>demoted</td><td class=\"why\">&lt;refused&gt;</td>"));
         assert!(!html.contains("<th>Account</th>"), "no name unless public");
         let mut public = status();
         public.sources[0].account = Some("a&b".into());
@@ -264,6 +308,7 @@ mod tests {
             interval_seconds: 600,
             last_round: None,
             sources: Vec::new(),
+            standings: Vec::new(),
         };
         let html = page(&off, SystemTime::now());
         assert!(html.contains("The canary is off") && !html.contains("<table"));

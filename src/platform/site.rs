@@ -38,10 +38,6 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// equal). A lookup asks those `<section>.sources` names, in that order, the next only
     /// when one had nothing usable.
     const DOCUMENTS: &'static [Self::Doc];
-    /// Whether a document still blocked once the lookup has no other route to try hands over
-    /// to the next source of the plan (the lookup then ends blocked only when every source
-    /// was); otherwise a block ends the lookup, and the sources after it are not asked.
-    const FALLS_BACK_ON_BLOCK: bool = false;
     /// Whether a document that could not be read hands over to the next source (after drift
     /// capture kept it); otherwise it ends the lookup as `extraction_failed`, so the platform
     /// changing its documents is never hidden by another source answering.

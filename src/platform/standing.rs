@@ -1,33 +1,135 @@
-//! A source's standing: whether lookups ask it in its configured place, or last.
+//! A source's standing: whether lookups ask it in its configured place, or last, and whether
+//! its refusals are the route's or its own.
 //!
-//! The canary (which sits above the platform layer) finds a source whose documents no longer
-//! read (`changed` two rounds in a row) and demotes it here; the fetcher reads the
-//! standing when it orders the plan of each lookup, so that callers get answers from the
-//! platform's other source while an engineer fixes the reader. One `ok` round restores it.
-//! Nothing here knows what a canary is: it is one bit per registered source.
+//! Two things demote a source. The canary (which sits above the platform layer) finds a
+//! source whose documents no longer read (`changed` two rounds in a row) and demotes it here
+//! ([`Standing::set`]; one `ok` round restores it): one bit per registered source, nothing
+//! here knows what a canary is. And the evidence of lookups and probes
+//! ([`SourceEvidence`], fleet-wide with Redis): a source refused for every recent name while
+//! another source read is demoted until it reads again, and a source refused on every route
+//! rests no proxy ([`Standing::is_source_wide`]). The fetcher reads both when it orders the
+//! plan of each lookup, so that callers get answers from the platform's other source.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::Platform;
 use super::site::Document;
+use crate::fleet::Fleet;
+use crate::fleet::sources::{self, SourceEvidence};
 
-/// Which of one platform's sources are demoted; read on every uncached lookup (one atomic
-/// load), written by the canary once a round.
+/// Which of one platform's sources are demoted; read on every uncached lookup (an atomic load
+/// and the evidence's local record), written by the canary once a round and by every lookup's
+/// evidence.
 #[derive(Debug)]
 pub struct Standing {
     platform: Platform,
-    /// Bit `i` set: the platform's `i`-th registered source (`Platform::sources`) is demoted.
+    /// Bit `i` set: the canary demoted the platform's `i`-th registered source
+    /// (`Platform::sources`).
     demoted: AtomicU32,
+    /// What lookups and probes saw of each source.
+    evidence: SourceEvidence,
+}
+
+/// One source's standing as `GET /status` shows it: where lookups ask it, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SourceStanding {
+    /// The platform's label (`photo-share`).
+    pub platform: String,
+    /// The source (`json`, `page`, `embed`).
+    pub source: String,
+    /// `preferred` (asked in its place), `refused` (refused on every route: asked in its place,
+    /// its refusals rest no proxy), `demoted` (refused for every recent name while another
+    /// source read: asked last, re-probed once per canary interval) or `changed` (the canary
+    /// found it changed twice in a row: asked last).
+    pub standing: String,
+    /// Why, in words.
+    pub why: String,
+    /// How long it has been demoted by the evidence (seconds), when it is.
+    pub demoted_seconds: Option<u64>,
 }
 
 impl Standing {
-    /// Every source of `platform` in its place.
-    pub fn new(platform: Platform) -> Self {
+    /// Where `source` stands, and why, for `/status`.
+    pub fn report(&self, source: &str) -> SourceStanding {
+        let evidence = self.evidence.standing(source);
+        let (standing, why) = if self.is_demoted(source) {
+            (
+                "changed",
+                "the canary found it changed twice in a row: asked last",
+            )
+        } else {
+            match evidence {
+                sources::Standing::Preferred => ("preferred", "asked in its configured place"),
+                sources::Standing::RefusedEverywhere => (
+                    "refused",
+                    "refused on every route since it last read: its refusals rest no proxy",
+                ),
+                sources::Standing::Demoted => (
+                    "demoted",
+                    "refused for every recent name while another source read: asked last, re-probed once per interval",
+                ),
+            }
+        };
+        SourceStanding {
+            platform: self.platform.as_str().to_owned(),
+            source: source.to_owned(),
+            standing: standing.to_owned(),
+            why: why.to_owned(),
+            demoted_seconds: self.evidence.demoted_for(source).map(|d| d.as_secs()),
+        }
+    }
+
+    /// Every source of `platform` in its place, with no evidence yet; the platform goes out on
+    /// `routes` routes, and a demoted source is re-probed once per `reprobe_every`.
+    pub fn new(platform: Platform, fleet: &Fleet, routes: usize, reprobe_every: Duration) -> Self {
+        let labels = platform.sources();
+        for source in labels {
+            crate::telemetry::source_standing(platform.as_str(), source, "preferred");
+        }
         Self {
             platform,
             demoted: AtomicU32::new(0),
+            evidence: SourceEvidence::new(fleet, platform.as_str(), labels, routes, reprobe_every),
         }
+    }
+
+    /// The evidence of lookups and probes about the platform's sources.
+    pub fn evidence(&self) -> &SourceEvidence {
+        &self.evidence
+    }
+
+    /// Whether a refusal of `source` is the source's (refused on every route, or demoted by
+    /// the evidence): it rests no proxy, and the lookup asks the next source at once.
+    pub fn is_source_wide(&self, source: &str) -> bool {
+        self.evidence.standing(source).is_source_wide()
+    }
+
+    /// Whether the evidence demoted `source` (refused for every recent name while another
+    /// source read).
+    pub fn is_refused(&self, source: &str) -> bool {
+        self.evidence.standing(source) == sources::Standing::Demoted
+    }
+
+    /// `plan` as one lookup asks it, the fleet's evidence merged in first (at most once a
+    /// second): a source the canary or the evidence demoted goes last, unless this lookup is
+    /// the fleet's re-probe of a source the evidence demoted, which it then asks in its place.
+    pub async fn order_for_lookup<'p, D: Document>(&self, plan: &'p [D]) -> Cow<'p, [D]> {
+        self.evidence.sync().await;
+        let mut refused = 0u32;
+        for d in plan {
+            if self.is_refused(d.label())
+                && !self.evidence.claim_reprobe(d.label()).await
+                && let Some(bit) = self.bit(d.label())
+            {
+                refused |= bit;
+            }
+        }
+        self.order_with(plan, refused)
     }
 
     /// The bit of source `name`, if the platform has it (at most 32 sources are tracked).
@@ -63,7 +165,12 @@ impl Standing {
     /// after every other (demoted ones keep their order among themselves). Borrowed as it is
     /// when nothing is demoted, which is almost always.
     pub fn order<'p, D: Document>(&self, plan: &'p [D]) -> Cow<'p, [D]> {
-        let mask = self.demoted.load(Ordering::Relaxed);
+        self.order_with(plan, 0)
+    }
+
+    /// [`Standing::order`] with the sources of `also` demoted too.
+    fn order_with<'p, D: Document>(&self, plan: &'p [D], also: u32) -> Cow<'p, [D]> {
+        let mask = self.demoted.load(Ordering::Relaxed) | also;
         let demoted = |d: &D| self.bit(d.label()).is_some_and(|bit| mask & bit != 0);
         if mask == 0 || !plan.iter().any(demoted) {
             return Cow::Borrowed(plan);
@@ -78,9 +185,47 @@ mod tests {
     use super::*;
     use crate::platform::short_video::site::Doc;
 
+    fn standing() -> Standing {
+        Standing::new(
+            Platform::ShortVideo,
+            &Fleet::local(),
+            1,
+            Duration::from_secs(60),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_source_the_evidence_demoted_goes_last_but_for_its_reprobe() {
+        let standing = Standing::new(Platform::ShortVideo, &Fleet::local(), 1, Duration::ZERO);
+        let plan = [Doc::Page, Doc::Embed];
+        standing.evidence().read("embed");
+        for name in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a"] {
+            standing.evidence().refused("page", 0, name);
+        }
+        assert!(standing.is_refused("page") && standing.is_source_wide("page"));
+        // A re-probe interval of zero: every lookup is the re-probe.
+        assert_eq!(&*standing.order_for_lookup(&plan).await, &plan);
+        let standing = Standing::new(
+            Platform::ShortVideo,
+            &Fleet::local(),
+            1,
+            Duration::from_secs(3600),
+        );
+        standing.evidence().read("embed");
+        for name in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a"] {
+            standing.evidence().refused("page", 0, name);
+        }
+        assert_eq!(
+            &*standing.order_for_lookup(&plan).await,
+            &[Doc::Embed, Doc::Page]
+        );
+        standing.evidence().read("page");
+        assert_eq!(&*standing.order_for_lookup(&plan).await, &plan);
+    }
+
     #[test]
     fn a_demoted_source_goes_last_and_comes_back() {
-        let standing = Standing::new(Platform::ShortVideo);
+        let standing = standing();
         let plan = [Doc::Page, Doc::Embed];
         assert!(matches!(standing.order(&plan), Cow::Borrowed(_)));
         assert!(standing.set("page", true));
@@ -96,7 +241,7 @@ mod tests {
 
     #[test]
     fn every_source_demoted_keeps_the_configured_order() {
-        let standing = Standing::new(Platform::ShortVideo);
+        let standing = standing();
         standing.set("page", true);
         standing.set("embed", true);
         assert_eq!(

@@ -56,6 +56,9 @@ pub const PROXY_REQUESTS: &str = "profile_lookup_proxy_requests_total";
 pub const PROXY_BLOCKS: &str = "profile_lookup_proxy_blocks_total";
 /// Gauge: 1 while a proxy rests (as of the platform's last lookup), by `platform` and `proxy`.
 pub const PROXY_RESTING: &str = "profile_lookup_proxy_resting";
+/// `profile_lookup_source_standing{platform,source,standing}`: 1 for each source's standing by
+/// the evidence (`preferred`, `refused`, `demoted`), 0 for the others.
+pub const SOURCE_STANDING: &str = "profile_lookup_source_standing";
 /// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
 /// alert "RSS near its bound" and dashboards find it).
 pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
@@ -147,6 +150,10 @@ fn describe() {
     metrics::describe_gauge!(
         PROXY_RESTING,
         "1 while a proxy rests after a block or a failure, by platform and proxy position"
+    );
+    metrics::describe_gauge!(
+        SOURCE_STANDING,
+        "1 for each source's standing by the evidence (preferred, refused on every route, demoted), by platform and source"
     );
     metrics::describe_gauge!(
         BREAKER_STATE,
@@ -284,6 +291,18 @@ pub fn upstream_block(platform: &'static str, source: &'static str, reason: &'st
 /// Records a lookup that `source` answered.
 pub fn source_answer(platform: &'static str, source: &'static str) {
     counter!(SOURCE_ANSWERS, "platform" => platform, "source" => source).increment(1);
+}
+
+/// The standings [`source_standing`] reports, one series each.
+pub const STANDINGS: [&str; 3] = ["preferred", "refused", "demoted"];
+
+/// Shows `source` of `platform` in `standing` (one of [`STANDINGS`]).
+pub fn source_standing(platform: &'static str, source: &'static str, standing: &'static str) {
+    for s in STANDINGS {
+        let on = if s == standing { 1.0 } else { 0.0 };
+        gauge!(SOURCE_STANDING, "platform" => platform, "source" => source, "standing" => s)
+            .set(on);
+    }
 }
 
 /// Records a cache lookup result.

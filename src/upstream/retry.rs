@@ -4,8 +4,9 @@
 //! all (the first included), each wait drawn uniformly from zero to
 //! `min(max_delay, base_delay × 2ⁿ)` ("full jitter", so many replicas do not retry in step),
 //! or the platform's own `Retry-After` when it sent one (never less than that exponential
-//! delay). Every wait of one step counts towards `retry.max_total_ms`, a `Retry-After`
-//! included: a wait that does not fit in what is left ends the retries at once. Transport
+//! delay). Every wait of one lookup counts towards `retry.max_total_ms` (whichever source
+//! it was for: [`RetryPolicy::within`]), a `Retry-After` included: a wait that does not fit in
+//! what is left ends the retries at once. Transport
 //! faults and 5xx are retried once at most; everything else (a 404, an oversized body, a
 //! timeout) is final.
 
@@ -76,6 +77,15 @@ impl RetryPolicy {
         Self {
             retry_throttles: retries_blocks && !route.moves_on_block(),
             ..self.clone()
+        }
+    }
+
+    /// This policy for a step of a lookup that has run for `spent` already: its waits fit in
+    /// what is left of `max_total`, so that every source a lookup asks shares one retry budget.
+    pub fn within(self, spent: Duration) -> Self {
+        Self {
+            max_total: self.max_total.saturating_sub(spent),
+            ..self
         }
     }
 

@@ -8,7 +8,7 @@ use url::Url;
 use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
 use crate::platform::last_word::Block;
-use crate::platform::site::{Alone, Reading, Site, SiteReading};
+use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup, Profile};
 use crate::upstream::UpstreamError;
 use crate::upstream::egress::RouteLease;
@@ -53,7 +53,18 @@ impl<S: Site> Run<'_, S> {
                 miss @ (Reading::Blocked { .. }
                 | Reading::Inconclusive(_)
                 | Reading::Unreadable(_)) => miss,
-                ending => return Step::Ended(self.answer(ending)),
+                ending => {
+                    if matches!(
+                        ending,
+                        Reading::Found(_)
+                            | Reading::NotFound
+                            | Reading::Restricted
+                            | Reading::RegionLocked
+                    ) {
+                        self.fetcher.standing.evidence().read(doc.label());
+                    }
+                    return Step::Ended(self.answer(ending));
+                }
             };
             return Step::Missed(miss);
         }
@@ -64,7 +75,12 @@ impl<S: Site> Run<'_, S> {
     async fn request(&self, doc: S::Doc, url: &Url) -> Step<S::Hurdle> {
         let (fetcher, name, route) = (self.fetcher, self.name, self.route);
         let platform = S::PLATFORM;
-        let policy = fetcher.retry.on(route, S::RETRIES_BLOCKS);
+        // A refusal that is the source's is not waited out: the next source is asked.
+        let retries_blocks = S::RETRIES_BLOCKS && !self.source_wide(doc);
+        let policy = fetcher
+            .retry
+            .on(route, retries_blocks)
+            .within(self.started.elapsed());
         policy
             .run(platform.as_str(), || async {
                 // Built for whichever route the request goes through (see `send`).

@@ -9,8 +9,8 @@
 //! sent through the lease (`send`). Redirects on the platform's host are followed (three at
 //! most), one hurdle per document is cleared, an unreadable document (and a block the site
 //! names) is kept by drift capture. A fetch blocked on a proxy moves to another (resting the
-//! one that blocked, except for a probe); a site that hands blocks over asks its next source
-//! once no other route is left. Every wait the caller is told is decided here, where it is
+//! one that blocked, except for a probe); a source blocked on every route left hands the lookup to the
+//! platform's next source. Every wait the caller is told is decided here, where it is
 //! known.
 //!
 //! The mode decides how the fetch is accounted for: a caller's lookup and a refresh are
@@ -21,7 +21,12 @@
 //! account a document refuses costs the callers nothing.
 //!
 //! Each plan is asked in the order of the sources' [`Standing`]: a source the canary found
-//! `changed` is asked after the others until it reads again.
+//! `changed`, or the evidence of lookups and probes found refused for every recent name while
+//! another source read, is asked after the others until it reads again (a demoted source is
+//! re-probed, asked in its place, by one lookup per canary interval for the fleet). Every
+//! answer about the user and every refusal is told to the evidence. A source refused on every
+//! route (for several names) is the source's refusal: it rests no proxy, is not waited out,
+//! and the lookup asks the next source on the same route at once.
 
 mod document;
 mod plan;
@@ -48,6 +53,9 @@ use crate::username::Username;
 
 pub use crate::upstream::gate::Mode;
 pub use document::answer;
+
+/// How often a source the evidence demoted is re-probed when the canary is off.
+const REPROBE_WITHOUT_CANARY: Duration = Duration::from_secs(60);
 
 /// The longest a caller is told to wait for a block whose platform named no wait.
 const MAX_DEFAULT_WAIT: Duration = Duration::from_secs(60);
@@ -163,7 +171,12 @@ impl<S: Site> Fetcher<S> {
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
             last_words: LastWords::default(),
-            standing: Standing::new(S::PLATFORM),
+            standing: Standing::new(
+                S::PLATFORM,
+                fleet,
+                route_count(settings, config),
+                reprobe_every(settings),
+            ),
         })
     }
 
@@ -172,7 +185,7 @@ impl<S: Site> Fetcher<S> {
     /// there).
     async fn run(&self, name: &Username, plan: Plan, mode: Mode) -> Fetched {
         let docs = match plan {
-            Plan::Whole => self.standing.order(&self.plan),
+            Plan::Whole => self.standing.order_for_lookup(&self.plan).await,
             Plan::One(label) => match self.plan.iter().find(|d| d.label() == label) {
                 Some(doc) => std::borrow::Cow::Borrowed(std::slice::from_ref(doc)),
                 None => {
@@ -253,6 +266,27 @@ impl<S: Site> Fetch for Fetcher<S> {
 
     fn asks(&self, source: &str) -> bool {
         self.plan.iter().any(|d| d.label() == source)
+    }
+}
+
+/// How many routes the platform goes out on: its own proxies, else `upstream.proxies`, else
+/// the direct route (as `Egress::new` takes them).
+fn route_count(settings: &Settings, config: &crate::config::PlatformConfig) -> usize {
+    let own = config.proxies.len();
+    if own > 0 {
+        own
+    } else {
+        settings.upstream.proxies.len().max(1)
+    }
+}
+
+/// How often a source the evidence demoted is re-probed: once per canary round, or once a
+/// minute when the canary is off.
+fn reprobe_every(settings: &Settings) -> Duration {
+    if settings.canary.is_on() {
+        Duration::from_secs(settings.canary.interval_seconds)
+    } else {
+        REPROBE_WITHOUT_CANARY
     }
 }
 

@@ -1,6 +1,8 @@
 //! One fetch on its route lease: the plan's documents in order until one answers, and the
 //! plan again from the start on another route each time it ends blocked on one.
 
+use std::sync::atomic::Ordering;
+
 use super::Fetched;
 use super::run::{Mode, Run, Step};
 use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
@@ -12,6 +14,8 @@ use crate::upstream::egress::Switch;
 struct Ended<D> {
     lookup: Lookup,
     doc: Option<D>,
+    /// Whether every refusal of the run was its source's: no reason to leave the route.
+    sources_refused: bool,
 }
 
 impl<D> Ended<D> {
@@ -19,6 +23,7 @@ impl<D> Ended<D> {
         Self {
             lookup,
             doc: Some(doc),
+            sources_refused: false,
         }
     }
 }
@@ -49,10 +54,19 @@ impl<'a, S: Site> Run<'a, S> {
                 };
             }
             let reason = match &ended.lookup {
+                // Refusals that are the sources' are no reason to leave the route.
+                Lookup::Failed(Failure::Blocked { .. }) if ended.sources_refused => return ended,
                 Lookup::Failed(Failure::Blocked { reason, .. }) => *reason,
                 // A region lock is tried on another proxy, then answered 451.
                 Lookup::Failed(Failure::RegionLocked { .. }) => "region_locked",
-                _ => return ended,
+                _ => {
+                    // Answered by another source after a refusal that proved the source's:
+                    // the routes this lookup left for that refusal did nothing wrong.
+                    if self.refused_by_source.load(Ordering::Relaxed) {
+                        route.lift_rests().await;
+                    }
+                    return ended;
+                }
             };
             match route.rest_and_switch(reason).await {
                 Switch::Moved => {
@@ -78,7 +92,7 @@ impl<'a, S: Site> Run<'a, S> {
     /// plan of one document asked alone concludes by [`Site::alone`]).
     ///
     /// A blocked document ends the run blocked, so that the lookup moves to another route;
-    /// when the site hands blocks over and the route is the last one left (or direct), the
+    /// when the route is the last one left (or direct), or the refusal is the source's, the
     /// next document is asked on it instead, and the run ends blocked only if every document
     /// was (with the longest wait, and the reason and source of that block). An unreadable
     /// document ends the run at once unless the site hands those over too.
@@ -86,12 +100,15 @@ impl<'a, S: Site> Run<'a, S> {
         let mut misses = Vec::with_capacity(plan.len());
         for (at, &doc) in plan.iter().enumerate() {
             let miss = match self.read_document(doc).await {
-                // A source handed over to that cannot be reached leaves the block standing.
-                Step::Ended(Lookup::Failed(Failure::Unavailable(why))) if !misses.is_empty() => {
+                // A source handed over to that cannot be reached (or that our budget kept us
+                // from asking) leaves the block standing.
+                Step::Ended(
+                    lookup @ Lookup::Failed(Failure::Unavailable(_) | Failure::Overloaded { .. }),
+                ) if !misses.is_empty() => {
                     if let Some(block) = self.longest_block(&misses) {
                         return block;
                     }
-                    return Ended::by(Lookup::unavailable(why), doc);
+                    return Ended::by(lookup, doc);
                 }
                 Step::Ended(lookup) => return Ended::by(lookup, doc),
                 Step::Read(reading) => return Ended::by(self.answer(reading), doc),
@@ -100,8 +117,13 @@ impl<'a, S: Site> Run<'a, S> {
             match &miss {
                 Reading::Blocked { reason, .. } => {
                     self.note_block(doc, reason);
+                    if self.source_wide(doc) {
+                        self.refused_by_source.store(true, Ordering::Relaxed);
+                    }
+                    // Blocked on every route left, or refused by the source itself: the next
+                    // source, on this route, at once.
                     let next = at + 1 < plan.len();
-                    let hands_over = S::FALLS_BACK_ON_BLOCK && next && !self.route.can_move();
+                    let hands_over = next && (!self.route.can_move() || self.source_wide(doc));
                     misses.push((doc, miss));
                     if !hands_over {
                         break;
@@ -128,6 +150,7 @@ impl<'a, S: Site> Run<'a, S> {
         Ended {
             lookup: self.answer(reading),
             doc,
+            sources_refused: false,
         }
     }
 
@@ -150,12 +173,30 @@ impl<'a, S: Site> Run<'a, S> {
             reason,
             retry_after: wait,
         });
-        Some(Ended::by(lookup, doc))
+        let sources_refused = misses
+            .iter()
+            .filter(|(_, miss)| matches!(miss, Reading::Blocked { .. }))
+            .all(|(doc, _)| self.source_wide(*doc));
+        Some(Ended {
+            sources_refused,
+            ..Ended::by(lookup, doc)
+        })
     }
 
-    /// Counts and logs a document the platform refused, by source and reason.
+    /// Whether the refusals of `doc` are the source's (see [`Standing::is_source_wide`]).
+    ///
+    /// [`Standing::is_source_wide`]: crate::platform::standing::Standing::is_source_wide
+    pub(super) fn source_wide(&self, doc: S::Doc) -> bool {
+        self.fetcher.standing.is_source_wide(doc.label())
+    }
+
+    /// Counts and logs a document the platform refused, by source and reason, and tells the
+    /// evidence on which route and for which name.
     fn note_block(&self, doc: S::Doc, reason: &'static str) {
         let (platform, source) = (S::PLATFORM.as_str(), doc.label());
+        let route = self.route.label().parse().unwrap_or(0);
+        let evidence = self.fetcher.standing.evidence();
+        evidence.refused(source, route, self.name.as_str());
         crate::telemetry::upstream_block(platform, source, reason);
         tracing::info!(
             platform,

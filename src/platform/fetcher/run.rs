@@ -1,5 +1,8 @@
 //! One fetch on its route lease: what each of its steps needs, and where a step got to.
 
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
 use super::Fetcher;
 use super::send::Seen;
 use crate::platform::site::{Reading, Site};
@@ -17,6 +20,11 @@ pub(super) struct Run<'a, S: Site> {
     pub(super) mode: Mode,
     /// The status and size of the platform's last answer.
     pub(super) seen: Seen,
+    /// Whether a source refused this lookup with a refusal that is the source's (see
+    /// `Standing::is_source_wide`).
+    pub(super) refused_by_source: AtomicBool,
+    /// When the fetch began: every source it asks shares one retry budget.
+    pub(super) started: Instant,
 }
 
 impl<'a, S: Site> Run<'a, S> {
@@ -32,6 +40,8 @@ impl<'a, S: Site> Run<'a, S> {
             route,
             mode,
             seen: Seen::default(),
+            refused_by_source: AtomicBool::new(false),
+            started: Instant::now(),
         }
     }
 }

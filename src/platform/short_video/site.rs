@@ -85,7 +85,6 @@ impl Site for ShortVideo {
     type Doc = Doc;
     type Hurdle = WafChallenge;
     const DOCUMENTS: &'static [Doc] = &[Doc::Page, Doc::Embed];
-    const FALLS_BACK_ON_BLOCK: bool = true;
     // An unreadable page is the platform moving: it must not hide behind the embed.
     const FALLS_BACK_ON_UNREADABLE: bool = false;
     const CAPTURED_BLOCKS: &'static [&'static str] = &stateless::KINDS;

@@ -198,4 +198,22 @@ impl RouteLease<'_> {
             }
         }
     }
+
+    /// Lifts the rests this lease gave the routes it left: their refusals turned out to be a
+    /// source's (refused on every route), not theirs. A proxy it left for a failure of its own
+    /// is lifted too; it rests again at its next failure.
+    pub async fn lift_rests(&self) {
+        let rested = std::mem::take(
+            &mut *self
+                .rested
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if !self.rests {
+            return;
+        }
+        for index in rested {
+            self.routes.lift(index).await;
+        }
+    }
 }

@@ -130,6 +130,27 @@ pub const CREATOR_USER: SampleUser = SampleUser {
     posts: Some(389),
 };
 
+/// A public account whose JSON endpoint answers as the retired endpoint did in 2026-09 for
+/// clients without a session (429 and an HTML "Please wait a few minutes" page, for every
+/// name): its page still answers, so the lookup falls through to it (`x-source: page`).
+pub const RETIRED_JSON_USER: SampleUser = SampleUser {
+    username: "north.shore.kites",
+    pk: "14142135623",
+    other_id: "17841414142135623",
+    full_name: "North Shore Kites",
+    biography: "Kites, wind and long beaches.",
+    profile_pic_url: "https://cdn.photo-share.example/v/t51/kites_s150.jpg?stp=dst-jpg_s150x150&oh=00_NsK1",
+    profile_pic_url_hd: "https://cdn.photo-share.example/v/t51/kites_s320.jpg?stp=dst-jpg_s320x320&oh=00_NsK2",
+    is_verified: false,
+    is_private: false,
+    followers: Some(5_432),
+    following: Some(210),
+    posts: Some(128),
+};
+
+/// What the retired JSON endpoint answers (with 429), as a page of HTML.
+pub const PLEASE_WAIT_HTML: &str = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Page couldn&#039;t load</title></head><body><div><h2>Please wait a few minutes before you try again.</h2></div></body></html>";
+
 /// A name whose JSON endpoint answers 200 with a login page instead of JSON, and whose page is
 /// the app shell: the platform refusing us (429 `upstream_blocked`).
 pub const HTML_FOR_JSON_NAME: &str = "html.for.json";

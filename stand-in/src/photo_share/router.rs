@@ -2,7 +2,8 @@
 //! `"user": null` and the page's 404 for anyone else, the platform's throttle, a business
 //! account the JSON refuses with its schema 400 (the page answers), a creator account refused
 //! the same way whose page preloads the profile query's answer, and a name whose JSON
-//! endpoint answers a login page with 200 (its page is the app shell).
+//! endpoint answers a login page with 200 (its page is the app shell), and an account whose
+//! JSON endpoint answers as the retired one does (429, "Please wait"; its page answers).
 //!
 //! Its drifted twin answers the samples' profile JSON with every count under a name no reader
 //! knows (the platform moving its endpoint): fetched fine, unreadable, since a public profile
@@ -18,7 +19,7 @@ use bytes::Bytes;
 
 use super::{
     BUSINESS_USER, CREATOR_USER, DEFAULT_PAGE_SIZE, HTML_FOR_JSON_NAME, NOT_FOUND_NAME,
-    PRIVATE_USER, PUBLIC_USER, SampleUser,
+    PLEASE_WAIT_HTML, PRIVATE_USER, PUBLIC_USER, RETIRED_JSON_USER, SampleUser,
 };
 use crate::answer::{html, json, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -61,6 +62,10 @@ fn demo_calls() -> Vec<DemoCall> {
             "a business account: the JSON answers 400, the page answers (x-source: page)",
         ),
         DemoCall::new(
+            RETIRED_JSON_USER.username,
+            "the JSON endpoint retired (429 and a \"Please wait\" page, as in 2026-09): the page answers (x-source: page)",
+        ),
+        DemoCall::new(
             HTML_FOR_JSON_NAME,
             "the JSON endpoint answering a login page with 200: 429 upstream_blocked, never 500",
         ),
@@ -88,6 +93,11 @@ async fn answer(request: Request) -> Response {
         if name.eq_ignore_ascii_case(HTML_FOR_JSON_NAME) {
             return html(Bytes::from(super::login_page()));
         }
+        if name.eq_ignore_ascii_case(RETIRED_JSON_USER.username) {
+            let mut response = html(Bytes::from_static(PLEASE_WAIT_HTML.as_bytes()));
+            *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            return response;
+        }
         return match sample_user(&name) {
             Some(user) => json(profile_json(user.username)),
             None => json(Bytes::from(super::user_null_json())),
@@ -111,6 +121,12 @@ async fn answer(request: Request) -> Response {
     }
     if name.eq_ignore_ascii_case(HTML_FOR_JSON_NAME) {
         return html(Bytes::from(super::shell_page(HTML_FOR_JSON_NAME)));
+    }
+    if name.eq_ignore_ascii_case(RETIRED_JSON_USER.username) {
+        return html(Bytes::from(super::xig_profile_page(
+            &RETIRED_JSON_USER,
+            DEFAULT_PAGE_SIZE,
+        )));
     }
     match sample_user(name) {
         Some(user) => html(Bytes::from(super::xig_profile_page(

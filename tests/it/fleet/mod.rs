@@ -9,4 +9,5 @@ mod gone;
 mod memory;
 mod quota_lease;
 mod shared;
+mod standing;
 mod takeover;

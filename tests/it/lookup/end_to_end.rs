@@ -359,7 +359,8 @@ async fn photo_share_blocks_that_never_end_are_429_after_max_attempts() {
             .await
             .about(name)
             .expect_blocked();
-        assert_eq!(app.hits(), 4, "{name}");
+        // Every source falls through: the JSON's attempts, then the page's.
+        assert_eq!(app.hits(), 8, "{name}");
     }
 }
 

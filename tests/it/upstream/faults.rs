@@ -37,8 +37,8 @@ async fn a_platform_that_always_throttles_is_retried_then_blocked() {
     app.lookup(PhotoShare, NAME).await.expect_blocked();
     assert_eq!(
         app.hits(),
-        4,
-        "retry.max_attempts requests, the first included"
+        8,
+        "retry.max_attempts requests per source, the first included"
     );
     assert!(started.elapsed() < Duration::from_secs(3));
 }
@@ -62,7 +62,7 @@ async fn retry_after_from_the_platform_is_honoured() {
         "waited as asked"
     );
     assert!(started.elapsed() < Duration::from_secs(4));
-    assert_eq!(app.hits(), 2);
+    assert_eq!(app.hits(), 4, "the JSON twice, then the page twice");
 }
 
 #[tokio::test]
