@@ -23,6 +23,9 @@ pub struct RouteLease<'a> {
     /// How many profiles this lookup has presented (the direct route's bound).
     pub(super) presented: AtomicUsize,
     pub(super) rested: Mutex<Vec<usize>>,
+    /// The routes this lookup left because they were silent ([`RouteLease::leave_silent`]),
+    /// not rested yet: they rest as soon as another route answers the lookup.
+    pub(super) silent: Mutex<Vec<usize>>,
     pub(super) exhausted: Mutex<Option<Duration>>,
     pub(super) sent: AtomicU32,
     /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
@@ -87,10 +90,60 @@ impl RouteLease<'_> {
         let result = identity.upstream.get(url, headers).await;
         if let Ok(response) = &result {
             identity.cookies.keep_from(&response.url, &response.headers);
-            let names = lock(&self.routes.session_names);
-            identity.session.keep_from(&names, &response.headers);
+            {
+                let names = lock(&self.routes.session_names);
+                identity.session.keep_from(&names, &response.headers);
+            }
+            self.blame_the_silent().await;
         }
         result
+    }
+
+    /// The current route took the request and gave no answer within the upstream timeout:
+    /// the lookup leaves it, without resting it yet, for a route it has not left that is not
+    /// resting. `false` when there is none (or on the direct route): the lookup then ends on
+    /// the timeout, and if no route answered it, nothing rests (the platform is slow).
+    ///
+    /// Blame is by comparison: a route left silent rests as soon as another route answers
+    /// this lookup (any status: the platform was reachable, so the silence was the route's).
+    pub async fn leave_silent(&self) -> bool {
+        if !self.routes.proxied {
+            return false;
+        }
+        let index = self.current.load(Ordering::Relaxed);
+        let left = {
+            let mut rested = lock(&self.rested);
+            if !rested.contains(&index) {
+                rested.push(index);
+            }
+            rested.clone()
+        };
+        lock(&self.silent).push(index);
+        match self.routes.pick(&left).await {
+            Ok(next) => {
+                tracing::info!(
+                    platform = self.routes.scope,
+                    proxy = %self.route().label,
+                    "no answer through this proxy in time: the lookup tries another"
+                );
+                self.current.store(next, Ordering::Relaxed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Another route answered: the routes this lookup left silent rest (a lease that rests
+    /// nothing, a probe's, only forgets them).
+    async fn blame_the_silent(&self) {
+        let silent = std::mem::take(&mut *lock(&self.silent));
+        if !self.rests {
+            return;
+        }
+        for index in silent {
+            self.routes.routes[index].blocks.increment(1);
+            self.routes.rest(index, "silent").await;
+        }
     }
 
     /// The last value the platform handed the current route and profile in response header

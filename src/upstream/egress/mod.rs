@@ -14,6 +14,10 @@
 //!   ([`RouteLease::rest_and_switch`]), and the lease moves to another proxy at once. A
 //!   lookup never goes back to a proxy it rested. When none is left the lookup answers 429
 //!   `upstream_blocked` with `Retry-After` until the first proxy is back.
+//! - **Silent routes.** A proxy that takes a request and gives no answer within
+//!   `upstream.timeout_ms` is left for another route at once
+//!   ([`RouteLease::leave_silent`]); it rests when another route answers that lookup, and
+//!   nothing rests when every route tried was silent (the platform is slow, not the proxies).
 //! - **Fleet.** With `[redis]`, rests are written to and read from Redis (scope = platform,
 //!   a proxy named by its position), so a proxy blocked on one replica rests on all; when Redis
 //!   cannot be used the replica's own rests stand in.
@@ -178,6 +182,7 @@ impl Egress {
             profile: AtomicUsize::new(profile),
             presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
+            silent: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
             rests,
@@ -246,7 +251,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 ///
 /// A time-out after the request went through is not: the proxy carried the request and the
 /// platform is slow, which it is through every proxy, so resting them would only turn one slow
-/// page into 429s for every lookup. Such a lookup answers `upstream_unavailable`. Neither is an
+/// page into 429s for every lookup. The lookup tries another route instead, and blames by
+/// comparison ([`RouteLease::leave_silent`]); when every route is silent it answers
+/// `upstream_unavailable`. Neither is an
 /// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
     match err {

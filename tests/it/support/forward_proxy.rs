@@ -45,6 +45,7 @@ pub struct ForwardProxy {
     forwarded: Arc<AtomicUsize>,
     tunnels: Arc<AtomicUsize>,
     refused_auth: Arc<AtomicUsize>,
+    held: Arc<AtomicUsize>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -72,6 +73,7 @@ impl ForwardProxy {
         let forwarded = Arc::new(AtomicUsize::new(0));
         let tunnels = Arc::new(AtomicUsize::new(0));
         let refused_auth = Arc::new(AtomicUsize::new(0));
+        let held = Arc::new(AtomicUsize::new(0));
         let shared = Shared {
             tag: tag.to_owned(),
             mode,
@@ -79,6 +81,7 @@ impl ForwardProxy {
             forwarded: forwarded.clone(),
             tunnels: tunnels.clone(),
             refused_auth: refused_auth.clone(),
+            held: held.clone(),
         };
         let shared = Arc::new(shared);
         let task = tokio::spawn(async move {
@@ -98,6 +101,7 @@ impl ForwardProxy {
             forwarded,
             tunnels,
             refused_auth,
+            held,
             task: Some(task),
         }
     }
@@ -119,6 +123,7 @@ impl ForwardProxy {
             forwarded: Arc::default(),
             tunnels: Arc::default(),
             refused_auth: Arc::default(),
+            held: Arc::default(),
             task: None,
         }
     }
@@ -159,6 +164,11 @@ impl ForwardProxy {
     pub fn refused_auth(&self) -> usize {
         self.refused_auth.load(Ordering::SeqCst)
     }
+
+    /// Connections a [`Mode::Hang`] proxy accepted and never answered.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::SeqCst)
+    }
 }
 
 struct Shared {
@@ -168,6 +178,7 @@ struct Shared {
     forwarded: Arc<AtomicUsize>,
     tunnels: Arc<AtomicUsize>,
     refused_auth: Arc<AtomicUsize>,
+    held: Arc<AtomicUsize>,
 }
 
 /// A request head: the request line's parts and the header lines.
@@ -216,6 +227,7 @@ impl Shared {
     async fn serve(&self, stream: TcpStream) -> std::io::Result<()> {
         match self.mode {
             Mode::Hang => {
+                self.held.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return Ok(());
             }

@@ -9,3 +9,4 @@ mod junk_headers;
 mod proxies;
 mod proxy_blame;
 mod route_sessions;
+mod silent_route;
