@@ -56,6 +56,19 @@ pub const PROXY_REQUESTS: &str = "profile_lookup_proxy_requests_total";
 pub const PROXY_BLOCKS: &str = "profile_lookup_proxy_blocks_total";
 /// Gauge: 1 while a proxy rests (as of the platform's last lookup), by `platform` and `proxy`.
 pub const PROXY_RESTING: &str = "profile_lookup_proxy_resting";
+/// Counter: gateway sessions started (each a new session id, so a new exit address), by
+/// `platform` and `proxy` (the gateway's position; never its URL or a session id).
+pub const GATEWAY_SESSIONS_STARTED: &str = "profile_lookup_gateway_sessions_started_total";
+/// Counter: gateway sessions retired, by `platform`, `proxy` and `reason` (`blocked`,
+/// `silent`, `used_up`, `aged`).
+pub const GATEWAY_SESSIONS_RETIRED: &str = "profile_lookup_gateway_sessions_retired_total";
+/// Counter: rests of a gateway as a whole, by `platform`, `proxy` and `reason`
+/// (`proxy_failed`: it failed as a proxy; `pool_refused`: `upstream.gateway_block_threshold`
+/// fresh sessions in a row were refused; `silent`).
+pub const GATEWAY_RESTS: &str = "profile_lookup_gateway_rests_total";
+/// Gauge: 1 for each route, by `platform`, `proxy` and `kind` (`fixed`, `gateway`, `direct`):
+/// tells a gateway apart from a fixed proxy.
+pub const PROXY_INFO: &str = "profile_lookup_proxy_info";
 /// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
 /// alert "RSS near its bound" and dashboards find it).
 pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
@@ -147,6 +160,22 @@ fn describe() {
     metrics::describe_gauge!(
         PROXY_RESTING,
         "1 while a proxy rests after a block or a failure, by platform and proxy position"
+    );
+    metrics::describe_gauge!(
+        PROXY_INFO,
+        "1 per route, by platform, proxy position and kind (fixed, gateway, direct)"
+    );
+    metrics::describe_counter!(
+        GATEWAY_SESSIONS_STARTED,
+        "Gateway sessions started (new exit addresses), by platform and gateway position"
+    );
+    metrics::describe_counter!(
+        GATEWAY_SESSIONS_RETIRED,
+        "Gateway sessions retired, by platform, gateway position and reason"
+    );
+    metrics::describe_counter!(
+        GATEWAY_RESTS,
+        "Rests of a whole gateway, by platform, gateway position and reason"
     );
     metrics::describe_gauge!(
         BREAKER_STATE,
@@ -323,6 +352,32 @@ pub fn proxy_handles(
         counter!(PROXY_BLOCKS, "platform" => platform, "proxy" => proxy.clone()),
         gauge!(PROXY_RESTING, "platform" => platform, "proxy" => proxy),
     )
+}
+
+/// The started-sessions counter of gateway `label`.
+pub fn gateway_sessions_started(platform: &'static str, label: &str) -> metrics::Counter {
+    counter!(GATEWAY_SESSIONS_STARTED, "platform" => platform, "proxy" => label.to_owned())
+}
+
+/// The retired-sessions counter of gateway `label` for `reason`.
+pub fn gateway_sessions_retired(
+    platform: &'static str,
+    label: &str,
+    reason: &'static str,
+) -> metrics::Counter {
+    counter!(GATEWAY_SESSIONS_RETIRED, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
+}
+
+/// Counts a rest of gateway `label` for `reason`.
+pub fn gateway_rest(platform: &'static str, label: &str, reason: &'static str) {
+    counter!(GATEWAY_RESTS, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
+        .increment(1);
+}
+
+/// Marks route `label` as a `kind` of route (`fixed`, `gateway`, `direct`).
+pub fn proxy_kind(platform: &'static str, label: &str, kind: &'static str) {
+    gauge!(PROXY_INFO, "platform" => platform, "proxy" => label.to_owned(), "kind" => kind)
+        .set(1.0);
 }
 
 /// Sets the breaker gauge.

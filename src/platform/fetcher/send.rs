@@ -10,7 +10,7 @@ use url::Url;
 
 use super::Mode;
 use crate::platform::{Failure, Lookup};
-use crate::upstream::egress::{RouteLease, Switch, is_proxy_failure};
+use crate::upstream::egress::{PROXY_AUTH, PROXY_FAILED, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal};
 use crate::upstream::{Response, UpstreamError};
 
@@ -61,8 +61,8 @@ pub(super) async fn send(
                 }
                 return sent(result);
             }
-            Err(err) if is_proxy_failure(err) => "proxy_failed",
-            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",
+            Err(err) if is_proxy_failure(err) => PROXY_FAILED,
+            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => PROXY_AUTH,
             _ => return sent(result),
         };
         if !route.is_proxied() {

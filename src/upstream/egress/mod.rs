@@ -35,22 +35,26 @@
 //! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
 //!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
+mod exit;
+mod gateway;
 mod lease;
 mod profiles;
+mod retire;
 mod route;
 mod session;
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderName;
 
 use super::roots::ClientBuildError;
 use super::{Upstream, UpstreamError};
-use crate::config::proxies::parse_proxy;
+use crate::config::proxies::{is_gateway, parse_proxy};
 use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
+use crate::fleet::gateways::GatewayRefusals;
 use crate::fleet::rests::Rests;
 
 pub use lease::RouteLease;
@@ -62,6 +66,17 @@ pub const DIRECT: &str = "direct";
 /// The reason the fetcher gives for a region lock: a browser profile does not change the
 /// region, so on the direct route it tries no other profile.
 const REGION_LOCKED: &str = "region_locked";
+
+/// The reason the fetcher gives when a proxy failed as a proxy (refused, reset, its CONNECT
+/// unanswered: [`is_proxy_failure`]).
+pub const PROXY_FAILED: &str = "proxy_failed";
+
+/// The reason the fetcher gives when an HTTP proxy answered 407.
+pub const PROXY_AUTH: &str = "proxy_auth";
+
+/// The reasons that are a proxy's own failure: on a gateway they rest the gateway, where a
+/// block only retires the session.
+const PROXY_FAILURES: [&str; 2] = [PROXY_FAILED, PROXY_AUTH];
 
 /// The routes to one platform; one per source, built once.
 pub struct Egress {
@@ -79,6 +94,10 @@ pub struct Egress {
     cooldown: Duration,
     /// The proxies' rests (the fleet's with Redis).
     rests: Rests,
+    /// The gateways' fresh sessions refused in a row (the fleet's with Redis).
+    refusals: GatewayRefusals,
+    /// `upstream.gateway_block_threshold`.
+    block_threshold: u32,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
     session_names: Mutex<Vec<HeaderName>>,
 }
@@ -127,13 +146,12 @@ impl Egress {
         let mut routes = Vec::with_capacity(list.len().max(1));
         for (at, raw) in list.iter().enumerate() {
             let url = parse_proxy(raw).map_err(|_| ClientBuildError::Proxy)?;
-            routes.push(Route::new(
-                scope,
-                at.to_string(),
-                settings,
-                Some(&url),
-                &profiles,
-            )?);
+            let label = at.to_string();
+            routes.push(if is_gateway(raw) {
+                Route::through_gateway(scope, label, settings, raw.trim(), &profiles)?
+            } else {
+                Route::new(scope, label, settings, Some(&url), &profiles)?
+            });
         }
         let proxied = !routes.is_empty();
         if !proxied {
@@ -155,6 +173,13 @@ impl Egress {
             junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
             rests: Rests::new(fleet, scope, list.len()),
+            refusals: GatewayRefusals::new(
+                fleet,
+                scope,
+                list.len(),
+                settings.upstream.proxy_cooldown(),
+            ),
+            block_threshold: settings.upstream.gateway_block_threshold,
             session_names: Mutex::default(),
         })
     }
@@ -179,6 +204,9 @@ impl Egress {
         Ok(RouteLease {
             routes: self,
             current: AtomicUsize::new(first),
+            exit: Mutex::new(self.routes[first].exit()),
+            retired: AtomicU32::new(0),
+            silent_retired: AtomicBool::new(false),
             profile: AtomicUsize::new(profile),
             presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
@@ -228,6 +256,13 @@ impl Egress {
         let route = &self.routes[index];
         self.rests.rest(index, self.cooldown).await;
         route.resting.set(1.0);
+        if route.gateway().is_some() {
+            let why = match reason {
+                gateway::POOL_REFUSED | "silent" => reason,
+                _ => PROXY_FAILED,
+            };
+            crate::telemetry::gateway_rest(self.scope, &route.label, why);
+        }
         tracing::info!(
             platform = self.scope,
             proxy = %route.label,
@@ -373,10 +408,8 @@ mod tests {
             h
         };
         let names = [HeaderName::from_static("x-set-claim")];
-        let (a, b) = (
-            &routes.routes[0].identities[0],
-            &routes.routes[1].identities[0],
-        );
+        let (a, b) = (routes.routes[0].exit(), routes.routes[1].exit());
+        let (a, b) = (&a.identities[0], &b.identities[0]);
         a.session.keep_from(&names, &handed("claim-a"));
         assert_eq!(a.session.value(&names[0]).unwrap(), "claim-a");
         assert_eq!(

@@ -35,12 +35,20 @@ pub enum Mode {
     Hang,
     /// Accepts, reads the request head, and resets the connection.
     Reset,
+    /// A provider's gateway: the session id in the Basic user name (`…-sessid-<id>`, see
+    /// [`ForwardProxy::url`]) picks the exit, and the requests forwarded carry that id as their
+    /// tag (the exit identity the upstream sees); without a session id, 407.
+    Gateway,
 }
+
+/// The password of a [`Mode::Gateway`] proxy's URL (tests look for it where it must not be).
+pub const GATEWAY_PASSWORD: &str = "gw-pass-Xq7-never-shown";
 
 /// A running proxy (or, for [`ForwardProxy::refusing`], a port where nothing listens).
 pub struct ForwardProxy {
     /// Where it listens.
     pub addr: SocketAddr,
+    mode: Mode,
     credentials: Option<(String, String)>,
     forwarded: Arc<AtomicUsize>,
     tunnels: Arc<AtomicUsize>,
@@ -97,6 +105,7 @@ impl ForwardProxy {
         });
         Self {
             addr,
+            mode,
             credentials,
             forwarded,
             tunnels,
@@ -119,6 +128,7 @@ impl ForwardProxy {
     pub async fn refusing() -> Self {
         Self {
             addr: crate::support::closed_port().await,
+            mode: Mode::Forward,
             credentials: None,
             forwarded: Arc::default(),
             tunnels: Arc::default(),
@@ -138,7 +148,15 @@ impl ForwardProxy {
     }
 
     /// `http://[user:pass@]127.0.0.1:port`, with the credentials it was started with.
+    /// A [`Mode::Gateway`] proxy's is a gateway URL:
+    /// `http://customer-test-sessid-{session}:<GATEWAY_PASSWORD>@127.0.0.1:port`.
     pub fn url(&self) -> String {
+        if self.mode == Mode::Gateway {
+            return format!(
+                "http://customer-test-sessid-{{session}}:{GATEWAY_PASSWORD}@{}",
+                self.addr
+            );
+        }
         match &self.credentials {
             Some((u, p)) => format!("http://{u}:{p}@{}", self.addr),
             None => format!("http://{}", self.addr),
@@ -214,6 +232,19 @@ async fn read_head(reader: &mut BufReader<TcpStream>) -> Option<Head> {
     })
 }
 
+/// The session id in a gateway's `Proxy-Authorization: Basic …` (user `…-sessid-<id>`, the
+/// password [`GATEWAY_PASSWORD`]).
+fn session_of(header: &str) -> Option<String> {
+    let encoded = header.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    let id = user.split_once("-sessid-")?.1;
+    (password == GATEWAY_PASSWORD && !id.is_empty()).then(|| id.to_owned())
+}
+
 /// The loopback address of `host:port`, or `None` for anything not on loopback.
 fn loopback(host_port: &str) -> Option<SocketAddr> {
     let (host, port) = host_port.rsplit_once(':')?;
@@ -241,7 +272,7 @@ impl Shared {
                 drop(stream);
                 return Ok(());
             }
-            Mode::Forward | Mode::Always407 => {}
+            Mode::Forward | Mode::Always407 | Mode::Gateway => {}
         }
         let mut reader = BufReader::new(stream);
         // One request per connection: the answer says `connection: close`.
@@ -257,6 +288,11 @@ impl Shared {
             Some(expected) => given == Some(expected.as_str()),
             None => true,
         };
+        let exit = (self.mode == Mode::Gateway)
+            .then(|| given.and_then(session_of))
+            .flatten();
+        let authorised = authorised && (self.mode != Mode::Gateway || exit.is_some());
+        let tag = exit.unwrap_or_else(|| self.tag.clone());
         let mut client = reader.into_inner();
         if self.mode == Mode::Always407 || !authorised {
             self.refused_auth.fetch_add(1, Ordering::SeqCst);
@@ -312,10 +348,7 @@ impl Shared {
             }
             request.push_str(&format!("{name}: {value}\r\n"));
         }
-        request.push_str(&format!(
-            "{TAG_HEADER}: {}\r\nconnection: close\r\n\r\n",
-            self.tag
-        ));
+        request.push_str(&format!("{TAG_HEADER}: {tag}\r\nconnection: close\r\n\r\n"));
         let mut upstream = TcpStream::connect(target).await?;
         self.forwarded.fetch_add(1, Ordering::SeqCst);
         upstream.write_all(request.as_bytes()).await?;

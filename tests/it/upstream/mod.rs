@@ -5,6 +5,7 @@ mod browser_client;
 mod browser_profiles;
 mod capture;
 mod faults;
+mod gateways;
 mod junk_headers;
 mod proxies;
 mod proxy_blame;
