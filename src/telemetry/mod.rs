@@ -368,10 +368,11 @@ pub fn gateway_sessions_retired(
     counter!(GATEWAY_SESSIONS_RETIRED, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
 }
 
-/// Counts a rest of gateway `label` for `reason`.
-pub fn gateway_rest(platform: &'static str, label: &str, reason: &'static str) {
+/// Counts `n` rests of gateway `label` for `reason` (0 registers the series, so that a
+/// dashboard or an alert reads 0 before the first rest).
+pub fn gateway_rests(platform: &'static str, label: &str, reason: &'static str, n: u64) {
     counter!(GATEWAY_RESTS, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
-        .increment(1);
+        .increment(n);
 }
 
 /// Marks route `label` as a `kind` of route (`fixed`, `gateway`, `direct`).

@@ -99,6 +99,9 @@ impl Gateway {
             retired: Retirement::ALL
                 .map(|why| telemetry::gateway_sessions_retired(scope, label, why.label())),
         };
+        for why in [super::PROXY_FAILED, POOL_REFUSED, "silent"] {
+            telemetry::gateway_rests(scope, label, why, 0);
+        }
         let first = session_exit(template, settings, profiles)?;
         metrics.started.increment(1);
         Ok(Self {

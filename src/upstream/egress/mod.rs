@@ -261,7 +261,7 @@ impl Egress {
                 gateway::POOL_REFUSED | "silent" => reason,
                 _ => PROXY_FAILED,
             };
-            crate::telemetry::gateway_rest(self.scope, &route.label, why);
+            crate::telemetry::gateway_rests(self.scope, &route.label, why, 1);
         }
         tracing::info!(
             platform = self.scope,
