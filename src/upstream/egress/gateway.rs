@@ -217,3 +217,69 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod lease_tests {
+    use std::sync::Arc;
+
+    use crate::config::Settings;
+    use crate::fleet::Fleet;
+    use crate::registry::Platform;
+    use crate::upstream::egress::{Egress, Switch};
+
+    fn one_gateway(scope: &'static str, threshold: u32) -> Egress {
+        let mut settings = Settings::default();
+        settings.upstream.proxies = vec!["http://u-{session}:p@127.0.0.1:1".into()];
+        settings.upstream.gateway_block_threshold = threshold;
+        let platform = settings.platform(Platform::ShortVideo);
+        Egress::new(scope, &settings, platform, &Fleet::local()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_probe_retires_its_session_but_never_rests_the_gateway() {
+        let routes = one_gateway("test-gw-probe", 2);
+        for _ in 0..3 {
+            let probe = routes.lease(false).await.unwrap();
+            let first = probe.exit();
+            assert_eq!(probe.rest_and_switch("http_429").await, Switch::Moved);
+            assert!(!Arc::ptr_eq(&first, &probe.exit()), "a new session");
+            assert!(matches!(
+                probe.rest_and_switch("http_429").await,
+                Switch::AllResting(_)
+            ));
+        }
+        assert!(
+            routes.lease(true).await.is_ok(),
+            "the gateway does not rest"
+        );
+    }
+
+    #[tokio::test]
+    async fn fresh_sessions_refused_in_a_row_rest_the_gateway() {
+        let routes = one_gateway("test-gw-refused", 2);
+        let lease = routes.lease(true).await.unwrap();
+        assert_eq!(lease.rest_and_switch("http_429").await, Switch::Moved);
+        assert!(matches!(
+            lease.rest_and_switch("http_429").await,
+            Switch::AllResting(_)
+        ));
+        assert!(routes.lease(true).await.is_err(), "the gateway rests");
+    }
+
+    #[tokio::test]
+    async fn a_silent_session_is_retired_once_then_the_gateway_is_left() {
+        let routes = one_gateway("test-gw-silent", 3);
+        let lease = routes.lease(true).await.unwrap();
+        let first = lease.exit();
+        assert!(
+            lease.leave_silent().await,
+            "a new session of the same gateway"
+        );
+        assert!(!Arc::ptr_eq(&first, &lease.exit()));
+        assert!(!lease.leave_silent().await, "no other route");
+        assert!(
+            routes.lease(true).await.is_ok(),
+            "nothing answered: nothing rests"
+        );
+    }
+}
