@@ -26,7 +26,7 @@
 //!   the whole fleet.
 //! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
 //!   the quota, the cache's entries, flight locks and refresh limits, the outbound budget, the
-//!   breaker, proxy rests, the sources' evidence and the canary's rounds. One [`fleet::Fleet`] handle (local with no
+//!   breaker, proxy rests, gateways' refusal counts, the sources' evidence and the canary's rounds. One [`fleet::Fleet`] handle (local with no
 //!   `redis.url`) and one type per primitive, each falling back to the replica's own state
 //!   inside when Redis cannot be used: nothing outside asks whether state is shared.
 //! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the
@@ -48,8 +48,8 @@
 //! - [`upstream`]: the one outbound HTTP client (deadline, decompressed-size cap, no automatic
 //!   redirects), [`upstream::retry`] (backoff with full jitter), [`upstream::gate`]
 //!   (outbound budget, concurrency cap, circuit breaker; the fleet's when there is one),
-//!   [`upstream::egress`] (one client and cookie jar per proxy, a sticky route per lookup,
-//!   rests) and [`upstream::capture`] (unreadable pages kept for `extract`).
+//!   [`upstream::egress`] (one client and cookie jar per proxy, or per session of a provider's
+//!   gateway; a sticky route per lookup, rests, a silent route left for another) and [`upstream::capture`] (unreadable pages kept for `extract`).
 //! - [`error`]: the API errors as RFC 9457 problem documents, and the one mapping of a
 //!   lookup's failure to them; [`saved`]: what `profile-lookup extract` makes of a saved
 //!   document (the same extractor and mapping); [`config`]: the layered settings (defaults

@@ -11,6 +11,25 @@ use url::Url;
 /// The most proxies one list may name (the fleet reads all their rests in one call).
 pub const MAX_PROXIES: usize = 256;
 
+/// What a gateway's URL holds, in its user name or password, where each session's id goes: a
+/// URL holding it is a provider's gateway (one host and port, the exit address chosen by the
+/// session id in the credentials), not a fixed proxy.
+pub const SESSION: &str = "{session}";
+
+/// What stands for the session id while a gateway's URL is checked: letters and digits, as
+/// every provider accepts (so it is never percent-encoded, and is found again as written).
+const SAMPLE_SESSION: &str = "zq0session0zq";
+
+/// Whether proxy URL `raw` is a gateway (it holds [`SESSION`]).
+pub fn is_gateway(raw: &str) -> bool {
+    raw.contains(SESSION)
+}
+
+/// Gateway `raw`'s URL for session `id` (letters and digits), as the clients take it.
+pub fn with_session(raw: &str, id: &str) -> Result<Url, &'static str> {
+    parse_proxy(&raw.replace(SESSION, id))
+}
+
 /// Checks one proxy list (`name` is its config path): each entry an `http://`, `https://` or
 /// `socks5h://` URL with a host and a port, nothing else. The error names the position and
 /// the URL with its credentials masked.
@@ -28,7 +47,24 @@ pub fn check_proxies(name: &str, list: &[String]) -> Result<(), String> {
 }
 
 /// A proxy URL as the clients take it, or why it cannot be one (the reason quotes nothing).
+///
+/// A gateway's URL ([`is_gateway`]) is checked with a sample session id in place of
+/// [`SESSION`], which must stand in the user name or the password and nowhere else.
 pub fn parse_proxy(raw: &str) -> Result<Url, &'static str> {
+    if is_gateway(raw) {
+        let url = parse_fixed(&raw.replace(SESSION, SAMPLE_SESSION))?;
+        let in_credentials = url.username().contains(SAMPLE_SESSION)
+            || url.password().is_some_and(|p| p.contains(SAMPLE_SESSION));
+        if !in_credentials || url.host_str().is_some_and(|h| h.contains(SAMPLE_SESSION)) {
+            return Err("{session} goes in the user name or the password, nowhere else");
+        }
+        return Ok(url);
+    }
+    parse_fixed(raw)
+}
+
+/// A fixed proxy's URL as the clients take it, or why it cannot be one.
+fn parse_fixed(raw: &str) -> Result<Url, &'static str> {
     let url = Url::parse(raw.trim()).map_err(|_| "not a URL")?;
     if !matches!(url.scheme(), "http" | "https" | "socks5h") {
         return Err("the scheme must be http, https or socks5h");
@@ -90,6 +126,34 @@ mod tests {
         }
         let many = vec!["http://h:1".to_owned(); MAX_PROXIES + 1];
         assert!(check_proxies("upstream.proxies", &many).is_err());
+    }
+
+    #[test]
+    fn a_gateway_holds_its_session_in_the_credentials_only() {
+        let good = [
+            "http://customer-acme-sessid-{session}-sesstime-10:hunter2@pr.example:7777",
+            "http://acme:hunter2_session-{session}_lifetime-10m@geo.example:12321",
+            "socks5h://u-{session}:hunter2@10.0.0.1:1080",
+        ];
+        for raw in good {
+            assert!(is_gateway(raw));
+            assert!(
+                check_proxies("upstream.proxies", &[raw.to_owned()]).is_ok(),
+                "{raw}"
+            );
+            let url = with_session(raw, "ab12cd34").unwrap();
+            let credentials = format!("{}:{}", url.username(), url.password().unwrap());
+            assert!(credentials.contains("ab12cd34"), "{credentials}");
+            assert!(!url.as_str().contains("session}"), "{url}");
+        }
+        for bad in [
+            "http://u:hunter2@{session}.example:8080",
+            "http://u:hunter2@h.example:8080/{session}",
+        ] {
+            let err = check_proxies("upstream.proxies", &[bad.to_owned()]).unwrap_err();
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+        assert!(!is_gateway("http://u:p@h:1"));
     }
 
     #[test]

@@ -29,6 +29,15 @@ pub struct UpstreamConfig {
     pub proxies: Vec<String>,
     /// How long a proxy rests after a block or a connection failure through it.
     pub proxy_cooldown_seconds: u64,
+    /// How many fresh sessions of one gateway may be refused in a row (each blocked before
+    /// it answered anything) before the gateway itself rests: the platform then refuses the
+    /// provider's whole pool, and a new session would only be refused again.
+    pub gateway_block_threshold: u32,
+    /// How many lookups one gateway session serves before the next lookup gets a new one.
+    pub session_max_lookups: u32,
+    /// How old a gateway session may grow before the next lookup gets a new one (kept below
+    /// the providers' sticky lifetimes, so the exit does not change under a session).
+    pub session_max_age_seconds: u64,
     /// The browsers the browser client presents, one per lookup in turn, the next after a
     /// block (ignored by the plain client).
     pub browser_profiles: Vec<BrowserProfile>,
@@ -58,6 +67,11 @@ impl UpstreamConfig {
     /// How long a proxy rests after a block or a connection failure through it.
     pub fn proxy_cooldown(&self) -> Duration {
         Duration::from_secs(self.proxy_cooldown_seconds)
+    }
+
+    /// How old a gateway session may grow (`session_max_age_seconds`).
+    pub fn session_max_age(&self) -> Duration {
+        Duration::from_secs(self.session_max_age_seconds)
     }
 
     /// The configured `capture_dir`, if drift capture is on.
@@ -105,6 +119,27 @@ impl Section for UpstreamConfig {
             range(
                 "upstream.proxy_cooldown_seconds",
                 self.proxy_cooldown_seconds,
+                1,
+                DAY_S,
+                "1 day",
+            ),
+            range(
+                "upstream.gateway_block_threshold",
+                u64::from(self.gateway_block_threshold),
+                1,
+                100,
+                "100",
+            ),
+            range(
+                "upstream.session_max_lookups",
+                u64::from(self.session_max_lookups),
+                1,
+                1_000_000,
+                "1000000",
+            ),
+            range(
+                "upstream.session_max_age_seconds",
+                self.session_max_age_seconds,
                 1,
                 DAY_S,
                 "1 day",

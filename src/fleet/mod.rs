@@ -21,6 +21,7 @@
 //! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
 //! | `P{r:SCOPE}:INDEX` | `1` while proxy INDEX of SCOPE rests | the rest's length |
+//! | `P{g:SCOPE}:INDEX` | how many fresh sessions of gateway INDEX of SCOPE were refused in a row (a count by position: no session id, no credential) | one proxy cool-down after the last refusal |
 //! | `P{c}:lease` | the canary's round lease: the replica running this interval's round | one interval |
 //! | `P{c}:verdicts` | the canary's last verdicts (JSON, at most [`canary::MAX_VERDICTS_BYTES`]), read by every replica once per interval | three intervals |
 //! | `P{s:PLATFORM}` | the evidence about the platform's sources: per source label, refusals since its last read, the mask of routes that refused it, up to 8 name digests, its last read (ms) | ten minutes after the last merge |
@@ -60,6 +61,7 @@
 //! | [`quota::Quotas`] | each API key's quota and this replica's leases of it | a governor GCRA per key | `gcra.lua`, leased a few units at a time | `{q:…}` |
 //! | [`budget::Budget`] | a platform's outbound budget, or its refresh share | a governor GCRA | `gcra.lua`, reserve then wait | `{o:…}`, `{o:…}:r` |
 //! | [`breaker::Breaker`] | a platform's open breaker | the replica's own breaker (always consulted) | `rest.lua` mark, `PTTL` | `{b:…}` |
+//! | [`gateways::GatewayRefusals`] | a gateway's fresh sessions refused in a row | the replica's own count | `refused.lua`, `DEL` on an answer | `{g:…}:N` |
 //! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua`, `DEL` to lift one | `{r:…}:N` |
 //! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
 //! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
@@ -127,6 +129,7 @@ mod conn;
 pub mod entries;
 pub mod entry;
 pub mod flight;
+pub mod gateways;
 pub mod gcra;
 pub mod health;
 pub mod keys;

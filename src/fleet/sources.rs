@@ -7,7 +7,8 @@
 //! two rules follow, both in [`SourceEvidence::standing`]:
 //!
 //! - **refused everywhere**: since it last read, the source was refused on every route of the
-//!   platform, at least [`WIDE_REFUSALS`] times. Its refusals are the source's, not the
+//!   platform, at least [`WIDE_REFUSALS`] times, while another of the platform's sources was
+//!   not (when every source is, the routes are to blame: they rest). Its refusals are the source's, not the
 //!   route's: they rest no proxy (the rests they caused are lifted), and the lookup goes on
 //!   to the next source at once.
 //! - **demoted**: at least [`DEMOTE_REFUSALS`] refusals over at least [`DEMOTE_NAMES`]
@@ -340,7 +341,18 @@ impl SourceEvidence {
         if streak.refused >= DEMOTE_REFUSALS && streak.names() >= DEMOTE_NAMES && other_read {
             return Standing::Demoted;
         }
-        if streak.refused >= WIDE_REFUSALS && streak.routes & self.every_route == self.every_route {
+        // A refusal on every route is the source's only while some other source is not
+        // refused everywhere too: when every source is, nothing tells the source from the
+        // routes (a banned pool, a gateway whose every exit is refused), and the routes rest.
+        let wide = |s: &Streak| {
+            s.refused >= WIDE_REFUSALS && s.routes & self.every_route == self.every_route
+        };
+        let another_unrefused = state
+            .sources
+            .iter()
+            .enumerate()
+            .any(|(i, s)| i != at && !wide(s));
+        if wide(streak) && another_unrefused {
             return Standing::RefusedEverywhere;
         }
         Standing::Preferred
@@ -438,6 +450,21 @@ mod tests {
             routes,
             Duration::from_secs(60),
         )
+    }
+
+    #[tokio::test]
+    async fn every_source_refused_everywhere_blames_the_routes() {
+        let e = evidence(1);
+        for name in ["a", "b"] {
+            e.refused("json", 0, name);
+        }
+        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
+        for name in ["a", "b"] {
+            e.refused("page", 0, name);
+        }
+        // Both refused on the one route: nothing tells a source from the route.
+        assert_eq!(e.standing("json"), Standing::Preferred);
+        assert_eq!(e.standing("page"), Standing::Preferred);
     }
 
     #[tokio::test]

@@ -59,6 +59,19 @@ pub const PROXY_RESTING: &str = "profile_lookup_proxy_resting";
 /// `profile_lookup_source_standing{platform,source,standing}`: 1 for each source's standing by
 /// the evidence (`preferred`, `refused`, `demoted`), 0 for the others.
 pub const SOURCE_STANDING: &str = "profile_lookup_source_standing";
+/// Counter: gateway sessions started (each a new session id, so a new exit address), by
+/// `platform` and `proxy` (the gateway's position; never its URL or a session id).
+pub const GATEWAY_SESSIONS_STARTED: &str = "profile_lookup_gateway_sessions_started_total";
+/// Counter: gateway sessions retired, by `platform`, `proxy` and `reason` (`blocked`,
+/// `silent`, `used_up`, `aged`).
+pub const GATEWAY_SESSIONS_RETIRED: &str = "profile_lookup_gateway_sessions_retired_total";
+/// Counter: rests of a gateway as a whole, by `platform`, `proxy` and `reason`
+/// (`proxy_failed`: it failed as a proxy; `pool_refused`: `upstream.gateway_block_threshold`
+/// fresh sessions in a row were refused; `silent`).
+pub const GATEWAY_RESTS: &str = "profile_lookup_gateway_rests_total";
+/// Gauge: 1 for each route, by `platform`, `proxy` and `kind` (`fixed`, `gateway`, `direct`):
+/// tells a gateway apart from a fixed proxy.
+pub const PROXY_INFO: &str = "profile_lookup_proxy_info";
 /// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
 /// alert "RSS near its bound" and dashboards find it).
 pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
@@ -154,6 +167,22 @@ fn describe() {
     metrics::describe_gauge!(
         SOURCE_STANDING,
         "1 for each source's standing by the evidence (preferred, refused on every route, demoted), by platform and source"
+    );
+    metrics::describe_gauge!(
+        PROXY_INFO,
+        "1 per route, by platform, proxy position and kind (fixed, gateway, direct)"
+    );
+    metrics::describe_counter!(
+        GATEWAY_SESSIONS_STARTED,
+        "Gateway sessions started (new exit addresses), by platform and gateway position"
+    );
+    metrics::describe_counter!(
+        GATEWAY_SESSIONS_RETIRED,
+        "Gateway sessions retired, by platform, gateway position and reason"
+    );
+    metrics::describe_counter!(
+        GATEWAY_RESTS,
+        "Rests of a whole gateway, by platform, gateway position and reason"
     );
     metrics::describe_gauge!(
         BREAKER_STATE,
@@ -342,6 +371,33 @@ pub fn proxy_handles(
         counter!(PROXY_BLOCKS, "platform" => platform, "proxy" => proxy.clone()),
         gauge!(PROXY_RESTING, "platform" => platform, "proxy" => proxy),
     )
+}
+
+/// The started-sessions counter of gateway `label`.
+pub fn gateway_sessions_started(platform: &'static str, label: &str) -> metrics::Counter {
+    counter!(GATEWAY_SESSIONS_STARTED, "platform" => platform, "proxy" => label.to_owned())
+}
+
+/// The retired-sessions counter of gateway `label` for `reason`.
+pub fn gateway_sessions_retired(
+    platform: &'static str,
+    label: &str,
+    reason: &'static str,
+) -> metrics::Counter {
+    counter!(GATEWAY_SESSIONS_RETIRED, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
+}
+
+/// Counts `n` rests of gateway `label` for `reason` (0 registers the series, so that a
+/// dashboard or an alert reads 0 before the first rest).
+pub fn gateway_rests(platform: &'static str, label: &str, reason: &'static str, n: u64) {
+    counter!(GATEWAY_RESTS, "platform" => platform, "proxy" => label.to_owned(), "reason" => reason)
+        .increment(n);
+}
+
+/// Marks route `label` as a `kind` of route (`fixed`, `gateway`, `direct`).
+pub fn proxy_kind(platform: &'static str, label: &str, kind: &'static str) {
+    gauge!(PROXY_INFO, "platform" => platform, "proxy" => label.to_owned(), "kind" => kind)
+        .set(1.0);
 }
 
 /// Sets the breaker gauge.

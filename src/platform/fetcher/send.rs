@@ -10,7 +10,7 @@ use url::Url;
 
 use super::Mode;
 use crate::platform::{Failure, Lookup};
-use crate::upstream::egress::{RouteLease, Switch, is_proxy_failure};
+use crate::upstream::egress::{PROXY_AUTH, PROXY_FAILED, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal};
 use crate::upstream::{Response, UpstreamError};
 
@@ -30,7 +30,9 @@ pub(super) enum Sent {
 /// On a proxy route, a failure of the proxy itself (see [`is_proxy_failure`], or a 407 from an
 /// HTTP proxy) leaves that proxy (resting it, unless the lease rests nothing) and the request
 /// goes again at once through another one; when none is left, the answer is 429
-/// `upstream_blocked` until the first proxy is back.
+/// `upstream_blocked` until the first proxy is back. A route that gave no answer in time is
+/// left too, unrested ([`RouteLease::leave_silent`]: it rests only once another route
+/// answers); when no other route is left, the time-out is the answer.
 ///
 /// `headers` builds the request's headers for the route it is about to go through, on every
 /// attempt: what a site derives from a route's session (the `X-CSRFToken` echoing that route's
@@ -53,8 +55,14 @@ pub(super) async fn send(
         crate::telemetry::upstream_request(gate.platform());
         let result = route.get(url.clone(), headers(route)).await;
         let failure = match &result {
-            Err(err) if is_proxy_failure(err) => "proxy_failed",
-            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => "proxy_auth",
+            Err(UpstreamError::Timeout(_)) => {
+                if route.leave_silent().await {
+                    continue;
+                }
+                return sent(result);
+            }
+            Err(err) if is_proxy_failure(err) => PROXY_FAILED,
+            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => PROXY_AUTH,
             _ => return sent(result),
         };
         if !route.is_proxied() {

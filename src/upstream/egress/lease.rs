@@ -1,15 +1,17 @@
 //! One lookup's hold on a route: every request of the lookup goes through it, and it moves
 //! on (resting the route it leaves, unless it is a probe's) when the route blocks or fails.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
-use super::route::{Identity, Route};
-use super::{Egress, REGION_LOCKED, Switch, lock};
+use super::exit::{Exit, Identity};
+use super::gateway::{AfterBlock, POOL_REFUSED, Retirement};
+use super::route::Route;
+use super::{Egress, PROXY_FAILURES, REGION_LOCKED, Switch, lock};
 use crate::upstream::{Response, UpstreamError, is_navigation, junk_headers};
 
 /// One lookup's hold on a route and a profile: every request of the lookup goes through it,
@@ -18,11 +20,22 @@ use crate::upstream::{Response, UpstreamError, is_navigation, junk_headers};
 pub struct RouteLease<'a> {
     pub(super) routes: &'a Egress,
     pub(super) current: AtomicUsize,
+    /// The current route's exit: a fixed proxy's, or the gateway session this lookup holds.
+    pub(super) exit: Mutex<Arc<Exit>>,
+    /// How many gateway sessions this lookup retired (at most `gateway_block_threshold` on
+    /// its gateways before it leaves them, so a lookup ends).
+    pub(super) retired: AtomicU32,
+    /// Whether this lookup already retired a session for its silence (the next silence leaves
+    /// the gateway, as it leaves a fixed proxy).
+    pub(super) silent_retired: AtomicBool,
     /// The profile presented, an index into [`Egress::profiles`].
     pub(super) profile: AtomicUsize,
     /// How many profiles this lookup has presented (the direct route's bound).
     pub(super) presented: AtomicUsize,
     pub(super) rested: Mutex<Vec<usize>>,
+    /// The routes this lookup left because they were silent ([`RouteLease::leave_silent`]),
+    /// not rested yet: they rest as soon as another route answers the lookup.
+    pub(super) silent: Mutex<Vec<usize>>,
     pub(super) exhausted: Mutex<Option<Duration>>,
     pub(super) sent: AtomicU32,
     /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
@@ -43,9 +56,21 @@ impl RouteLease<'_> {
         &self.routes.routes[self.current.load(Ordering::Relaxed)]
     }
 
-    /// The current route's identity for the current profile.
-    pub(super) fn identity(&self) -> &Identity {
-        &self.route().identities[self.profile.load(Ordering::Relaxed)]
+    /// The current exit (it holds the current route's identities).
+    pub(super) fn exit(&self) -> Arc<Exit> {
+        lock(&self.exit).clone()
+    }
+
+    /// Runs `f` on the current route's identity for the current profile.
+    fn with_identity<R>(&self, f: impl FnOnce(&Identity) -> R) -> R {
+        let exit = self.exit();
+        f(&exit.identities[self.profile.load(Ordering::Relaxed)])
+    }
+
+    /// Moves the lease to route `index`, taking its exit (a gateway's session).
+    pub(super) fn go_to(&self, index: usize) {
+        self.current.store(index, Ordering::Relaxed);
+        *lock(&self.exit) = self.routes.routes[index].exit();
     }
 
     /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
@@ -77,7 +102,8 @@ impl RouteLease<'_> {
     /// headers), and keeps the cookies the response sets in that identity's jar.
     pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
         let route = self.route();
-        let identity = self.identity();
+        let exit = self.exit();
+        let identity = &exit.identities[self.profile.load(Ordering::Relaxed)];
         identity.cookies.add_to(&url, &mut headers);
         if self.routes.junk_headers && is_navigation(&headers) {
             junk_headers::add_to(&mut headers);
@@ -87,10 +113,75 @@ impl RouteLease<'_> {
         let result = identity.upstream.get(url, headers).await;
         if let Ok(response) = &result {
             identity.cookies.keep_from(&response.url, &response.headers);
-            let names = lock(&self.routes.session_names);
-            identity.session.keep_from(&names, &response.headers);
+            {
+                let names = lock(&self.routes.session_names);
+                identity.session.keep_from(&names, &response.headers);
+            }
+            self.blame_the_silent().await;
+            let answered = response.status.is_success() || response.status.as_u16() == 404;
+            if answered && exit.session.as_ref().is_some_and(|s| s.first_answer()) {
+                // A session of this gateway answered: its pool is not refused as a whole.
+                let index = self.current.load(Ordering::Relaxed);
+                self.routes.refusals.cleared(index).await;
+            }
         }
         result
+    }
+
+    /// The current route took the request and gave no answer within the upstream timeout:
+    /// the lookup leaves it, without resting it yet, for a route it has not left that is not
+    /// resting. `false` when there is none (or on the direct route): the lookup then ends on
+    /// the timeout, and if no route answered it, nothing rests (the platform is slow).
+    ///
+    /// Blame is by comparison: a route left silent rests as soon as another route answers
+    /// this lookup (any status: the platform was reachable, so the silence was the route's).
+    pub async fn leave_silent(&self) -> bool {
+        if !self.routes.proxied {
+            return false;
+        }
+        let index = self.current.load(Ordering::Relaxed);
+        if let Some(gateway) = self.route().gateway()
+            && !self.silent_retired.swap(true, Ordering::Relaxed)
+        {
+            // A silent session is retired at once: its exit, not the gateway, may be at
+            // fault, and a new session is another exit.
+            gateway.retire(&self.exit(), Retirement::Silent);
+            self.go_to(index);
+            return true;
+        }
+        let left = {
+            let mut rested = lock(&self.rested);
+            if !rested.contains(&index) {
+                rested.push(index);
+            }
+            rested.clone()
+        };
+        lock(&self.silent).push(index);
+        match self.routes.pick(&left).await {
+            Ok(next) => {
+                tracing::info!(
+                    platform = self.routes.scope,
+                    proxy = %self.route().label,
+                    "no answer through this proxy in time: the lookup tries another"
+                );
+                self.go_to(next);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Another route answered: the routes this lookup left silent rest (a lease that rests
+    /// nothing, a probe's, only forgets them).
+    async fn blame_the_silent(&self) {
+        let silent = std::mem::take(&mut *lock(&self.silent));
+        if !self.rests {
+            return;
+        }
+        for index in silent {
+            self.routes.routes[index].blocks.increment(1);
+            self.routes.rest(index, "silent").await;
+        }
     }
 
     /// The last value the platform handed the current route and profile in response header
@@ -108,34 +199,39 @@ impl RouteLease<'_> {
                 names.push(name.clone());
             }
         }
-        self.identity().session.value(&name)
+        self.with_identity(|identity| identity.session.value(&name))
     }
 
     /// The value of cookie `name` the current route and profile would send to `url`, if it
     /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
     /// `X-CSRFToken`).
     pub fn cookie(&self, url: &Url, name: &str) -> Option<String> {
-        self.identity().cookies.value(url, name)
+        self.with_identity(|identity| identity.cookies.value(url, name))
     }
 
     /// Keeps cookies obtained other than by `Set-Cookie` (the WAF answer the short-video
     /// challenge solver computes) in the current route and profile's jar, for `url`'s host.
     pub fn remember_cookies(&self, url: &Url, cookies: &[(String, String)]) {
-        let identity = self.identity();
-        for (name, value) in cookies {
-            identity.cookies.remember(url, name, value);
-        }
+        self.with_identity(|identity| {
+            for (name, value) in cookies {
+                identity.cookies.remember(url, name, value);
+            }
+        });
     }
 
     /// Whether a block would move the lease elsewhere now: through a proxy, to another proxy
     /// this lookup has not rested, other than the current one, that is not resting as far as
-    /// this replica knows; on the direct route, to a browser profile the lookup has not
+    /// this replica knows (on a gateway, a new session while this lookup may still retire
+    /// one); on the direct route, to a browser profile the lookup has not
     /// presented yet. A lookup that has another source to ask keeps its last route for it
     /// instead of resting it (a rest only another replica knows of can still leave it with
     /// none).
     pub fn can_move(&self) -> bool {
         if !self.routes.proxied {
             return self.moves_on_block();
+        }
+        if self.keeps_retiring() {
+            return true;
         }
         let current = self.current.load(Ordering::Relaxed);
         let rested = self
@@ -170,7 +266,20 @@ impl RouteLease<'_> {
             self.next_profile(reason);
             return Switch::Moved;
         }
-        if self.rests {
+        let mut rest = self.rests.then_some(reason);
+        if let Some(gateway) = route.gateway()
+            && !PROXY_FAILURES.contains(&reason)
+        {
+            match self.retire_session(index, gateway).await {
+                AfterBlock::NewSession => {
+                    self.next_profile(reason);
+                    return Switch::Moved;
+                }
+                AfterBlock::PoolRefused => rest = Some(POOL_REFUSED),
+                AfterBlock::Leave => rest = None,
+            }
+        }
+        if let Some(reason) = rest {
             self.routes.rest(index, reason).await;
         }
         let rested = {
@@ -185,7 +294,7 @@ impl RouteLease<'_> {
         };
         match self.routes.pick(&rested).await {
             Ok(next) => {
-                self.current.store(next, Ordering::Relaxed);
+                self.go_to(next);
                 self.next_profile(reason);
                 Switch::Moved
             }

@@ -14,6 +14,10 @@
 //!   ([`RouteLease::rest_and_switch`]), and the lease moves to another proxy at once. A
 //!   lookup never goes back to a proxy it rested. When none is left the lookup answers 429
 //!   `upstream_blocked` with `Retry-After` until the first proxy is back.
+//! - **Silent routes.** A proxy that takes a request and gives no answer within
+//!   `upstream.timeout_ms` is left for another route at once
+//!   ([`RouteLease::leave_silent`]); it rests when another route answers that lookup, and
+//!   nothing rests when every route tried was silent (the platform is slow, not the proxies).
 //! - **Fleet.** With `[redis]`, rests are written to and read from Redis (scope = platform,
 //!   a proxy named by its position), so a proxy blocked on one replica rests on all; when Redis
 //!   cannot be used the replica's own rests stand in.
@@ -31,22 +35,26 @@
 //! - **Junk headers.** With `<section>.junk_headers`, every page request (a navigation, not a
 //!   request for JSON) gets a fresh draw of random extra headers ([`super::junk_headers`]).
 
+mod exit;
+mod gateway;
 mod lease;
 mod profiles;
+mod retire;
 mod route;
 mod session;
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderName;
 
 use super::roots::ClientBuildError;
 use super::{Upstream, UpstreamError};
-use crate::config::proxies::parse_proxy;
+use crate::config::proxies::{is_gateway, parse_proxy};
 use crate::config::{BrowserProfile, PlatformConfig, Settings};
 use crate::fleet::Fleet;
+use crate::fleet::gateways::GatewayRefusals;
 use crate::fleet::rests::Rests;
 
 pub use lease::RouteLease;
@@ -58,6 +66,17 @@ pub const DIRECT: &str = "direct";
 /// The reason the fetcher gives for a region lock: a browser profile does not change the
 /// region, so on the direct route it tries no other profile.
 const REGION_LOCKED: &str = "region_locked";
+
+/// The reason the fetcher gives when a proxy failed as a proxy (refused, reset, its CONNECT
+/// unanswered: [`is_proxy_failure`]).
+pub const PROXY_FAILED: &str = "proxy_failed";
+
+/// The reason the fetcher gives when an HTTP proxy answered 407.
+pub const PROXY_AUTH: &str = "proxy_auth";
+
+/// The reasons that are a proxy's own failure: on a gateway they rest the gateway, where a
+/// block only retires the session.
+const PROXY_FAILURES: [&str; 2] = [PROXY_FAILED, PROXY_AUTH];
 
 /// The routes to one platform; one per source, built once.
 pub struct Egress {
@@ -75,6 +94,10 @@ pub struct Egress {
     cooldown: Duration,
     /// The proxies' rests (the fleet's with Redis).
     rests: Rests,
+    /// The gateways' fresh sessions refused in a row (the fleet's with Redis).
+    refusals: GatewayRefusals,
+    /// `upstream.gateway_block_threshold`.
+    block_threshold: u32,
     /// The response headers whose values the platform asked to keep ([`RouteLease::handed`]).
     session_names: Mutex<Vec<HeaderName>>,
 }
@@ -123,13 +146,12 @@ impl Egress {
         let mut routes = Vec::with_capacity(list.len().max(1));
         for (at, raw) in list.iter().enumerate() {
             let url = parse_proxy(raw).map_err(|_| ClientBuildError::Proxy)?;
-            routes.push(Route::new(
-                scope,
-                at.to_string(),
-                settings,
-                Some(&url),
-                &profiles,
-            )?);
+            let label = at.to_string();
+            routes.push(if is_gateway(raw) {
+                Route::through_gateway(scope, label, settings, raw.trim(), &profiles)?
+            } else {
+                Route::new(scope, label, settings, Some(&url), &profiles)?
+            });
         }
         let proxied = !routes.is_empty();
         if !proxied {
@@ -151,6 +173,13 @@ impl Egress {
             junk_headers: platform.junk_headers,
             cooldown: settings.upstream.proxy_cooldown(),
             rests: Rests::new(fleet, scope, list.len()),
+            refusals: GatewayRefusals::new(
+                fleet,
+                scope,
+                list.len(),
+                settings.upstream.proxy_cooldown(),
+            ),
+            block_threshold: settings.upstream.gateway_block_threshold,
             session_names: Mutex::default(),
         })
     }
@@ -175,9 +204,13 @@ impl Egress {
         Ok(RouteLease {
             routes: self,
             current: AtomicUsize::new(first),
+            exit: Mutex::new(self.routes[first].exit()),
+            retired: AtomicU32::new(0),
+            silent_retired: AtomicBool::new(false),
             profile: AtomicUsize::new(profile),
             presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
+            silent: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
             rests,
@@ -223,6 +256,13 @@ impl Egress {
         let route = &self.routes[index];
         self.rests.rest(index, self.cooldown).await;
         route.resting.set(1.0);
+        if route.gateway().is_some() {
+            let why = match reason {
+                gateway::POOL_REFUSED | "silent" => reason,
+                _ => PROXY_FAILED,
+            };
+            crate::telemetry::gateway_rests(self.scope, &route.label, why, 1);
+        }
         tracing::info!(
             platform = self.scope,
             proxy = %route.label,
@@ -262,7 +302,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 ///
 /// A time-out after the request went through is not: the proxy carried the request and the
 /// platform is slow, which it is through every proxy, so resting them would only turn one slow
-/// page into 429s for every lookup. Such a lookup answers `upstream_unavailable`. Neither is an
+/// page into 429s for every lookup. The lookup tries another route instead, and blames by
+/// comparison ([`RouteLease::leave_silent`]); when every route is silent it answers
+/// `upstream_unavailable`. Neither is an
 /// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
     match err {
@@ -382,10 +424,8 @@ mod tests {
             h
         };
         let names = [HeaderName::from_static("x-set-claim")];
-        let (a, b) = (
-            &routes.routes[0].identities[0],
-            &routes.routes[1].identities[0],
-        );
+        let (a, b) = (routes.routes[0].exit(), routes.routes[1].exit());
+        let (a, b) = (&a.identities[0], &b.identities[0]);
         a.session.keep_from(&names, &handed("claim-a"));
         assert_eq!(a.session.value(&names[0]).unwrap(), "claim-a");
         assert_eq!(

@@ -239,11 +239,13 @@ async fn the_retirement_scenario_at_a_small_scale() {
             answer.expect_status(200);
         }
     }
-    let reprobes = started.elapsed().as_secs() as usize + 1;
+    let seconds = started.elapsed().as_secs() as usize + 1;
     let sent = app.hits() - before;
+    // Beside the 12 lookups, each second may add one re-probe of the JSON and the canary's
+    // round (its short-video account's page and embed, on the same loopback upstream).
     assert!(
-        (12..=12 + reprobes).contains(&sent),
-        "one request per lookup, and {reprobes} re-probes at most: {sent}"
+        (12..=12 + 3 * seconds).contains(&sent),
+        "one request per lookup, a re-probe and a canary round a second at most over {seconds} s: {sent}"
     );
     let via = app.upstream().via();
     let used: std::collections::BTreeSet<&str> =

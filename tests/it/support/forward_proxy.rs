@@ -35,16 +35,25 @@ pub enum Mode {
     Hang,
     /// Accepts, reads the request head, and resets the connection.
     Reset,
+    /// A provider's gateway: the session id in the Basic user name (`…-sessid-<id>`, see
+    /// [`ForwardProxy::url`]) picks the exit, and the requests forwarded carry that id as their
+    /// tag (the exit identity the upstream sees); without a session id, 407.
+    Gateway,
 }
+
+/// The password of a [`Mode::Gateway`] proxy's URL (tests look for it where it must not be).
+pub const GATEWAY_PASSWORD: &str = "gw-pass-Xq7-never-shown";
 
 /// A running proxy (or, for [`ForwardProxy::refusing`], a port where nothing listens).
 pub struct ForwardProxy {
     /// Where it listens.
     pub addr: SocketAddr,
+    mode: Mode,
     credentials: Option<(String, String)>,
     forwarded: Arc<AtomicUsize>,
     tunnels: Arc<AtomicUsize>,
     refused_auth: Arc<AtomicUsize>,
+    held: Arc<AtomicUsize>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -72,6 +81,7 @@ impl ForwardProxy {
         let forwarded = Arc::new(AtomicUsize::new(0));
         let tunnels = Arc::new(AtomicUsize::new(0));
         let refused_auth = Arc::new(AtomicUsize::new(0));
+        let held = Arc::new(AtomicUsize::new(0));
         let shared = Shared {
             tag: tag.to_owned(),
             mode,
@@ -79,6 +89,7 @@ impl ForwardProxy {
             forwarded: forwarded.clone(),
             tunnels: tunnels.clone(),
             refused_auth: refused_auth.clone(),
+            held: held.clone(),
         };
         let shared = Arc::new(shared);
         let task = tokio::spawn(async move {
@@ -94,10 +105,12 @@ impl ForwardProxy {
         });
         Self {
             addr,
+            mode,
             credentials,
             forwarded,
             tunnels,
             refused_auth,
+            held,
             task: Some(task),
         }
     }
@@ -115,10 +128,12 @@ impl ForwardProxy {
     pub async fn refusing() -> Self {
         Self {
             addr: crate::support::closed_port().await,
+            mode: Mode::Forward,
             credentials: None,
             forwarded: Arc::default(),
             tunnels: Arc::default(),
             refused_auth: Arc::default(),
+            held: Arc::default(),
             task: None,
         }
     }
@@ -133,7 +148,15 @@ impl ForwardProxy {
     }
 
     /// `http://[user:pass@]127.0.0.1:port`, with the credentials it was started with.
+    /// A [`Mode::Gateway`] proxy's is a gateway URL:
+    /// `http://customer-test-sessid-{session}:<GATEWAY_PASSWORD>@127.0.0.1:port`.
     pub fn url(&self) -> String {
+        if self.mode == Mode::Gateway {
+            return format!(
+                "http://customer-test-sessid-{{session}}:{GATEWAY_PASSWORD}@{}",
+                self.addr
+            );
+        }
         match &self.credentials {
             Some((u, p)) => format!("http://{u}:{p}@{}", self.addr),
             None => format!("http://{}", self.addr),
@@ -159,6 +182,11 @@ impl ForwardProxy {
     pub fn refused_auth(&self) -> usize {
         self.refused_auth.load(Ordering::SeqCst)
     }
+
+    /// Connections a [`Mode::Hang`] proxy accepted and never answered.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::SeqCst)
+    }
 }
 
 struct Shared {
@@ -168,6 +196,7 @@ struct Shared {
     forwarded: Arc<AtomicUsize>,
     tunnels: Arc<AtomicUsize>,
     refused_auth: Arc<AtomicUsize>,
+    held: Arc<AtomicUsize>,
 }
 
 /// A request head: the request line's parts and the header lines.
@@ -203,6 +232,19 @@ async fn read_head(reader: &mut BufReader<TcpStream>) -> Option<Head> {
     })
 }
 
+/// The session id in a gateway's `Proxy-Authorization: Basic …` (user `…-sessid-<id>`, the
+/// password [`GATEWAY_PASSWORD`]).
+fn session_of(header: &str) -> Option<String> {
+    let encoded = header.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    let id = user.split_once("-sessid-")?.1;
+    (password == GATEWAY_PASSWORD && !id.is_empty()).then(|| id.to_owned())
+}
+
 /// The loopback address of `host:port`, or `None` for anything not on loopback.
 fn loopback(host_port: &str) -> Option<SocketAddr> {
     let (host, port) = host_port.rsplit_once(':')?;
@@ -216,6 +258,7 @@ impl Shared {
     async fn serve(&self, stream: TcpStream) -> std::io::Result<()> {
         match self.mode {
             Mode::Hang => {
+                self.held.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return Ok(());
             }
@@ -229,7 +272,7 @@ impl Shared {
                 drop(stream);
                 return Ok(());
             }
-            Mode::Forward | Mode::Always407 => {}
+            Mode::Forward | Mode::Always407 | Mode::Gateway => {}
         }
         let mut reader = BufReader::new(stream);
         // One request per connection: the answer says `connection: close`.
@@ -245,6 +288,11 @@ impl Shared {
             Some(expected) => given == Some(expected.as_str()),
             None => true,
         };
+        let exit = (self.mode == Mode::Gateway)
+            .then(|| given.and_then(session_of))
+            .flatten();
+        let authorised = authorised && (self.mode != Mode::Gateway || exit.is_some());
+        let tag = exit.unwrap_or_else(|| self.tag.clone());
         let mut client = reader.into_inner();
         if self.mode == Mode::Always407 || !authorised {
             self.refused_auth.fetch_add(1, Ordering::SeqCst);
@@ -300,10 +348,7 @@ impl Shared {
             }
             request.push_str(&format!("{name}: {value}\r\n"));
         }
-        request.push_str(&format!(
-            "{TAG_HEADER}: {}\r\nconnection: close\r\n\r\n",
-            self.tag
-        ));
+        request.push_str(&format!("{TAG_HEADER}: {tag}\r\nconnection: close\r\n\r\n"));
         let mut upstream = TcpStream::connect(target).await?;
         self.forwarded.fetch_add(1, Ordering::SeqCst);
         upstream.write_all(request.as_bytes()).await?;

@@ -16,7 +16,7 @@ use profile_lookup::config::Settings;
 use stand_in::short_video as sv;
 
 use crate::support::binary::Binary;
-use crate::support::forward_proxy::{ForwardProxy, Mode, tag_of};
+use crate::support::forward_proxy::{ForwardProxy, GATEWAY_PASSWORD, Mode, tag_of};
 use crate::support::routers::{behind_the_waf, both_platforms};
 use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp};
 
@@ -300,6 +300,7 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
     let good = ForwardProxy::start("good", Mode::Forward, Some(("agent", SECRET))).await;
     let always407 = ForwardProxy::start("407", Mode::Always407, Some(("agent", SECRET))).await;
     let refusing = ForwardProxy::refusing().await;
+    let gateway = ForwardProxy::start("gw", Mode::Gateway, None).await;
     let listen = support::closed_port().await;
     let with_secret = |p: &ForwardProxy| format!("http://agent:{SECRET}@{}", p.addr);
     let config = support::temp_file(
@@ -308,7 +309,7 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
         format!(
             "[server]\nlisten = \"{listen}\"\n\
              [auth]\napi_keys = [\"{key}\"]\n\
-             [short_video]\nbase_url = \"http://{up}\"\nproxies = [\"{g}\", \"{a}\"]\n\
+             [short_video]\nbase_url = \"http://{up}\"\nproxies = [\"{g}\", \"{a}\", \"{gw}\"]\n\
              [photo_share]\nbase_url = \"http://{up}\"\nproxies = [\"{r}\"]\n\
              [upstream]\nproxy_cooldown_seconds = 60\ntimeout_ms = 2000\n\
              [cache]\nenabled = false\n\
@@ -317,6 +318,7 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
             up = upstream.addr,
             g = with_secret(&good),
             a = with_secret(&always407),
+            gw = gateway.url(),
             r = with_secret(&refusing),
         )
         .as_bytes(),
@@ -325,8 +327,8 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
         .logs()
         .start_serving(listen, support::KEY);
     // Through the good proxy (with its credentials), then the 407 one (rested, and the lookup
-    // moves to the good one).
-    for _ in 0..2 {
+    // moves to the gateway, with a session id in its user name), then the good one.
+    for _ in 0..3 {
         serve.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
     // Photo-share's only proxy refuses connections: 429 and a problem body.
@@ -337,7 +339,14 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
         .text();
     let metrics = serve.get_anonymous("/metrics").await.text();
     assert!(metrics.contains("proxy=\"1\""), "{metrics}");
-    assert_eq!(upstream.via(), ["good", "good"]);
+    let via = upstream.via();
+    assert_eq!(
+        (via.len(), via[0].as_str(), via[2].as_str()),
+        (3, "good", "good")
+    );
+    // The gateway's exit: the session id the lookup used, which must show nowhere.
+    let session = via[1].clone();
+    assert_eq!(session.len(), 8, "{session}");
     assert_eq!(always407.refused_auth(), 1, "the 407 proxy was asked once");
     let out = serve.stop().await;
     let logs =
@@ -349,7 +358,13 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
     };
     let seen_text = problem + &metrics;
     for (what, text) in [("logs", &logs), ("metrics and problem", &seen_text)] {
-        for needle in [SECRET, "agent:pw", basic.as_str()] {
+        for needle in [
+            SECRET,
+            "agent:pw",
+            basic.as_str(),
+            &session,
+            GATEWAY_PASSWORD,
+        ] {
             assert!(!text.contains(needle), "credentials leaked into the {what}");
         }
     }

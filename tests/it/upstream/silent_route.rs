@@ -1,0 +1,42 @@
+//! A silent route (a proxy that takes the request and never answers) on loopback: it never
+//! fails a lookup on its own. The lookup's next attempt goes through another route at once;
+//! blame is by comparison: the silent one rests when another route answered that lookup, and
+//! nothing rests when every route tried was silent (the platform is slow: `proxy_blame`).
+
+use std::time::Duration;
+
+use crate::support::forward_proxy::{ForwardProxy, Mode};
+use crate::support::routers::both_platforms;
+use crate::support::{ShortVideo, TestApp};
+
+const NAME: &str = "sunny.kitchen.lab";
+
+#[tokio::test]
+async fn a_silent_proxy_among_failing_and_working_ones_never_fails_a_lookup() {
+    let auth = ForwardProxy::start("auth", Mode::Always407, None).await;
+    let silent = ForwardProxy::start("silent", Mode::Hang, None).await;
+    let resetting = ForwardProxy::start("resetting", Mode::Reset, None).await;
+    let good = ForwardProxy::start("good", Mode::Forward, None).await;
+    let app = TestApp::on(both_platforms())
+        .through([&auth, &silent, &resetting, &good])
+        .with(|s| {
+            s.upstream.timeout_ms = 300;
+            s.server.request_timeout_ms = 5_000;
+        })
+        .start()
+        .await;
+    for _ in 0..8 {
+        let (answer, took) = app.timed_lookup(ShortVideo, NAME).await;
+        answer.expect_status(200);
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+    assert_eq!(app.upstream().via(), ["good"; 8]);
+    // The silent one was asked once: it rests after its first time-out, since another route
+    // answered that lookup.
+    assert_eq!(silent.held(), 1);
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("profile_lookup_proxy_resting{platform=\"short-video\",proxy=\"1\"} 1"),
+        "{metrics}"
+    );
+}
