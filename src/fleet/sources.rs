@@ -136,6 +136,9 @@ pub struct SourceEvidence {
     every_route: u32,
     reprobe_every: Duration,
     state: Mutex<State>,
+    /// Bit `i` set: the platform's configured plan asks `labels[i]` (another source counts as
+    /// evidence against a refused one only if it is asked).
+    asked: u32,
 }
 
 impl SourceEvidence {
@@ -155,6 +158,7 @@ impl SourceEvidence {
             platform,
             labels,
             every_route: u32::MAX >> (32 - routes),
+            asked: u32::MAX,
             reprobe_every,
             state: Mutex::new(State {
                 sources: vec![Streak::default(); labels.len()],
@@ -162,6 +166,16 @@ impl SourceEvidence {
                 synced: None,
             }),
         }
+    }
+
+    /// Only `sources` are asked by the platform's configured plan: a source the operator left
+    /// out is no evidence that a refused one is refused alone.
+    pub fn asking<'a>(mut self, sources: impl IntoIterator<Item = &'a str>) -> Self {
+        self.asked = sources
+            .into_iter()
+            .filter_map(|source| self.index(source))
+            .fold(0, |mask, at| mask | 1 << at);
+        self
     }
 
     fn index(&self, source: &str) -> Option<usize> {
@@ -342,8 +356,8 @@ impl SourceEvidence {
             return Standing::Demoted;
         }
         // A refusal on every route is the source's only while some other source is not
-        // refused everywhere too: when every source is, nothing tells the source from the
-        // routes (a banned pool, a gateway whose every exit is refused), and the routes rest.
+        // refused everywhere too (of those the plan asks): when every source is, nothing tells
+        // the source from the routes (a banned pool, a gateway whose every exit is refused), and the routes rest.
         let wide = |s: &Streak| {
             s.refused >= WIDE_REFUSALS && s.routes & self.every_route == self.every_route
         };
@@ -351,7 +365,7 @@ impl SourceEvidence {
             .sources
             .iter()
             .enumerate()
-            .any(|(i, s)| i != at && !wide(s));
+            .any(|(i, s)| i != at && self.asked & (1 << i) != 0 && !wide(s));
         if wide(streak) && another_unrefused {
             return Standing::RefusedEverywhere;
         }
@@ -465,6 +479,15 @@ mod tests {
         // Both refused on the one route: nothing tells a source from the route.
         assert_eq!(e.standing("json"), Standing::Preferred);
         assert_eq!(e.standing("page"), Standing::Preferred);
+    }
+
+    #[tokio::test]
+    async fn a_source_the_plan_does_not_ask_is_no_evidence() {
+        let e = evidence(1).asking(["json"]);
+        for name in ["a", "b"] {
+            e.refused("json", 0, name);
+        }
+        assert_eq!(e.standing("json"), Standing::Preferred);
     }
 
     #[tokio::test]

@@ -98,6 +98,13 @@ impl Standing {
         }
     }
 
+    /// Only `sources` are asked by the platform's configured plan (see
+    /// [`SourceEvidence::asking`]).
+    pub fn asking<'a>(mut self, sources: impl IntoIterator<Item = &'a str>) -> Self {
+        self.evidence = self.evidence.asking(sources);
+        self
+    }
+
     /// The evidence of lookups and probes about the platform's sources.
     pub fn evidence(&self) -> &SourceEvidence {
         &self.evidence

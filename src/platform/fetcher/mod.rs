@@ -154,14 +154,13 @@ impl<S: Site> Fetcher<S> {
         let scope = S::PLATFORM.as_str();
         // Validated names (`Settings::validate`); an unknown one could only come from settings
         // built in code, and is left out rather than guessed.
-        let plan = config
+        let plan: Vec<S::Doc> = config
             .sources
             .iter()
             .filter_map(|name| S::DOCUMENTS.iter().copied().find(|d| d.label() == name))
             .collect();
         Ok(Self {
             site: S::new(settings),
-            plan,
             egress: Egress::new(scope, settings, config, fleet)?,
             gate: Gate::new(scope, config, settings, fleet),
             retry: RetryPolicy::new(&settings.retry),
@@ -176,7 +175,9 @@ impl<S: Site> Fetcher<S> {
                 fleet,
                 route_count(settings, config),
                 reprobe_every(settings),
-            ),
+            )
+            .asking(plan.iter().map(|doc| doc.label())),
+            plan,
         })
     }
 

@@ -264,9 +264,10 @@ mod profiles {
         assert_eq!(response.status(), 200);
         assert_eq!(agents(&server), ["chrome", "chrome_previous"]);
 
-        // Every profile refused: the page is tried once per profile, starting with the next
-        // in turn; then the second source, the embed page, through the last profile; then the
-        // lookup ends.
+        // Every profile refused: the page is tried with the next profile in turn; refused twice
+        // on the direct route (the evidence's one route: profiles are not routes to it), its
+        // refusal counts as the page's own, so each later profile hands the lookup to the
+        // embed at once; then the lookup ends.
         server.block_agents(&["Chrome/", "Firefox/", "Version/26.4"]);
         let response = app.get(&lookup_path()).await;
         assert_eq!(response.status(), 429);
@@ -275,19 +276,22 @@ mod profiles {
             [
                 "firefox",
                 "safari",
+                "safari",
+                "chrome",
                 "chrome",
                 "chrome_previous",
                 "chrome_previous"
             ],
-            "one page request per profile, then the embed"
+            "the page with each profile, then the embed with the same one once the page's refusal is its own"
         );
-        let paths: Vec<String> = server.requests()[2..]
+        let paths: Vec<bool> = server.requests()[2..]
             .iter()
-            .map(|r| r.path.clone())
+            .map(|r| r.path.starts_with("/embed/@"))
             .collect();
-        assert!(
-            paths[..4].iter().all(|p| p.starts_with("/@")) && paths[4].starts_with("/embed/@"),
-            "{paths:?}"
+        assert_eq!(
+            paths,
+            [false, false, true, false, true, false, true],
+            "page, page, then page and embed per profile"
         );
     }
 
