@@ -27,6 +27,11 @@
 //! answer about the user and every refusal is told to the evidence. A source refused on every
 //! route (for several names) is the source's refusal: it rests no proxy, is not waited out,
 //! and the lookup asks the next source on the same route at once.
+//!
+//! A source asked by the user's platform id ([`Document::by_id`]) posts the form its site
+//! builds with the id learned for the name: every profile a fetch finds teaches its id to the
+//! fleet's [`KnownIds`] (when the plan asks such a source), and a name no answer taught one
+//! skips the source as inconclusive.
 
 mod document;
 mod plan;
@@ -44,6 +49,7 @@ use super::standing::Standing;
 use super::{Failure, Lookup, Platform};
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
+use crate::fleet::ids::KnownIds;
 use crate::upstream::capture::Capture;
 use crate::upstream::egress::Egress;
 use crate::upstream::gate::{Gate, Signal};
@@ -144,6 +150,9 @@ pub struct Fetcher<S: Site> {
     last_words: LastWords,
     /// Which sources the canary moved to the end of the plan.
     standing: Standing,
+    /// The platform ids learned for names, when the plan asks a source by id (else nothing
+    /// is learned or kept).
+    ids: Option<KnownIds>,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -154,11 +163,15 @@ impl<S: Site> Fetcher<S> {
         let scope = S::PLATFORM.as_str();
         // Validated names (`Settings::validate`); an unknown one could only come from settings
         // built in code, and is left out rather than guessed.
-        let plan = config
+        let plan: Vec<S::Doc> = config
             .sources
             .iter()
             .filter_map(|name| S::DOCUMENTS.iter().copied().find(|d| d.label() == name))
             .collect();
+        let ids = plan
+            .iter()
+            .any(|d| d.by_id())
+            .then(|| KnownIds::new(fleet, scope));
         Ok(Self {
             site: S::new(settings),
             plan,
@@ -177,6 +190,7 @@ impl<S: Site> Fetcher<S> {
                 route_count(settings, config),
                 reprobe_every(settings),
             ),
+            ids,
         })
     }
 
@@ -218,6 +232,9 @@ impl<S: Site> Fetcher<S> {
         };
         if mode != Mode::Probe {
             self.report(&fetched);
+        }
+        if let (Some(ids), Lookup::Found(profile)) = (&self.ids, &fetched.lookup) {
+            ids.remember(name.as_str(), &profile.summary().id).await;
         }
         fetched
     }
