@@ -1,5 +1,5 @@
 //! The photo-share platform as the fetcher drives it: the profile JSON first, the profile
-//! page second.
+//! page second, and, when configured, the profile query by the account's pk (`query`).
 //!
 //! The platform throttles hard, so every blocking signal on either request is waited out with
 //! backoff before the caller hears `upstream_blocked`; a JSON answer that is not JSON (a login
