@@ -98,6 +98,14 @@ impl Standing {
         }
     }
 
+    /// The standing of a platform whose plan asks `witnesses` by name (see
+    /// [`SourceEvidence::witnessed_by`]).
+    #[must_use]
+    pub fn witnessed_by<'a>(mut self, witnesses: impl IntoIterator<Item = &'a str>) -> Self {
+        self.evidence = self.evidence.witnessed_by(witnesses);
+        self
+    }
+
     /// The evidence of lookups and probes about the platform's sources.
     pub fn evidence(&self) -> &SourceEvidence {
         &self.evidence

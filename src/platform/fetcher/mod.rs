@@ -172,6 +172,11 @@ impl<S: Site> Fetcher<S> {
             .iter()
             .any(|d| d.by_id())
             .then(|| KnownIds::new(fleet, scope));
+        let witnesses: Vec<&str> = plan
+            .iter()
+            .filter(|d| !d.by_id())
+            .map(|d| d.label())
+            .collect();
         Ok(Self {
             site: S::new(settings),
             plan,
@@ -189,7 +194,8 @@ impl<S: Site> Fetcher<S> {
                 fleet,
                 route_count(settings, config),
                 reprobe_every(settings),
-            ),
+            )
+            .witnessed_by(witnesses),
             ids,
         })
     }
