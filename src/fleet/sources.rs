@@ -361,8 +361,8 @@ impl SourceEvidence {
         }
         // A refusal on every route is the source's only while some other source is not
         // refused everywhere too (a witness of the plan, or any source that read lately): when
-        // every source is, nothing tells the source from the
-        // routes (a banned pool, a gateway whose every exit is refused), and the routes rest.
+        // every source is, nothing tells the source from the routes (a banned pool, a gateway
+        // whose every exit is refused), and the routes rest.
         let wide = |s: &Streak| {
             s.refused >= WIDE_REFUSALS && s.routes & self.every_route == self.every_route
         };
