@@ -9,13 +9,11 @@
 //! `text/javascript` (mifi/SimpleInstaBot#329, 2026-09-14), with or without `"status":"ok"`, and
 //! may come as several JSON objects one per line: the first that says something is read.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use url::Url;
-
-use super::{PhotoShareProfile, extract, web_headers};
+use super::{PhotoShareProfile, extract};
 use crate::platform::Reading;
 use crate::upstream::Form;
 use crate::username::Username;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// The query's friendly name, in the form and in `X-FB-Friendly-Name`.
 pub const FRIENDLY_NAME: &str = "PolarisProfilePageContentQuery";
@@ -31,15 +29,14 @@ pub fn form(doc_id: &str, pk: &str) -> Form {
     ])
 }
 
-/// The query's headers: the profile JSON request's (from the profile page `referer`, with
-/// this route's claim and CSRF token), and the query's friendly name.
-pub fn headers(referer: &Url, claim: Option<HeaderValue>, csrf: Option<&str>) -> HeaderMap {
-    let mut h = web_headers::api(referer, claim, csrf);
-    h.insert(
+/// The query's headers: `api`, the profile JSON request's headers
+/// ([`web_headers::api`](super::web_headers::api)), and the query's friendly name.
+pub fn headers(mut api: HeaderMap) -> HeaderMap {
+    api.insert(
         HeaderName::from_static("x-fb-friendly-name"),
         HeaderValue::from_static(FRIENDLY_NAME),
     );
-    h
+    api
 }
 
 /// Reads an answer of the query: the whole body as one JSON document, else each line of it

@@ -117,26 +117,21 @@ impl Site for PhotoShare {
     /// The JSON request carries, as the web client does, the `csrftoken` cookie this route was
     /// given as `X-CSRFToken` (the route's jar sends the cookie itself) and the claim this
     /// route was handed as `X-IG-WWW-Claim` (`0` before): both read from the route in use, so
-    /// a lookup that moved to another proxy never repeats the first one's.
+    /// a lookup that moved to another proxy never repeats the first one's. The profile query
+    /// sends the same, and its friendly name.
     fn headers(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap {
+        if doc == Doc::ProfilePage {
+            return web_headers::page();
+        }
+        let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
+        let api = web_headers::api(
+            &self.url(Doc::ProfilePage, name),
+            route.handed(web_headers::SET_CLAIM),
+            csrf.as_deref(),
+        );
         match doc {
-            Doc::ProfileJson => {
-                let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
-                web_headers::api(
-                    &self.url(Doc::ProfilePage, name),
-                    route.handed(web_headers::SET_CLAIM),
-                    csrf.as_deref(),
-                )
-            }
-            Doc::ProfileQuery => {
-                let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
-                query::headers(
-                    &self.url(Doc::ProfilePage, name),
-                    route.handed(web_headers::SET_CLAIM),
-                    csrf.as_deref(),
-                )
-            }
-            Doc::ProfilePage => web_headers::page(),
+            Doc::ProfileQuery => query::headers(api),
+            _ => api,
         }
     }
 
