@@ -288,3 +288,28 @@ fn the_doc_id_is_validated_at_load() {
     assert!(err.contains("short_video.graphql_doc_id"), "{err}");
     assert!(error(&|s| s.platform_mut(Ps).sources.push("graphql".into())).is_ok());
 }
+
+/// A retired doc_id: the platform answers 400 `invalid request` (instaloader/instaloader#2695,
+/// 2026-05-19). Nothing usable, asked once (never waited out); the lookup ends on the other
+/// sources' refusal, never 500.
+#[tokio::test]
+async fn a_retired_doc_id_is_nothing_usable_and_asked_once() {
+    let invalid = r#"{"message":"invalid request","errors":[{"message":"execution error","severity":"CRITICAL"}],"status":"fail"}"#;
+    let query = typed(StatusCode::BAD_REQUEST, "application/json", invalid);
+    let (router, switch) = switchable(vec![ps::router(), refused_but(query)]);
+    let app = TestApp::on(router).with(with_graphql).start().await;
+    app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(200);
+    switch.set(1);
+    app.lookup(PhotoShare, ps::PUBLIC_USER.username)
+        .await
+        .expect_status(429);
+    let queries = app
+        .upstream()
+        .paths()
+        .iter()
+        .filter(|p| p.as_str() == "/graphql/query")
+        .count();
+    assert_eq!(queries, 1);
+}
