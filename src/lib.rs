@@ -26,7 +26,7 @@
 //!   the whole fleet.
 //! - [`fleet`]: the state replicas behind one load balancer share through Redis (`[redis]`):
 //!   the quota, the cache's entries, flight locks and refresh limits, the outbound budget, the
-//!   breaker, proxy rests, gateways' refusal counts, the sources' evidence and the canary's rounds. One [`fleet::Fleet`] handle (local with no
+//!   breaker, proxy rests, gateways' refusal counts, the sources' evidence, the ids learned for names and the canary's rounds. One [`fleet::Fleet`] handle (local with no
 //!   `redis.url`) and one type per primitive, each falling back to the replica's own state
 //!   inside when Redis cannot be used: nothing outside asks whether state is shared.
 //! - [`platform`]: the [`platform::Lookup`] outcome and its [`platform::Failure`]s, the

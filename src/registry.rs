@@ -30,7 +30,7 @@ macro_rules! for_each_platform {
             /// falling back to the smaller embed page when the page is blocked).
             ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"] };
             /// The Instagram-style photo platform (profile JSON, falling back to the page).
-            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["json", "page"] };
+            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["json", "page", "graphql"] };
         }
     };
 }

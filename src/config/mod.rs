@@ -207,10 +207,13 @@ mod tests {
     fn the_embedded_defaults_load_and_validate() {
         let defaults = Settings::default();
         assert!(defaults.validate().is_ok());
+        // The defaults ask the registry's sources in its order; a source that needs a setting
+        // of its own (photo-share's `graphql`) is last in the registry and left out.
         for &p in Platform::ALL {
-            assert_eq!(
-                defaults.platform(p).sources,
-                p.sources(),
+            let sources = &defaults.platform(p).sources;
+            assert!(
+                p.sources()
+                    .starts_with(&sources.iter().map(String::as_str).collect::<Vec<_>>()),
                 "[{}]",
                 p.section()
             );

@@ -37,7 +37,17 @@ pub struct PlatformConfig {
     /// extensions add: a request's header fingerprint then differs every time. Never on
     /// requests for JSON.
     pub junk_headers: bool,
+    /// The persisted-query id the `graphql` source posts (the profile query's `doc_id`), on a
+    /// platform that has that source; the platform rotates it every few months.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphql_doc_id: Option<String>,
 }
+
+/// The longest `graphql_doc_id` accepted (real ones are 15 to 17 digits).
+const MAX_DOC_ID_LEN: usize = 32;
+
+/// The source that posts `graphql_doc_id`.
+const GRAPHQL: &str = "graphql";
 
 impl PlatformConfig {
     /// The section of `platform` makes sense: its values in range, an http(s) base URL with a
@@ -75,7 +85,33 @@ impl PlatformConfig {
             ));
         }
         proxies::check_proxies(&format!("{name}.proxies"), &self.proxies)?;
-        check_sources(platform, &self.sources)
+        check_sources(platform, &self.sources)?;
+        self.check_doc_id(platform)
+    }
+
+    /// `<section>.graphql_doc_id`: only on a platform with a `graphql` source, digits only,
+    /// and set whenever `sources` lists that source.
+    fn check_doc_id(&self, platform: Platform) -> Result<(), String> {
+        let key = format!("{}.graphql_doc_id", platform.section());
+        match &self.graphql_doc_id {
+            Some(_) if platform.source(GRAPHQL).is_none() => {
+                Err(format!("{key} is set but {platform} has no graphql source"))
+            }
+            Some(id)
+                if id.is_empty()
+                    || id.len() > MAX_DOC_ID_LEN
+                    || !id.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                Err(format!(
+                    "{key} must be the profile query's doc_id: 1 to {MAX_DOC_ID_LEN} digits"
+                ))
+            }
+            None if self.sources.iter().any(|s| s == GRAPHQL) => Err(format!(
+                "{}.sources lists \"graphql\" but {key} is not set",
+                platform.section()
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! block beside its calls), and each component caller text made safe. The table of every key
 //! is in the module docs of [`super`]. The one tag several primitives share is a name's
 //! ([`Keys::name`]): `P{n:PLATFORM:NAME}:e` the fresh entry, `…:s` its stale record, `…:l` its
-//! flight lock (and `…:f` its refresh limit), so that a script can read the entry and the
+//! flight lock (and `…:f` its refresh limit, `…:i` the platform id learned for it), so that a script can read the entry and the
 //! lock, or write the entry and drop the stale copy, in one call even on a cluster.
 //!
 //! Components that are not plain `[A-Za-z0-9._-]` (at most 64 bytes) are replaced by `#` and

@@ -17,6 +17,7 @@
 //! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
 //! | `P{n:PLATFORM:NAME}:f` | `1` while a background refresh of the name may not start (one per name per second for the fleet) | one second |
+//! | `P{n:PLATFORM:NAME}:i` | the platform id (digits) learned for the name from an answer about it, what a source asked by id needs (the photo-share `graphql` source's pk) | [`ids::ID_TTL`] (30 days) after it was last learned |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
 //! | `P{o:PLATFORM}:r` | next free slot of the budget's share for background refreshes (`cache.refresh_share`; µs, Redis clock) | until that share is whole |
 //! | `P{b:PLATFORM}` | `1` while the platform's breaker is open | the rest's length |
@@ -28,7 +29,7 @@
 //! | `P{s:PLATFORM}:p:SOURCE` | `1` while a demoted source's re-probe turn is taken | one re-probe interval |
 //!
 //! `KEYID` comes from [`key_id`]: a one-way digest of the key's digest, so no API key, key
-//! digest or credential reaches Redis (a proxy is named by its position only). A name's four
+//! digest or credential reaches Redis (a proxy is named by its position only). A name's five
 //! keys share a hash tag and so one cluster slot; each key id and each platform has its own.
 //! Every call is one Lua script (`EVALSHA`) or one command: one round trip each.
 //!
@@ -65,6 +66,7 @@
 //! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua`, `DEL` to lift one | `{r:…}:N` |
 //! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
 //! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
+//! | [`ids::KnownIds`] | the platform id learned for a name (written only when the source asked by id is configured) | a bounded memory of [`ids::MAX_LOCAL`] names, each kept [`ids::ID_TTL`] | `SET PX` (only when this replica did not hold the same id), `GET` | `{n:…}:i` |
 //! | [`refresh::RefreshLimits`] | one background refresh per name per second | every claim granted (the limit on the replica's stored entry) | `SET NX PX` | `{n:…}:f` |
 //! | [`sources::SourceEvidence`] | what a platform's sources did lately (reads, refusals by route and name digest), and a demoted source's re-probe turn | the replica's own record (answers every lookup; merged with Redis's at most once a second) | `sources.lua`, `SET NX PX` | `{s:…}`, `{s:…}:p:…` |
 //! | [`canary::Rounds`] | whose turn an interval's round is, and the last board | every turn this replica's alone, nothing to adopt or publish | `canary_set.lua`, `canary_get.lua` | `{c}:lease`, `{c}:verdicts` |
@@ -132,6 +134,7 @@ pub mod flight;
 pub mod gateways;
 pub mod gcra;
 pub mod health;
+pub mod ids;
 pub mod keys;
 mod marks;
 pub mod quota;

@@ -134,11 +134,12 @@ pub struct SourceEvidence {
     labels: &'static [&'static str],
     /// The mask with a bit for every route of the platform.
     every_route: u32,
+    /// The sources whose not being refused everywhere tells a source's refusal from the
+    /// routes' (a bit per label): every one the plan asks by name (see
+    /// [`SourceEvidence::witnessed_by`]); any other counts only once it read.
+    witnesses: u32,
     reprobe_every: Duration,
     state: Mutex<State>,
-    /// Bit `i` set: the platform's configured plan asks `labels[i]` (another source counts as
-    /// evidence against a refused one only if it is asked).
-    asked: u32,
 }
 
 impl SourceEvidence {
@@ -158,7 +159,7 @@ impl SourceEvidence {
             platform,
             labels,
             every_route: u32::MAX >> (32 - routes),
-            asked: u32::MAX,
+            witnesses: u32::MAX,
             reprobe_every,
             state: Mutex::new(State {
                 sources: vec![Streak::default(); labels.len()],
@@ -168,13 +169,16 @@ impl SourceEvidence {
         }
     }
 
-    /// Only `sources` are asked by the platform's configured plan: a source the operator left
-    /// out is no evidence that a refused one is refused alone.
-    pub fn asking<'a>(mut self, sources: impl IntoIterator<Item = &'a str>) -> Self {
-        self.asked = sources
+    /// Only the sources named in `witnesses` (those a plan always asks when it gets to them)
+    /// speak for the routes by not being refused; a source left out of the plan, or asked only
+    /// for some names (by an id learned earlier), counts only once it read lately.
+    #[must_use]
+    pub fn witnessed_by<'a>(mut self, witnesses: impl IntoIterator<Item = &'a str>) -> Self {
+        self.witnesses = witnesses
             .into_iter()
-            .filter_map(|source| self.index(source))
-            .fold(0, |mask, at| mask | 1 << at);
+            .filter_map(|w| self.index(w))
+            .filter(|&at| at < 32)
+            .fold(0, |mask, at| mask | (1 << at));
         self
     }
 
@@ -356,16 +360,19 @@ impl SourceEvidence {
             return Standing::Demoted;
         }
         // A refusal on every route is the source's only while some other source is not
-        // refused everywhere too (of those the plan asks): when every source is, nothing tells
-        // the source from the routes (a banned pool, a gateway whose every exit is refused), and the routes rest.
+        // refused everywhere too (a witness of the plan, or any source that read lately): when
+        // every source is, nothing tells the source from the routes (a banned pool, a gateway
+        // whose every exit is refused), and the routes rest.
         let wide = |s: &Streak| {
             s.refused >= WIDE_REFUSALS && s.routes & self.every_route == self.every_route
         };
+        let read_lately = |s: &Streak| s.read_at.is_some_and(|t| now.duration_since(t) < WINDOW);
+        let witness = |i: usize| i < 32 && self.witnesses & (1 << i) != 0;
         let another_unrefused = state
             .sources
             .iter()
             .enumerate()
-            .any(|(i, s)| i != at && self.asked & (1 << i) != 0 && !wide(s));
+            .any(|(i, s)| i != at && ((witness(i) && !wide(s)) || read_lately(s)));
         if wide(streak) && another_unrefused {
             return Standing::RefusedEverywhere;
         }
@@ -481,9 +488,32 @@ mod tests {
         assert_eq!(e.standing("page"), Standing::Preferred);
     }
 
+    /// A source the plan does not ask, or asks only by an id learned earlier (photo-share's
+    /// `graphql`), does not speak for the routes until it reads.
+    #[tokio::test]
+    async fn a_source_that_is_not_a_witness_speaks_for_the_routes_only_once_it_read() {
+        let e = SourceEvidence::new(
+            &Fleet::local(),
+            "photo-share",
+            &["json", "page", "graphql"],
+            1,
+            Duration::from_secs(60),
+        )
+        .witnessed_by(["json", "page"]);
+        for source in ["json", "page"] {
+            for name in ["a", "b"] {
+                e.refused(source, 0, name);
+            }
+        }
+        assert_eq!(e.standing("json"), Standing::Preferred);
+        assert_eq!(e.standing("page"), Standing::Preferred);
+        e.read("graphql");
+        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
+    }
+
     #[tokio::test]
     async fn a_source_the_plan_does_not_ask_is_no_evidence() {
-        let e = evidence(1).asking(["json"]);
+        let e = evidence(1).witnessed_by(["json"]);
         for name in ["a", "b"] {
             e.refused("json", 0, name);
         }

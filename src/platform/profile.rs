@@ -19,6 +19,9 @@ pub trait Body: Serialize + ToSchema + Send + Sync + 'static {
 /// The facts of a profile the service reads, whatever the platform's body calls them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
+    /// The platform's id of the account (what a source asked by id asks by; `""` when the
+    /// document gave none).
+    pub id: String,
     /// The handle, in the platform's spelling.
     pub username: String,
     /// Whether the platform flags the account as private.

@@ -13,8 +13,8 @@ use url::Url;
 
 use super::{Body, Platform, Profile};
 use crate::config::Settings;
-use crate::upstream::Response;
 use crate::upstream::egress::RouteLease;
+use crate::upstream::{Form, Response};
 use crate::username::{Subject, Username};
 
 /// One platform, as the fetcher drives it and the API documents it.
@@ -55,6 +55,14 @@ pub trait Site: Send + Sync + Sized + 'static {
 
     /// The request headers of `doc`; `route` holds the cookies this route was given.
     fn headers(&self, doc: Self::Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap;
+
+    /// The form `doc`'s request posts, the user's platform id `id` in it: `None` (the default)
+    /// for a document that is a GET of its URL. The fetcher supplies the id only for a
+    /// document asked by id ([`Document::by_id`]), once one was learned for the name.
+    fn form(&self, doc: Self::Doc, id: &str) -> Option<Form> {
+        let _ = (doc, id);
+        None
+    }
 
     /// What one answer to a request for `doc` means: the platform's block signals and its
     /// extractor, applied to a response whatever its status.
@@ -110,6 +118,9 @@ pub enum Alone {
     Refused,
 }
 
+/// Why a document asked by id was skipped: no answer about the name gave its id yet.
+pub const NO_KNOWN_ID: &str = "no_known_id";
+
 /// One of a platform's sources: a kind of document it serves a profile in.
 pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Its name in the registry line, `<section>.sources`, `x-source`, logs and metrics.
@@ -121,6 +132,14 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// photo-share page for business accounts).
     fn gives_posts(self) -> bool {
         true
+    }
+
+    /// Whether the document is asked by the user's platform id rather than by name: the id
+    /// is learned from an earlier answer about the name (kept by the fleet's
+    /// [`KnownIds`](crate::fleet::ids::KnownIds)), and a name without one skips the document
+    /// as inconclusive ([`NO_KNOWN_ID`]).
+    fn by_id(self) -> bool {
+        false
     }
 }
 

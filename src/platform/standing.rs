@@ -98,10 +98,11 @@ impl Standing {
         }
     }
 
-    /// Only `sources` are asked by the platform's configured plan (see
-    /// [`SourceEvidence::asking`]).
-    pub fn asking<'a>(mut self, sources: impl IntoIterator<Item = &'a str>) -> Self {
-        self.evidence = self.evidence.asking(sources);
+    /// The standing of a platform whose plan asks `witnesses` by name (see
+    /// [`SourceEvidence::witnessed_by`]).
+    #[must_use]
+    pub fn witnessed_by<'a>(mut self, witnesses: impl IntoIterator<Item = &'a str>) -> Self {
+        self.evidence = self.evidence.witnessed_by(witnesses);
         self
     }
 

@@ -12,6 +12,7 @@ pub mod browser;
 pub mod capture;
 pub mod cookies;
 pub mod egress;
+pub mod form;
 pub mod gate;
 pub mod junk_headers;
 pub mod retry;
@@ -21,10 +22,12 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, HeaderMap, LOCATION};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, LOCATION};
 use url::Url;
 
 use crate::config::{BrowserProfile, Settings, ms};
+
+pub use form::Form;
 
 /// A desktop Chrome User-Agent: the platforms serve their normal public pages to browsers.
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
@@ -220,10 +223,21 @@ impl Upstream {
 
     /// Sends `GET url` with `headers` and reads the whole body within the deadline and the cap.
     pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
+        self.send(url, headers, None).await
+    }
+
+    /// Sends `url` with `headers`: a GET, or a POST of `form` when one is given. The whole body
+    /// is read within the deadline and the cap either way.
+    pub async fn send(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        form: Option<&Form>,
+    ) -> Result<Response, UpstreamError> {
         match &self.backend {
-            Backend::Plain(http) => self.plain_get(http, url, headers).await,
+            Backend::Plain(http) => self.plain_send(http, url, headers, form).await,
             #[cfg(feature = "browser")]
-            Backend::Browser(client) => client.get(url, headers).await,
+            Backend::Browser(client) => client.send(url, headers, form).await,
         }
     }
 
@@ -241,13 +255,21 @@ impl Upstream {
         }
     }
 
-    async fn plain_get(
+    async fn plain_send(
         &self,
         http: &reqwest::Client,
         url: Url,
         headers: HeaderMap,
+        form: Option<&Form>,
     ) -> Result<Response, UpstreamError> {
-        let request = http.get(url.clone()).headers(headers);
+        let request = match form {
+            None => http.get(url.clone()).headers(headers),
+            Some(form) => http
+                .post(url.clone())
+                .headers(headers)
+                .header(CONTENT_TYPE, Form::content_type())
+                .body(form.body()),
+        };
         let read = async {
             let mut response = request
                 .send()

@@ -16,6 +16,11 @@ pub(crate) fn json(body: Bytes) -> Response {
     typed(body, "application/json; charset=utf-8")
 }
 
+/// A script answer, as the photo-share profile query is served (`text/javascript`).
+pub(crate) fn script(body: Bytes) -> Response {
+    typed(body, "text/javascript; charset=utf-8")
+}
+
 fn typed(body: Bytes, content_type: &'static str) -> Response {
     let mut response = Response::new(Body::from(body));
     response

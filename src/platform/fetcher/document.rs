@@ -8,11 +8,11 @@ use url::Url;
 use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
 use crate::platform::last_word::Block;
-use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
+use crate::platform::site::{Alone, Document, NO_KNOWN_ID, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup, Profile};
-use crate::upstream::UpstreamError;
 use crate::upstream::egress::RouteLease;
 use crate::upstream::retry::Attempt;
+use crate::upstream::{Form, UpstreamError};
 
 /// Same-host redirects followed for one document before giving up.
 const MAX_REDIRECTS: usize = 3;
@@ -22,11 +22,15 @@ impl<S: Site> Run<'_, S> {
     /// ends the lookup ([`Step::Ended`]) or had nothing usable ([`Step::Missed`]).
     pub(super) async fn read_document(&self, doc: S::Doc) -> Step<S::Hurdle> {
         let site = &self.fetcher.site;
+        let form = match self.form(doc).await {
+            Ok(form) => form,
+            Err(missed) => return missed,
+        };
         let mut url = site.url(doc, self.name);
         let mut redirects = 0;
         let mut hurdle_cleared = false;
         loop {
-            let reading = match self.request(doc, &url).await {
+            let reading = match self.request(doc, &url, form.as_ref()).await {
                 Step::Read(reading) => reading,
                 ended => return ended,
             };
@@ -70,9 +74,26 @@ impl<S: Site> Run<'_, S> {
         }
     }
 
-    /// One request of `doc` at `url`, retried by the platform's policy on this route; an
-    /// unreadable answer is kept by drift capture, and every answer's status and size noted.
-    async fn request(&self, doc: S::Doc, url: &Url) -> Step<S::Hurdle> {
+    /// The form `doc` posts ([`Site::form`]), with the id learned for the name when the
+    /// document is asked by id; a name no answer taught an id skips such a document.
+    async fn form(&self, doc: S::Doc) -> Result<Option<Form>, Step<S::Hurdle>> {
+        if !doc.by_id() {
+            return Ok(None);
+        }
+        let known = match &self.fetcher.ids {
+            Some(ids) => ids.recall(self.name.as_str()).await,
+            None => None,
+        };
+        match known {
+            Some(id) => Ok(self.fetcher.site.form(doc, &id)),
+            None => Err(Step::Missed(Reading::Inconclusive(NO_KNOWN_ID))),
+        }
+    }
+
+    /// One request of `doc` at `url` (posting `form` when there is one), retried by the
+    /// platform's policy on this route; an unreadable answer is kept by drift capture, and
+    /// every answer's status and size noted.
+    async fn request(&self, doc: S::Doc, url: &Url, form: Option<&Form>) -> Step<S::Hurdle> {
         let (fetcher, name, route) = (self.fetcher, self.name, self.route);
         let platform = S::PLATFORM;
         // A refusal that is the source's is not waited out: the next source is asked.
@@ -85,7 +106,7 @@ impl<S: Site> Run<'_, S> {
             .run(platform.as_str(), || async {
                 // Built for whichever route the request goes through (see `send`).
                 let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
-                let sent = send(route, &fetcher.gate, self.mode, url.clone(), headers).await;
+                let sent = send(route, &fetcher.gate, self.mode, (url, form), headers).await;
                 let response = match sent {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),

@@ -27,6 +27,11 @@
 //! answer about the user and every refusal is told to the evidence. A source refused on every
 //! route (for several names) is the source's refusal: it rests no proxy, is not waited out,
 //! and the lookup asks the next source on the same route at once.
+//!
+//! A source asked by the user's platform id ([`Document::by_id`]) posts the form its site
+//! builds with the id learned for the name: every profile a fetch finds teaches its id to the
+//! fleet's [`KnownIds`] (when the plan asks such a source), and a name no answer taught one
+//! skips the source as inconclusive.
 
 mod document;
 mod plan;
@@ -44,6 +49,7 @@ use super::standing::Standing;
 use super::{Failure, Lookup, Platform};
 use crate::config::{Settings, ms};
 use crate::fleet::Fleet;
+use crate::fleet::ids::KnownIds;
 use crate::upstream::capture::Capture;
 use crate::upstream::egress::Egress;
 use crate::upstream::gate::{Gate, Signal};
@@ -144,6 +150,9 @@ pub struct Fetcher<S: Site> {
     last_words: LastWords,
     /// Which sources the canary moved to the end of the plan.
     standing: Standing,
+    /// The platform ids learned for names, when the plan asks a source by id (else nothing
+    /// is learned or kept).
+    ids: Option<KnownIds>,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -158,6 +167,15 @@ impl<S: Site> Fetcher<S> {
             .sources
             .iter()
             .filter_map(|name| S::DOCUMENTS.iter().copied().find(|d| d.label() == name))
+            .collect();
+        let ids = plan
+            .iter()
+            .any(|d| d.by_id())
+            .then(|| KnownIds::new(fleet, scope));
+        let witnesses: Vec<&str> = plan
+            .iter()
+            .filter(|d| !d.by_id())
+            .map(|d| d.label())
             .collect();
         Ok(Self {
             site: S::new(settings),
@@ -176,7 +194,8 @@ impl<S: Site> Fetcher<S> {
                 route_count(settings, config),
                 reprobe_every(settings),
             )
-            .asking(plan.iter().map(|doc| doc.label())),
+            .witnessed_by(witnesses),
+            ids,
             plan,
         })
     }
@@ -219,6 +238,9 @@ impl<S: Site> Fetcher<S> {
         };
         if mode != Mode::Probe {
             self.report(&fetched);
+        }
+        if let (Some(ids), Lookup::Found(profile)) = (&self.ids, &fetched.lookup) {
+            ids.remember(name.as_str(), &profile.summary().id).await;
         }
         fetched
     }

@@ -12,7 +12,7 @@ use super::Mode;
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::{PROXY_AUTH, PROXY_FAILED, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal};
-use crate::upstream::{Response, UpstreamError};
+use crate::upstream::{Form, Response, UpstreamError};
 
 /// What became of one request [`send`] was asked to make.
 pub(super) enum Sent {
@@ -25,7 +25,8 @@ pub(super) enum Sent {
     Refused(Lookup),
 }
 
-/// Sends one request through the platform's gate and the fetch's route, counting it.
+/// Sends one request (a GET of `url`, or a POST of `form` to it) through the platform's gate
+/// and the fetch's route, counting it.
 ///
 /// On a proxy route, a failure of the proxy itself (see [`is_proxy_failure`], or a 407 from an
 /// HTTP proxy) leaves that proxy (resting it, unless the lease rests nothing) and the request
@@ -41,7 +42,7 @@ pub(super) async fn send(
     route: &RouteLease<'_>,
     gate: &Gate,
     mode: Mode,
-    url: Url,
+    (url, form): (&Url, Option<&Form>),
     headers: impl Fn(&RouteLease<'_>) -> HeaderMap,
 ) -> Sent {
     loop {
@@ -53,7 +54,7 @@ pub(super) async fn send(
             Err(refusal) => return Sent::Refused(Lookup::Failed(refused(refusal))),
         };
         crate::telemetry::upstream_request(gate.platform());
-        let result = route.get(url.clone(), headers(route)).await;
+        let result = route.send(url.clone(), headers(route), form).await;
         let failure = match &result {
             Err(UpstreamError::Timeout(_)) => {
                 if route.leave_silent().await {

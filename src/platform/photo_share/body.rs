@@ -37,6 +37,7 @@ pub struct PhotoShareProfile {
 impl Body for PhotoShareProfile {
     fn summary(&self) -> Summary {
         Summary {
+            id: self.id.clone(),
             username: self.username.clone(),
             private: self.is_private,
             followers: self.edge_followed_by.count,

@@ -8,6 +8,7 @@ pub mod extract;
 mod markers;
 mod page;
 mod parts;
+pub mod query;
 mod shared_data;
 mod signals;
 pub mod site;

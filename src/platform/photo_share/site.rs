@@ -1,5 +1,5 @@
 //! The photo-share platform as the fetcher drives it: the profile JSON first, the profile
-//! page second.
+//! page second, and, when configured, the profile query by the account's pk (`query`).
 //!
 //! The platform throttles hard, so every blocking signal on either request is waited out with
 //! backoff before the caller hears `upstream_blocked`; a JSON answer that is not JSON (a login
@@ -17,13 +17,13 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use url::Url;
 
-use super::web_headers;
 use super::{PhotoShareProfile, extract};
+use super::{query, web_headers};
 use crate::config::Settings;
 use crate::platform::site::{Alone, Api, Document, Reading, Site};
 use crate::platform::{Platform, Profile};
 use crate::upstream::egress::RouteLease;
-use crate::upstream::{Response, same_origin, url_with_segments};
+use crate::upstream::{Form, Response, same_origin, url_with_segments};
 use crate::username::{Subject, Username};
 
 /// What the JSON endpoint's `"user": null` is, until the page confirms it.
@@ -37,6 +37,8 @@ const BUSINESS_ACCOUNT: &str = "business_account";
 #[derive(Debug)]
 pub struct PhotoShare {
     base: Url,
+    /// The profile query's persisted id (`photo_share.graphql_doc_id`).
+    doc_id: String,
 }
 
 /// The documents a photo-share lookup asks for.
@@ -46,6 +48,9 @@ pub enum Doc {
     ProfileJson,
     /// `/{username}/`: asked when the JSON had nothing usable; its 404 confirms absence.
     ProfilePage,
+    /// `POST /graphql/query`: the web client's profile query, by the account's pk learned from
+    /// an earlier answer about the name (`query`); asked only when configured.
+    ProfileQuery,
 }
 
 impl Document for Doc {
@@ -53,12 +58,18 @@ impl Document for Doc {
         match self {
             Doc::ProfileJson => "json",
             Doc::ProfilePage => "page",
+            Doc::ProfileQuery => "graphql",
         }
     }
 
-    /// The page hides a business account's post count; the JSON gives every public one's.
+    /// The page hides a business account's post count; the JSON and the query give every
+    /// public one's.
     fn gives_posts(self) -> bool {
-        self == Doc::ProfileJson
+        self != Doc::ProfilePage
+    }
+
+    fn by_id(self) -> bool {
+        self == Doc::ProfileQuery
     }
 }
 
@@ -80,11 +91,13 @@ impl Site for PhotoShare {
     const RETRIES_BLOCKS: bool = true;
     type Doc = Doc;
     type Hurdle = Infallible;
-    const DOCUMENTS: &'static [Doc] = &[Doc::ProfileJson, Doc::ProfilePage];
+    const DOCUMENTS: &'static [Doc] = &[Doc::ProfileJson, Doc::ProfilePage, Doc::ProfileQuery];
 
     fn new(settings: &Settings) -> Self {
+        let config = settings.platform(Self::PLATFORM);
         Self {
-            base: settings.platform(Self::PLATFORM).base_url.clone(),
+            base: config.base_url.clone(),
+            doc_id: config.graphql_doc_id.clone().unwrap_or_default(),
         }
     }
 
@@ -97,25 +110,34 @@ impl Site for PhotoShare {
                 url
             }
             Doc::ProfilePage => url_with_segments(&self.base, &[name.as_str(), ""]),
+            Doc::ProfileQuery => url_with_segments(&self.base, &["graphql", "query"]),
         }
     }
 
     /// The JSON request carries, as the web client does, the `csrftoken` cookie this route was
     /// given as `X-CSRFToken` (the route's jar sends the cookie itself) and the claim this
     /// route was handed as `X-IG-WWW-Claim` (`0` before): both read from the route in use, so
-    /// a lookup that moved to another proxy never repeats the first one's.
+    /// a lookup that moved to another proxy never repeats the first one's. The profile query
+    /// sends the same, and its friendly name.
     fn headers(&self, doc: Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap {
-        match doc {
-            Doc::ProfileJson => {
-                let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
-                web_headers::api(
-                    &self.url(Doc::ProfilePage, name),
-                    route.handed(web_headers::SET_CLAIM),
-                    csrf.as_deref(),
-                )
-            }
-            Doc::ProfilePage => web_headers::page(),
+        if doc == Doc::ProfilePage {
+            return web_headers::page();
         }
+        let csrf = route.cookie(&self.base, web_headers::CSRF_COOKIE);
+        let api = web_headers::api(
+            &self.url(Doc::ProfilePage, name),
+            route.handed(web_headers::SET_CLAIM),
+            csrf.as_deref(),
+        );
+        match doc {
+            Doc::ProfileQuery => query::headers(api),
+            _ => api,
+        }
+    }
+
+    /// The profile query posts its form, the pk in it; the other documents are GETs.
+    fn form(&self, doc: Doc, id: &str) -> Option<Form> {
+        (doc == Doc::ProfileQuery).then(|| query::form(&self.doc_id, id))
     }
 
     fn read(&self, doc: Doc, response: &Response, name: &Username) -> Reading {
@@ -163,12 +185,27 @@ impl Site for PhotoShare {
             (Doc::ProfilePage, s) if s.is_success() || s == StatusCode::NOT_FOUND => {
                 extract::from_page_answer(body, name)
             }
+            // Any content type (`text/javascript`, SimpleInstaBot#329); not JSON is refusal.
+            (Doc::ProfileQuery, s) if s.is_success() => {
+                let content_type = response.headers.get(CONTENT_TYPE).map(|v| v.as_bytes());
+                if let Some(reason) = extract::not_json(content_type, body) {
+                    return blocked(reason);
+                }
+                query::read(body, name)
+            }
+            // Without a CSRF token, or anonymous where a session is wanted (instaloader#2688,
+            // #2706): the platform refusing us.
+            (Doc::ProfileQuery, StatusCode::FORBIDDEN) => return blocked("http_403"),
+            // A 400 `invalid request` is a retired doc_id (instaloader#2695, #2701).
+            (Doc::ProfileQuery, _) => return Reading::Inconclusive(UNEXPECTED_STATUS),
             (Doc::ProfileJson, _) => return Reading::Inconclusive(UNEXPECTED_STATUS),
             (Doc::ProfilePage, _) => return Reading::Unavailable(format!("HTTP {status}")),
         };
         match (doc, reading) {
             (_, Reading::Blocked { reason, .. }) => blocked(reason),
-            (Doc::ProfileJson, Reading::NotFound) => Reading::Inconclusive(USER_NULL),
+            (Doc::ProfileJson | Doc::ProfileQuery, Reading::NotFound) => {
+                Reading::Inconclusive(USER_NULL)
+            }
             (Doc::ProfileJson, Reading::Unreadable(why)) => {
                 tracing::debug!(why = %why, "profile JSON unreadable; asking the page");
                 Reading::Inconclusive(JSON_UNREADABLE)
@@ -194,6 +231,7 @@ impl Site for PhotoShare {
             .map(|(doc, miss)| match doc {
                 Doc::ProfileJson => format!("profile JSON: {}", miss.why()),
                 Doc::ProfilePage => format!("profile page: {}", miss.why()),
+                Doc::ProfileQuery => format!("profile query: {}", miss.why()),
             })
             .collect::<Vec<_>>();
         Reading::Unreadable(why.join("; "))

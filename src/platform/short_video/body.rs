@@ -83,6 +83,7 @@ impl Body for ShortVideoProfile {
     fn summary(&self) -> Summary {
         let (user, stats) = (&self.user_info.user, &self.user_info.stats);
         Summary {
+            id: user.id.clone(),
             username: user.unique_id.clone(),
             private: user.private_account,
             followers: stats.follower_count,

@@ -24,11 +24,13 @@ pub mod identity;
 
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
 use super::roots::{ClientBuildError, read_pem_roots};
-use super::{Response, UpstreamError, connect_deadline, error_chain, is_navigation, read_capped};
+use super::{
+    Form, Response, UpstreamError, connect_deadline, error_chain, is_navigation, read_capped,
+};
 use crate::config::{BrowserProfile, Settings, ms};
 
 /// Headers that name the client; the profile sets them, so a caller's values (which may name
@@ -127,11 +129,21 @@ impl BrowserClient {
         self.profile
     }
 
-    /// Sends `GET url` with `headers` (less the identity headers the profile owns) and reads
-    /// the whole body within the deadline and the cap. A page request (a navigation) goes out
-    /// as the browser sends one: its own `Accept` and `Accept-Language` (a page cannot choose
-    /// them), the headers it adds to navigations, in its order.
-    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
+    /// Sends `GET url` with `headers` (see [`BrowserClient::send`]).
+    pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
+        self.send(url, headers, None).await
+    }
+
+    /// Sends `url` with `headers` (less the identity headers the profile owns), a GET or a POST
+    /// of `form`, and reads the whole body within the deadline and the cap. A page request (a
+    /// navigation) goes out as the browser sends one: its own `Accept` and `Accept-Language` (a
+    /// page cannot choose them), the headers it adds to navigations, in its order.
+    pub async fn send(
+        &self,
+        url: Url,
+        mut headers: HeaderMap,
+        form: Option<&Form>,
+    ) -> Result<Response, UpstreamError> {
         for name in IDENTITY_HEADERS {
             headers.remove(HeaderName::from_static(name));
         }
@@ -146,7 +158,15 @@ impl BrowserClient {
                 );
             }
         }
-        let mut request = self.http.get(url.as_str()).headers(headers);
+        let mut request = match form {
+            None => self.http.get(url.as_str()).headers(headers),
+            Some(form) => self
+                .http
+                .post(url.as_str())
+                .headers(headers)
+                .header(CONTENT_TYPE, Form::content_type())
+                .body(form.body()),
+        };
         if let Some(navigation) = navigation {
             request = request.orig_headers((*navigation.order).clone());
         }

@@ -12,7 +12,7 @@ use super::exit::{Exit, Identity};
 use super::gateway::{AfterBlock, POOL_REFUSED, Retirement};
 use super::route::Route;
 use super::{Egress, PROXY_FAILURES, REGION_LOCKED, Switch, lock};
-use crate::upstream::{Response, UpstreamError, is_navigation, junk_headers};
+use crate::upstream::{Form, Response, UpstreamError, is_navigation, junk_headers};
 
 /// One lookup's hold on a route and a profile: every request of the lookup goes through it,
 /// and it moves to another proxy only when the current one is rested, to another profile only
@@ -100,7 +100,17 @@ impl RouteLease<'_> {
     /// Sends `GET url` through the current route as the current profile, with that identity's
     /// cookies (and, for a page request with `<section>.junk_headers` on, a fresh draw of junk
     /// headers), and keeps the cookies the response sets in that identity's jar.
-    pub async fn get(&self, url: Url, mut headers: HeaderMap) -> Result<Response, UpstreamError> {
+    pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
+        self.send(url, headers, None).await
+    }
+
+    /// Sends `url` as [`RouteLease::get`] does, a POST of `form` when one is given.
+    pub async fn send(
+        &self,
+        url: Url,
+        mut headers: HeaderMap,
+        form: Option<&Form>,
+    ) -> Result<Response, UpstreamError> {
         let route = self.route();
         let exit = self.exit();
         let identity = &exit.identities[self.profile.load(Ordering::Relaxed)];
@@ -110,7 +120,7 @@ impl RouteLease<'_> {
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
         route.requests.increment(1);
-        let result = identity.upstream.get(url, headers).await;
+        let result = identity.upstream.send(url, headers, form).await;
         if let Ok(response) = &result {
             identity.cookies.keep_from(&response.url, &response.headers);
             {

@@ -28,7 +28,7 @@ pub use pages::{
 };
 pub use pages_2026::{web_profile_info_preload_page, xig_edge_counts_page};
 pub use profile_query::{profile_query_answer, profile_query_preload_page};
-pub use router::{STAND_IN, drifted_router, router, sample_user};
+pub use router::{STAND_IN, drifted_router, router, sample_by_pk, sample_user};
 
 /// An invented account: what the upstream documents say about it, in decoded form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

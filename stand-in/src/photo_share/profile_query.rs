@@ -75,3 +75,46 @@ pub fn profile_query_preload_page(user: &SampleUser, target_size: usize) -> Stri
         push_data_members(out, user, Style::Sjs);
     })
 }
+/// The form fields a profile query must carry to be answered.
+const QUERY_FIELDS: [&str; 3] = ["doc_id", "fb_api_req_friendly_name", "variables"];
+
+/// Answers a `POST /graphql/query`: the profile query of the sample whose pk the form's
+/// `variables` name, as `text/javascript` without `"status":"ok"` (as the platform answered in
+/// 2026-09); `"user": null` for a pk no sample has; 400 `invalid request` (the platform's
+/// answer to a retired doc_id) when a field is missing or the query is another one.
+pub(crate) async fn answer_query(request: axum::extract::Request) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 64 * 1024).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let fields: Vec<(String, String)> = url::form_urlencoded::parse(&body)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let pk = field("variables")
+        .and_then(|v| serde_json::from_str::<serde_json::Value>(v).ok())
+        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_owned));
+    let complete = QUERY_FIELDS
+        .iter()
+        .all(|f| field(f).is_some_and(|v| !v.is_empty()))
+        && field("fb_api_req_friendly_name") == Some("PolarisProfilePageContentQuery");
+    let Some(pk) = pk.filter(|_| complete) else {
+        let invalid = r#"{"message":"invalid request","errors":[{"message":"execution error","severity":"CRITICAL"}],"status":"fail"}"#;
+        return (
+            StatusCode::BAD_REQUEST,
+            crate::answer::json(bytes::Bytes::from_static(invalid.as_bytes())),
+        )
+            .into_response();
+    };
+    let body = match super::sample_by_pk(&pk) {
+        Some(user) => profile_query_answer(&user, false),
+        None => r#"{"data":{"user":null},"extensions":{"is_final":true}}"#.to_owned(),
+    };
+    crate::answer::script(bytes::Bytes::from(body))
+}

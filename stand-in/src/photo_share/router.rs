@@ -3,7 +3,8 @@
 //! account the JSON refuses with its schema 400 (the page answers), a creator account refused
 //! the same way whose page preloads the profile query's answer, and a name whose JSON
 //! endpoint answers a login page with 200 (its page is the app shell), and an account whose
-//! JSON endpoint answers as the retired one does (429, "Please wait"; its page answers).
+//! JSON endpoint answers as the retired one does (429, "Please wait"; its page answers). The
+//! profile query (`POST /graphql/query`) answers every sample by its pk, as `text/javascript`.
 //!
 //! Its drifted twin answers the samples' profile JSON with every count under a name no reader
 //! knows (the platform moving its endpoint): fetched fine, unreadable, since a public profile
@@ -13,7 +14,7 @@ use std::sync::OnceLock;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 
@@ -78,6 +79,9 @@ fn demo_calls() -> Vec<DemoCall> {
 
 async fn answer(request: Request) -> Response {
     let path = request.uri().path();
+    if path == "/graphql/query" && request.method() == Method::POST {
+        return super::profile_query::answer_query(request).await;
+    }
     if path == "/api/v1/users/web_profile_info/" {
         let name = requested_name(&request);
         if name.eq_ignore_ascii_case(THROTTLED_NAME) {
@@ -167,6 +171,19 @@ pub fn sample_user(name: &str) -> Option<SampleUser> {
     [PUBLIC_USER, PRIVATE_USER]
         .into_iter()
         .find(|u| u.username.eq_ignore_ascii_case(name))
+}
+
+/// Every photo-share sample account, by pk: what the profile query is asked by.
+pub fn sample_by_pk(pk: &str) -> Option<SampleUser> {
+    [
+        PUBLIC_USER,
+        PRIVATE_USER,
+        BUSINESS_USER,
+        CREATOR_USER,
+        RETIRED_JSON_USER,
+    ]
+    .into_iter()
+    .find(|u| u.pk == pk)
 }
 
 /// A sample's profile JSON, built once.

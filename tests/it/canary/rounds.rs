@@ -161,6 +161,14 @@ async fn a_round_reads_every_source_of_every_platform() {
     );
     let mut s = app.settings().clone();
     let _others = the_other_platforms_on_their_stand_ins(&mut s).await;
+    // Every configured source of every platform, in order (photo-share's `graphql` is
+    // registered but not in the default sources).
+    let mut expected = Vec::new();
+    for &p in Platform::ALL {
+        for source in &s.platform(p).sources {
+            expected.push((p.as_str().to_owned(), source.clone()));
+        }
+    }
     let app = app.with(|settings| *settings = s).start().await;
     let now = status_until(&app, Duration::from_secs(10), |s| all(s, "ok")).await;
     assert!(all(&now, "ok"), "{now}");
@@ -178,13 +186,7 @@ async fn a_round_reads_every_source_of_every_platform() {
             )
         })
         .collect();
-    let mut expected = Vec::new();
-    for &p in Platform::ALL {
-        for source in p.sources() {
-            expected.push((p.as_str().to_owned(), (*source).to_owned()));
-        }
-    }
-    assert_eq!(listed, expected, "every registered source, in order");
+    assert_eq!(listed, expected, "every configured source, in order");
     // No account is named unless the settings say so.
     let text = now.to_string();
     for name in ["sunny", "quiet", "lumen", "harbor", "kettle"] {

@@ -1,6 +1,7 @@
 //! The photo-share platform (`src/platform/photo_share`): real captures, hostile input, the
 //! 2026 shapes, the profile query's user shape, user text, the JSON endpoint's 404s.
 
+mod graphql;
 mod json_404;
 mod profile_query;
 mod proptest;
