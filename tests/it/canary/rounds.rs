@@ -451,7 +451,9 @@ async fn lookups_ask_the_embed_first_while_the_page_is_changed_and_the_page_agai
         [format!("/embed/@{caller}")],
         "the page was asked first"
     );
-    assert_eq!(answers(&app, "embed").await, answers_before + 1);
+    // The metrics are the test process's: lookups of tests running beside this one may add
+    // embed answers too, so this one's shows as at least one more.
+    assert!(answers(&app, "embed").await > answers_before);
 
     // The page reads again: after one ok round it is asked first again.
     short.drift.set(false);
