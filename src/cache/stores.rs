@@ -268,12 +268,15 @@ impl Stores {
         report: Fetched,
         started: Instant,
     ) -> Result<Arc<Entry>, Fetched> {
-        let value = match report.lookup {
-            Lookup::Found(profile) => Stored::Found {
-                body: profile.json().clone(),
-                private: profile.is_private(),
-            },
-            Lookup::NotFound => Stored::NotFound,
+        let (value, withheld) = match report.lookup {
+            Lookup::Found(profile) => (
+                Stored::Found {
+                    body: profile.json().clone(),
+                    private: profile.is_private(),
+                },
+                profile.summary().withheld_list(),
+            ),
+            Lookup::NotFound => (Stored::NotFound, None),
             Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
@@ -282,7 +285,8 @@ impl Stores {
             Instant::now(),
             report.upstream_requests,
             report.source,
-        ));
+        )
+        .withholding(withheld));
         self.keep(name, entry.clone()).await;
         Ok(entry)
     }

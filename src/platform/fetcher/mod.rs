@@ -33,6 +33,7 @@
 //! fleet's [`KnownIds`] (when the plan asks such a source), and a name no answer taught one
 //! skips the source as inconclusive.
 
+mod complement;
 mod document;
 mod plan;
 mod run;
@@ -133,6 +134,9 @@ pub trait Fetch: Send + Sync + 'static {
 
     /// Whether the configured plan asks the source called `source`.
     fn asks(&self, source: &str) -> bool;
+
+    /// The query ids the platform's site posts and learns, when it has any.
+    fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds>;
 }
 
 /// One platform's fetcher: its site and everything a fetch needs around it.
@@ -178,7 +182,7 @@ impl<S: Site> Fetcher<S> {
             .map(|d| d.label())
             .collect();
         Ok(Self {
-            site: S::new(settings),
+            site: S::new(settings, fleet),
             egress: Egress::new(scope, settings, config, fleet)?,
             gate: Gate::new(scope, config, settings, fleet),
             retry: RetryPolicy::new(&settings.retry),
@@ -289,6 +293,10 @@ impl<S: Site> Fetch for Fetcher<S> {
 
     fn asks(&self, source: &str) -> bool {
         self.plan.iter().any(|d| d.label() == source)
+    }
+
+    fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds> {
+        self.site.query_ids()
     }
 }
 

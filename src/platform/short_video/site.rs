@@ -89,7 +89,7 @@ impl Site for ShortVideo {
     const FALLS_BACK_ON_UNREADABLE: bool = false;
     const CAPTURED_BLOCKS: &'static [&'static str] = &stateless::KINDS;
 
-    fn new(settings: &Settings) -> Self {
+    fn new(settings: &Settings, _: &crate::fleet::Fleet) -> Self {
         Self {
             base: settings.platform(Self::PLATFORM).base_url.clone(),
             solvers: Arc::new(Semaphore::new(CONCURRENT_SOLVES)),

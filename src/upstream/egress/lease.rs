@@ -115,6 +115,11 @@ impl RouteLease<'_> {
         let exit = self.exit();
         let identity = &exit.identities[self.profile.load(Ordering::Relaxed)];
         identity.cookies.add_to(&url, &mut headers);
+        if let Some(form) = form {
+            for (name, value) in form.headers() {
+                headers.insert(name.clone(), value.clone());
+            }
+        }
         if self.routes.junk_headers && is_navigation(&headers) {
             junk_headers::add_to(&mut headers);
         }
@@ -192,6 +197,18 @@ impl RouteLease<'_> {
             self.routes.routes[index].blocks.increment(1);
             self.routes.rest(index, "silent").await;
         }
+    }
+
+    /// Moves the lease to a fresh session of its gateway, without retiring the one it held
+    /// (a document failed on it, the route did nothing wrong); false on a fixed proxy or the
+    /// direct route, which have no sessions.
+    pub fn fresh_session(&self) -> bool {
+        let index = self.current.load(Ordering::Relaxed);
+        let Some(exit) = self.routes.routes[index].gateway().and_then(|g| g.fresh()) else {
+            return false;
+        };
+        *lock(&self.exit) = exit;
+        true
     }
 
     /// The last value the platform handed the current route and profile in response header
