@@ -54,7 +54,17 @@ pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     s.retry.max_total_ms = 2_000;
     s.upstream.timeout_ms = 2_000;
     s.breaker.failure_threshold = 0;
+    // The suites written for the profile JSON and the page (their signals, retries, routes)
+    // ask those two, as the platform answered before 2026-09; the guest suite
+    // (`platform::photo_share::guest_2026_09`) and the demo's run the shipped order.
+    s.platform_mut(Platform::PhotoShare).sources = vec!["json".into(), "page".into()];
     s
+}
+
+/// The shipped photo-share sources (`config/default.toml`): the logged-out query first.
+pub fn shipped_photo_share_sources(s: &mut Settings) {
+    s.platform_mut(Platform::PhotoShare).sources =
+        Settings::default().platform(Platform::PhotoShare).sources.clone();
 }
 
 /// Found profiles fresh for a second (no stale-while-revalidate window), then kept a minute
