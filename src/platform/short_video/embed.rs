@@ -123,6 +123,7 @@ pub(super) fn said(text: &[u8], requested: Subject<'_>) -> Said {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{ShortVideoStats, ShortVideoUser};
     use super::*;
     use crate::platform::Platform;
     use crate::username::Username;
@@ -237,5 +238,165 @@ mod tests {
             let got = verdict(broken, "abc");
             assert!(matches!(got, Reading::Unreadable(_)), "{broken}: {got:?}");
         }
+    }
+
+    /// An embed state whose route for `route` holds the error payload `members` (the shape of
+    /// real excerpts: `…,"errorCode":10222,"errorStatus":400,"isError":true,"pageName":"error",
+    /// "userInfo":{"uniqueId":"…"}}`, quoted in a Rust client's test, 2026).
+    fn error_state(route: &str, members: &str) -> String {
+        format!(
+            r#"{{"router":{{"link":"{route}"}},"source":{{"get":{{}},"data":{{"{route}":{{"isReady":true,{members}}}}}}}}}"#
+        )
+    }
+
+    /// The error payload of an excerpt, with `code` and `userInfo`.
+    fn coded(code: i64, info: &str) -> String {
+        format!(
+            r#""errorCode":{code},"errorStatus":400,"isError":true,"pageName":"error","userInfo":{info}"#
+        )
+    }
+
+    #[test]
+    fn error_code_10221_is_not_found() {
+        for members in [
+            coded(10221, r#"{"uniqueId":"abc"}"#),
+            // Without the userInfo, or with a string code: the code still says it.
+            r#""errorCode":10221,"isError":true,"pageName":"error""#.to_owned(),
+            r#""errorCode":"10221","isError":true"#.to_owned(),
+        ] {
+            let text = error_state("/embed/@abc", &members);
+            assert_eq!(verdict(&text, "ABC"), Reading::NotFound, "{members}");
+        }
+        // At the top of the state, beside the top's isError.
+        let top = r#"{"isError":true,"errorCode":10221,"source":{"data":{"/embed/@abc":{"isReady":true}}}}"#;
+        assert_eq!(verdict(top, "abc"), Reading::NotFound);
+        // The route's own code wins over the top's.
+        let both = r#"{"isError":true,"errorCode":10222,"source":{"data":{"/embed/@abc":{"isError":true,"errorCode":10221}}}}"#;
+        assert_eq!(verdict(both, "abc"), Reading::NotFound);
+    }
+
+    #[test]
+    fn error_code_10222_is_a_private_profile_with_its_counts_withheld() {
+        // The excerpt's userInfo: the name only.
+        let text = error_state("/embed/@abc", &coded(10222, r#"{"uniqueId":"Abc"}"#));
+        let Reading::Found(p) = verdict(&text, "abc") else {
+            panic!("no profile");
+        };
+        let (u, s) = (&p.user_info.user, &p.user_info.stats);
+        assert_eq!(u.unique_id, "Abc");
+        assert!(u.private_account);
+        assert_eq!(s, &ShortVideoStats::default(), "every count null");
+        // What else the userInfo gives is kept; any count it holds is still withheld.
+        let info = r#"{"id":"42","uniqueId":"abc","nickname":"A","signature":"hi","verified":true,"privateAccount":false,"avatarThumbUrl":"https://cdn.example/t.jpg","followerCount":87,"heartCount":5}"#;
+        let text = error_state("/embed/@abc", &coded(10222, info));
+        let Reading::Found(p) = verdict(&text, "abc") else {
+            panic!("no profile");
+        };
+        let (u, s) = (&p.user_info.user, &p.user_info.stats);
+        assert_eq!(
+            (u.id.as_str(), u.nickname.as_str(), u.signature.as_str()),
+            ("42", "A", "hi")
+        );
+        assert_eq!(u.avatar_thumb, "https://cdn.example/t.jpg");
+        assert!(u.verified && u.private_account);
+        assert_eq!(s, &ShortVideoStats::default(), "every count null");
+    }
+
+    #[test]
+    fn error_code_10222_without_a_user_info_is_the_minimal_private_body() {
+        for text in [
+            error_state(
+                "/embed/@abc.def",
+                r#""errorCode":10222,"isError":true,"pageName":"error""#,
+            ),
+            r#"{"isError":true,"pageName":"error","errorCode":10222,"source":{"data":{"/embed/@abc.def":{}}}}"#.to_owned(),
+        ] {
+            let Reading::Found(p) = verdict(&text, "Abc.Def") else {
+                panic!("{text}: no profile");
+            };
+            let expected = ShortVideoUser {
+                unique_id: "abc.def".into(),
+                private_account: true,
+                ..ShortVideoUser::default()
+            };
+            assert_eq!(p.user_info.user, expected, "{text}");
+            assert_eq!(p.user_info.stats, ShortVideoStats::default(), "{text}");
+        }
+    }
+
+    #[test]
+    fn without_a_known_error_code_the_error_payload_stays_private_or_missing() {
+        for members in [
+            // The older payload: no code.
+            r#""isError":true,"pageName":"error""#.to_owned(),
+            // A code that names no case (the stand-in's older sample), a code of no kind.
+            r#""isError":true,"pageName":"error","errorCode":400"#.to_owned(),
+            r#""isError":true,"pageName":"error","errorCode":null"#.to_owned(),
+            r#""isError":true,"pageName":"error","errorCode":{"code":10221}"#.to_owned(),
+            // An excerpt's shape with the code left out: its userInfo is no public profile.
+            r#""errorStatus":400,"isError":true,"pageName":"error","userInfo":{"uniqueId":"abc"}"#
+                .to_owned(),
+        ] {
+            let text = error_state("/embed/@abc", &members);
+            assert_eq!(
+                verdict(&text, "abc"),
+                Reading::blocked("embed_private_or_missing"),
+                "{members}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_code_is_read_only_from_the_state_never_from_what_a_user_wrote() {
+        // A public user whose bio and nickname quote the embed's error state.
+        let info = r#"{"uniqueId":"abc","nickname":"\"errorCode\":10221","signature":"{\"isError\":true,\"errorCode\":10221,\"errorCode\":10222}","privateAccount":false,"followerCount":3}"#;
+        let creator = state("/embed/@abc", info).replace(
+            r#""isReady":true"#,
+            r#""isReady":true,"isError":false,"pageName":"creator""#,
+        );
+        let Reading::Found(p) = verdict(&creator, "abc") else {
+            panic!("no profile");
+        };
+        assert!(!p.user_info.user.private_account);
+        assert_eq!(p.user_info.stats.follower_count, Some(3));
+        // An error payload without a code whose userInfo's bio holds one: still no case.
+        let members = r#""isError":true,"pageName":"error","userInfo":{"uniqueId":"abc","signature":"\"errorCode\":10221"}"#;
+        assert_eq!(
+            verdict(&error_state("/embed/@abc", members), "abc"),
+            Reading::blocked("embed_private_or_missing")
+        );
+        // A userInfo member named errorCode is the user's, not the state's.
+        let members =
+            r#""isError":true,"pageName":"error","userInfo":{"uniqueId":"abc","errorCode":10221}"#;
+        assert_eq!(
+            verdict(&error_state("/embed/@abc", members), "abc"),
+            Reading::blocked("embed_private_or_missing")
+        );
+    }
+
+    #[test]
+    fn another_users_error_code_says_nothing_about_the_requested_user() {
+        let text = error_state(
+            "/embed/@someone.else",
+            &coded(10221, r#"{"uniqueId":"someone.else"}"#),
+        );
+        assert_eq!(
+            verdict(&text, "abc"),
+            Reading::blocked("embed_private_or_missing")
+        );
+        let text = error_state(
+            "/embed/@someone.else",
+            &coded(10222, r#"{"uniqueId":"someone.else"}"#),
+        );
+        assert_eq!(
+            verdict(&text, "abc"),
+            Reading::blocked("embed_private_or_missing")
+        );
+        // The top's code, when the only route is another user's: theirs too.
+        let top = r#"{"isError":true,"errorCode":10221,"source":{"data":{"/embed/@someone.else":{"isError":true}}}}"#;
+        assert_eq!(
+            verdict(top, "abc"),
+            Reading::blocked("embed_private_or_missing")
+        );
     }
 }
