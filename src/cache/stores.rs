@@ -280,13 +280,15 @@ impl Stores {
             Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
-        let entry = Arc::new(Entry::new(
-            value,
-            Instant::now(),
-            report.upstream_requests,
-            report.source,
-        )
-        .withholding(withheld));
+        let entry = Arc::new(
+            Entry::new(
+                value,
+                Instant::now(),
+                report.upstream_requests,
+                report.source,
+            )
+            .withholding(withheld),
+        );
         self.keep(name, entry.clone()).await;
         Ok(entry)
     }

@@ -233,9 +233,9 @@ fn parse_learned(value: &str) -> Option<Learned> {
     let mut parts = value.splitn(3, ' ');
     let id = parts.next().filter(|id| is_id(id))?;
     let at_unix_ms = parts.next()?.parse().ok()?;
-    let from = parts.next().filter(|f| {
-        !f.is_empty() && f.len() <= 16 && f.bytes().all(|b| b.is_ascii_lowercase())
-    })?;
+    let from = parts
+        .next()
+        .filter(|f| !f.is_empty() && f.len() <= 16 && f.bytes().all(|b| b.is_ascii_lowercase()))?;
     Some(Learned {
         id: id.to_owned(),
         at_unix_ms,
@@ -248,7 +248,11 @@ mod tests {
     use super::*;
 
     fn ids() -> QueryIds {
-        QueryIds::new(&Fleet::local(), "photo-share", vec![("q", "111".to_owned())])
+        QueryIds::new(
+            &Fleet::local(),
+            "photo-share",
+            vec![("q", "111".to_owned())],
+        )
     }
 
     #[tokio::test]

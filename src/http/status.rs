@@ -13,10 +13,10 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::canary::Status;
+use crate::canary::status::QueryIdStatus;
 use crate::canary::status::SourceStatus;
 use crate::platform::Platform;
 use crate::platform::fetcher::Fetchers;
-use crate::canary::status::QueryIdStatus;
 use crate::platform::standing::SourceStanding;
 use crate::state::AppState;
 

@@ -84,7 +84,9 @@ fn count_of(value: &Value, name: &str, depth: usize) -> Option<u64> {
 fn count(value: &Value) -> Option<u64> {
     match value {
         Value::Number(n) => n.as_u64(),
-        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().ok()
+        }
         _ => None,
     }
 }
@@ -108,16 +110,28 @@ mod tests {
     #[test]
     fn the_count_is_read_from_the_escaped_context_by_identity() {
         let context = r#"{"context":{"username":"Tide.Pool","posts_count":389,"followers_count":12},"suggested":[{"username":"other","posts_count":5}]}"#;
-        assert_eq!(post_count(page(context).as_bytes(), &name("tide.pool")), PostCount::Read(389));
-        assert_eq!(post_count(page(context).as_bytes(), &name("other")), PostCount::Read(5));
-        assert_eq!(post_count(page(context).as_bytes(), &name("nobody")), PostCount::Absent);
+        assert_eq!(
+            post_count(page(context).as_bytes(), &name("tide.pool")),
+            PostCount::Read(389)
+        );
+        assert_eq!(
+            post_count(page(context).as_bytes(), &name("other")),
+            PostCount::Read(5)
+        );
+        assert_eq!(
+            post_count(page(context).as_bytes(), &name("nobody")),
+            PostCount::Absent
+        );
     }
 
     #[test]
     fn a_page_without_a_context_or_with_a_broken_one_has_no_count() {
         assert_eq!(post_count(b"<html></html>", &name("a")), PostCount::Absent);
         assert_eq!(
-            post_count(br#"<script>{"contextJSON":"{not json"}</script>"#, &name("a")),
+            post_count(
+                br#"<script>{"contextJSON":"{not json"}</script>"#,
+                &name("a")
+            ),
             PostCount::Absent
         );
         assert_eq!(
@@ -125,6 +139,9 @@ mod tests {
             PostCount::Absent
         );
         let negative = r#"{"context":{"username":"a","posts_count":-1}}"#;
-        assert_eq!(post_count(page(negative).as_bytes(), &name("a")), PostCount::Absent);
+        assert_eq!(
+            post_count(page(negative).as_bytes(), &name("a")),
+            PostCount::Absent
+        );
     }
 }

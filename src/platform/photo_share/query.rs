@@ -169,8 +169,8 @@ struct Head {
 pub fn said(body: &[u8]) -> Said {
     let head = &body[..body.len().min(ERRORS_SCAN_LIMIT)];
     let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    let parsed = serde_json::from_slice::<Head>(body)
-        .or_else(|_| serde_json::from_slice::<Head>(first));
+    let parsed =
+        serde_json::from_slice::<Head>(body).or_else(|_| serde_json::from_slice::<Head>(first));
     let Ok(head) = parsed else {
         return Said::Data;
     };
@@ -180,14 +180,18 @@ pub fn said(body: &[u8]) -> Said {
     let text = |e: &QueryError| format!("{} {}", e.message, e.description).to_ascii_lowercase();
     for error in &head.errors {
         let text = text(error);
-        let document_missing = (text.contains("document") || text.contains("persisted"))
-            && text.contains("not found");
+        let document_missing =
+            (text.contains("document") || text.contains("persisted")) && text.contains("not found");
         if document_missing || text.contains("persistedquerynotfound") {
             return Said::Changed("document_not_found");
         }
     }
     if head.data.is_none() {
-        if head.errors.iter().any(|e| text(e).contains("field_exception")) {
+        if head
+            .errors
+            .iter()
+            .any(|e| text(e).contains("field_exception"))
+        {
             return Said::NoSuchUser;
         }
         let critical = head
@@ -199,7 +203,10 @@ pub fn said(body: &[u8]) -> Said {
         }
     }
     if head.data.is_some()
-        && head.errors.iter().any(|e| text(e).contains("field_exception"))
+        && head
+            .errors
+            .iter()
+            .any(|e| text(e).contains("field_exception"))
         && !body_has_user(body)
     {
         return Said::NoSuchUser;
@@ -286,10 +293,15 @@ mod tests {
 
     #[test]
     fn the_profile_query_carries_the_integrity_filters_and_the_provider_variables() {
-        let providers = vec!["__relay_internal__pv__PolarisShortDramaEnabledrelayprovider".to_owned()];
+        let providers =
+            vec!["__relay_internal__pv__PolarisShortDramaEnabledrelayprovider".to_owned()];
         let form = by_pk_form("28036671149327607", "77", &providers, "tok");
         let got = fields(&form);
-        let field = |k: &str| got.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let field = |k: &str| {
+            got.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
         assert_eq!(field("doc_id"), Some("28036671149327607"));
         assert_eq!(field("fb_api_req_friendly_name"), Some(PROFILE_QUERY));
         let variables: serde_json::Value =
@@ -311,7 +323,11 @@ mod tests {
     fn a_random_token_is_22_characters_of_the_token_alphabet() {
         let token = random_lsd();
         assert_eq!(token.len(), 22);
-        assert!(token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        assert!(
+            token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        );
         assert_ne!(token, random_lsd());
     }
 
@@ -354,7 +370,8 @@ mod tests {
 
     #[test]
     fn a_user_named_field_exception_in_a_bio_is_no_error() {
-        let body = br#"{"data":{"xig_user_by_username":{"username":"a","biography":"field_exception"}}}"#;
+        let body =
+            br#"{"data":{"xig_user_by_username":{"username":"a","biography":"field_exception"}}}"#;
         assert_eq!(said(body), Said::Data);
     }
 

@@ -113,8 +113,8 @@ pub fn redirect_is_block(location_path: &str) -> bool {
         // The newer login redirect, `/auth_platform/?apc=…` (mikf/gallery-dl#9654, 2026).
         "/auth_platform",
     ]
-        .into_iter()
-        .any(|prefix| under(path, prefix))
+    .into_iter()
+    .any(|prefix| under(path, prefix))
 }
 
 /// The path of a path-or-URL: for `scheme://host/path` or `//host/path`, the part from the

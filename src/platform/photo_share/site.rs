@@ -159,7 +159,10 @@ impl Site for PhotoShare {
             origin: base.origin().ascii_serialization(),
             base,
             ids: QueryIds::new(fleet, Self::PLATFORM.as_str(), seeds),
-            providers: config.graphql_provider_variables.clone().unwrap_or_default(),
+            providers: config
+                .graphql_provider_variables
+                .clone()
+                .unwrap_or_default(),
             post_count: config.post_count.unwrap_or_default(),
             embed_attempts: config.embed_attempts.unwrap_or(3),
         }

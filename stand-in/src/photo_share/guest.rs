@@ -73,7 +73,9 @@ pub fn embed_page(user: &SampleUser) -> String {
     let _ = write!(context, "\"username\":\"{}\",", user.username);
     push_count(&mut context, "posts_count", user.posts);
     push_count(&mut context, "followers_count", user.followers);
-    context.push_str("\"is_private\":false},\"suggested\":[{\"username\":\"someone.else\",\"posts_count\":7}]}");
+    context.push_str(
+        "\"is_private\":false},\"suggested\":[{\"username\":\"someone.else\",\"posts_count\":7}]}",
+    );
     let escaped = serde_json::to_string(&context).unwrap_or_default();
     format!(
         "<!DOCTYPE html><html><head><title>Embed</title></head><body><div class=\"Embed\"></div>\
@@ -108,7 +110,8 @@ pub(crate) async fn answer_graphql(request: axum::extract::Request) -> Response 
     let variables = field("variables")
         .and_then(|v| serde_json::from_str::<serde_json::Value>(v).ok())
         .unwrap_or_default();
-    let text = |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_owned);
+    let text =
+        |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_owned);
     let changed = || crate::answer::script(Bytes::from_static(CHANGED_ANSWER.as_bytes()));
     match field("fb_api_req_friendly_name") {
         Some(LOGGEDOUT_QUERY) => {

