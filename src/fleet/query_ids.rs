@@ -7,6 +7,8 @@
 //! learned id is kept under `P{d:PLATFORM}:QUERY` as `ID MS FROM` (the id, when it was learned
 //! in Unix ms, where: `page`), expiring [`LEARNED_TTL`] after it was learned, and a replica
 //! reads it again at most every [`REREAD_EVERY`] while it asks the query. Only digits are ids.
+//! The turn to look for new ids after a query answered "changed" is the fleet's:
+//! `P{d:PLATFORM}:t:WHAT` (`SET NX PX`), one replica per interval.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -52,6 +54,9 @@ pub struct QueryIds {
     /// Each query's seed, by the query's name.
     seeds: Vec<(&'static str, String)>,
     known: Mutex<HashMap<&'static str, Known>>,
+    /// When this replica last took each kind of rediscovery turn (without Redis, the fleet is
+    /// this replica).
+    turns: Mutex<HashMap<&'static str, Instant>>,
 }
 
 impl QueryIds {
@@ -62,6 +67,7 @@ impl QueryIds {
             platform,
             seeds,
             known: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::new()),
         }
     }
 
@@ -152,6 +158,26 @@ impl QueryIds {
         !dropped
     }
 
+    /// Takes the fleet's turn to look for new ids in the way called `what` (`page`,
+    /// `bundles`): at most one replica per `every`. With Redis, `SET NX PX`; without it (or
+    /// Redis unusable), this replica's own clock.
+    pub async fn claim_turn(&self, what: &'static str, every: Duration) -> bool {
+        if let Some(taken) = self.fleet.query_turn(self.platform, what, every).await {
+            return taken;
+        }
+        let mut turns = self
+            .turns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match turns.get(what) {
+            Some(at) if at.elapsed() < every => false,
+            _ => {
+                turns.insert(what, Instant::now());
+                true
+            }
+        }
+    }
+
     /// The ids learned so far, by query (for `/status`).
     pub fn learned(&self) -> Vec<(&'static str, Learned)> {
         let known = self.known();
@@ -182,6 +208,25 @@ impl Keys {
 }
 
 impl Fleet {
+    /// Takes `platform`'s turn to rediscover its query ids the way called `what`, for `every`
+    /// (`SET NX PX`): whether this replica got it; `None` without Redis.
+    pub async fn query_turn(&self, platform: &str, what: &str, every: Duration) -> Option<bool> {
+        let key = format!("{}:t:{what}", self.keys()?.tag("d", &[platform]));
+        let set: Option<String> = self
+            .run("query_turn", |mut conn| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg("1")
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(expiry_ms(every))
+                    .query_async(&mut conn)
+                    .await
+            })
+            .await?;
+        Some(set.is_some())
+    }
+
     /// Keeps `learned` as `query`'s id for [`LEARNED_TTL`]; `None` without Redis.
     pub async fn query_id_put(&self, platform: &str, query: &str, learned: &Learned) -> Option<()> {
         let key = self.keys()?.query_id(platform, query);

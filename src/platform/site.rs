@@ -67,22 +67,51 @@ pub trait Site: Send + Sync + Sized + 'static {
         doc: Self::Doc,
         name: &Username,
         id: Option<&str>,
+        route: &RouteLease<'_>,
     ) -> impl Future<Output = Option<Form>> + Send {
-        let _ = (doc, name, id);
+        let _ = (doc, name, id, route);
         async { None }
     }
 
-    /// What an answer to `doc` (posted with `form`, if any) teaches the site beyond its
-    /// reading: the query ids a page preloads, a query id the platform retired. Nothing by
-    /// default.
+    /// What an answer to `doc` (posted with `form`, if any) on `route` teaches the site
+    /// beyond its reading: the query ids a page preloads, a query id the platform retired, a
+    /// token the route's next requests repeat. Nothing by default.
     fn learn(
         &self,
         doc: Self::Doc,
         form: Option<&Form>,
         response: &Response,
+        route: &RouteLease<'_>,
     ) -> impl Future<Output = ()> + Send {
-        let _ = (doc, form, response);
+        let _ = (doc, form, response, route);
         async {}
+    }
+
+    /// The documents to read to learn again what the site learns from answers (a query's
+    /// id, after the query answered "changed"), when the fleet's turn to look is this
+    /// replica's: URLs to GET in order, each read by [`Site::learn_from`], whose links
+    /// ([`Site::linked`]) may add more. Empty (the default) when nothing is due. Asked after
+    /// each lookup; the fetcher reads them in the background, as a probe.
+    fn rediscovery(&self) -> impl Future<Output = Vec<Url>> + Send {
+        async { Vec::new() }
+    }
+
+    /// The headers a rediscovery's reads go with (a browser's navigation).
+    fn discovery_headers(&self) -> HeaderMap {
+        HeaderMap::new()
+    }
+
+    /// What a document read for a rediscovery teaches: true when the site learned all it
+    /// looked for (nothing more is read).
+    fn learn_from(&self, response: &Response) -> impl Future<Output = bool> + Send {
+        let _ = response;
+        async { false }
+    }
+
+    /// The documents a rediscovery reads next after `response` (a page's JS bundles).
+    fn linked(&self, response: &Response) -> impl Future<Output = Vec<Url>> + Send {
+        let _ = response;
+        async { Vec::new() }
     }
 
     /// The query ids the site posts and learns, when it has any (`/status` shows them).

@@ -83,14 +83,14 @@ impl<S: Site> Run<'_, S> {
     async fn form(&self, doc: S::Doc) -> Result<Option<Form>, Step<S::Hurdle>> {
         let site = &self.fetcher.site;
         if !doc.by_id() {
-            return Ok(site.form(doc, self.name, None).await);
+            return Ok(site.form(doc, self.name, None, self.route).await);
         }
         let known = match &self.fetcher.ids {
             Some(ids) => ids.recall(self.name.as_str()).await,
             None => None,
         };
         match known {
-            Some(id) => Ok(site.form(doc, self.name, Some(&id)).await),
+            Some(id) => Ok(site.form(doc, self.name, Some(&id), self.route).await),
             None => Err(Step::Missed(Reading::Inconclusive(NO_KNOWN_ID))),
         }
     }
@@ -118,7 +118,7 @@ impl<S: Site> Run<'_, S> {
                     Sent::Failed(err) => return transport_failure(err),
                 };
                 self.seen.note(&response);
-                fetcher.site.learn(doc, form, &response).await;
+                fetcher.site.learn(doc, form, &response, route).await;
                 let reading = fetcher.site.read(doc, &response, name);
                 if self.mode != Mode::Probe {
                     fetcher

@@ -36,6 +36,7 @@
 mod complement;
 mod document;
 mod plan;
+mod rediscover;
 mod run;
 mod send;
 
@@ -157,6 +158,8 @@ pub struct Fetcher<S: Site> {
     /// The platform ids learned for names, when the plan asks a source by id (else nothing
     /// is learned or kept).
     ids: Option<KnownIds>,
+    /// This fetcher, for the work it starts in the background (a rediscovery).
+    me: std::sync::Weak<Self>,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -201,7 +204,17 @@ impl<S: Site> Fetcher<S> {
             .witnessed_by(witnesses),
             ids,
             plan,
+            me: std::sync::Weak::new(),
         })
+    }
+
+    /// The fetcher of `S` as everything shares it, knowing itself (for background work).
+    pub fn shared(settings: &Settings, fleet: &Fleet) -> Result<Arc<Self>, ClientBuildError> {
+        let fetcher = Self::new(settings, fleet)?;
+        Ok(Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            ..fetcher
+        }))
     }
 
     /// Asks `name`: behind the platform's breaker, on one route (another each time the plan
@@ -242,6 +255,7 @@ impl<S: Site> Fetcher<S> {
         };
         if mode != Mode::Probe {
             self.report(&fetched);
+            self.rediscover_if_due().await;
         }
         if let (Some(ids), Lookup::Found(profile)) = (&self.ids, &fetched.lookup) {
             ids.remember(name.as_str(), &profile.summary().id).await;
@@ -332,7 +346,7 @@ impl Fetchers {
         impl super::SiteJob for Build<'_> {
             type Output = Result<Arc<dyn Fetch>, ClientBuildError>;
             fn run<S: Site>(self) -> Self::Output {
-                Ok(Arc::new(Fetcher::<S>::new(self.0, self.1)?))
+                Ok(Fetcher::<S>::shared(self.0, self.1)?)
             }
         }
         let all = Platform::ALL

@@ -4,6 +4,7 @@
 //! answer means); `extract` (and the small readers behind it) turn one document into a reading.
 mod api;
 pub mod body;
+mod bundles;
 mod embed;
 pub mod extract;
 mod markers;

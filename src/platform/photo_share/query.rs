@@ -18,7 +18,8 @@
 //! `variables`, `server_timestamps=true`, `doc_id`; with the headers `X-FB-LSD` (the same
 //! token), `X-FB-Friendly-Name`, `X-IG-App-ID`, `X-ASBD-ID`, `X-IG-WWW-Claim`, `Origin` and
 //! `Referer` the site, `Sec-Fetch-Mode: cors`, `Sec-Fetch-Site: same-origin`. Peers report
-//! that any `lsd` token is accepted; a random one is drawn per request.
+//! that any `lsd` token is accepted; the one a page this route read handed out
+//! (`["LSD",[],{"token":"…"}`) is repeated, else a random one is drawn per request.
 //!
 //! What an answer means ([`said`]): the answer may start with `for (;;);` (stripped) and may
 //! come as several JSON objects, one per line. `"error":1357001` is the platform asking for a
@@ -97,6 +98,23 @@ pub fn by_pk_form(doc_id: &str, pk: &str, providers: &[String], lsd: &str) -> Fo
     }
     let variables = serde_json::Value::Object(variables).to_string();
     form(PROFILE_QUERY, doc_id, &variables, lsd)
+}
+
+/// The name a route keeps a page's `lsd` token under (its session values).
+pub const LSD_VALUE: &str = "x-fb-lsd";
+
+/// The `lsd` token a page hands out, `["LSD",[],{"token":"…"}`, when it holds a plausible one.
+pub fn page_lsd(page: &[u8]) -> Option<&str> {
+    const MARK: &[u8] = b"[\"LSD\",[],{\"token\":\"";
+    let at = crate::cost::find(page, MARK)? + MARK.len();
+    let rest = &page[at..];
+    let end = rest.iter().take(128).position(|&b| b == b'"')?;
+    let token = std::str::from_utf8(&rest[..end]).ok()?;
+    let plausible = !token.is_empty()
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b':');
+    plausible.then_some(token)
 }
 
 /// A fresh `lsd` token: 22 characters of the alphabet the web app's tokens use.
@@ -416,6 +434,15 @@ mod tests {
             read_by_pk(b"nothing\nat all", &name("tide.pool")),
             Reading::Unreadable(_)
         ));
+    }
+
+    #[test]
+    fn a_pages_lsd_token_is_taken_when_plausible() {
+        let page = br#"<script>{"define":[["LSD",[],{"token":"AVqbxe3J_YA"},323]]}</script>"#;
+        assert_eq!(page_lsd(page), Some("AVqbxe3J_YA"));
+        assert_eq!(page_lsd(br#"["LSD",[],{"token":"a b"}"#), None);
+        assert_eq!(page_lsd(br#"["LSD",[],{"token":""}"#), None);
+        assert_eq!(page_lsd(b"nothing"), None);
     }
 
     #[test]

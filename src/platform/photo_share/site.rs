@@ -16,6 +16,8 @@
 //! where it was seen.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -23,7 +25,7 @@ use url::Url;
 
 use super::embed::{self, PostCount};
 use super::query::{self, LOGGEDOUT_QUERY, PROFILE_QUERY, Said};
-use super::{PhotoShareProfile, extract, preloads, web_headers};
+use super::{PhotoShareProfile, bundles, extract, preloads, web_headers};
 use crate::config::{PostCount as PostCountSetting, Settings};
 use crate::fleet::Fleet;
 use crate::fleet::query_ids::QueryIds;
@@ -62,7 +64,16 @@ pub struct PhotoShare {
     post_count: PostCountSetting,
     /// How many times the embed page is asked (`photo_share.embed_attempts`).
     embed_attempts: u32,
+    /// How often at most the fleet looks for new ids (`photo_share.rediscover_seconds`).
+    rediscover_every: Duration,
+    /// The configured canary accounts: the pages a rediscovery reads first.
+    accounts: Vec<String>,
+    /// A query answered "changed" since the last rediscovery began.
+    changed: AtomicBool,
 }
+
+/// How often at most the fleet reads the JS bundles for the queries' ids (peer A: 6 h).
+const BUNDLES_EVERY: Duration = Duration::from_secs(6 * 3600);
 
 /// The documents a photo-share lookup asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +176,9 @@ impl Site for PhotoShare {
                 .unwrap_or_default(),
             post_count: config.post_count.unwrap_or_default(),
             embed_attempts: config.embed_attempts.unwrap_or(3),
+            rediscover_every: Duration::from_secs(config.rediscover_seconds.unwrap_or(600)),
+            accounts: settings.canary.accounts(Self::PLATFORM).to_vec(),
+            changed: AtomicBool::new(false),
         }
     }
 
@@ -208,8 +222,18 @@ impl Site for PhotoShare {
 
     /// The queries post their forms (the name, or the pk), with the id in use for the query;
     /// the other documents are GETs.
-    async fn form(&self, doc: Doc, name: &Username, id: Option<&str>) -> Option<Form> {
-        let lsd = query::random_lsd();
+    async fn form(
+        &self,
+        doc: Doc,
+        name: &Username,
+        id: Option<&str>,
+        route: &RouteLease<'_>,
+    ) -> Option<Form> {
+        // The token a page this route read handed out, else a fresh one.
+        let lsd = route
+            .kept(query::LSD_VALUE)
+            .and_then(|v| v.to_str().ok().map(str::to_owned))
+            .unwrap_or_else(query::random_lsd);
         match doc {
             Doc::LoggedOut => {
                 let doc_id = self.ids.id(LOGGEDOUT_QUERY).await;
@@ -223,11 +247,20 @@ impl Site for PhotoShare {
         }
     }
 
-    /// A page teaches the ids its preloaders name; a query that answered "changed" drops the
-    /// learned id it was posted with.
-    async fn learn(&self, doc: Doc, form: Option<&Form>, response: &Response) {
+    /// A page teaches the ids its preloaders name and the `lsd` token the route's queries then
+    /// repeat; a query that answered "changed" drops the learned id it was posted with.
+    async fn learn(
+        &self,
+        doc: Doc,
+        form: Option<&Form>,
+        response: &Response,
+        route: &RouteLease<'_>,
+    ) {
         let platform = Self::PLATFORM.as_str();
         if doc == Doc::ProfilePage && response.status.is_success() {
+            if let Some(token) = query::page_lsd(&response.body) {
+                route.keep(query::LSD_VALUE, token);
+            }
             for (query, id) in preloads::query_ids(&response.body, &QUERIES) {
                 if self.ids.learn(query, &id, "page").await {
                     crate::telemetry::query_id_learned(platform, query, "page");
@@ -247,6 +280,7 @@ impl Site for PhotoShare {
                 return;
             };
             crate::telemetry::query_changed(platform, query, part);
+            self.changed.store(true, Ordering::Relaxed);
             let was_seed = self.ids.changed(query, &posted).await;
             tracing::warn!(
                 platform,
@@ -261,6 +295,61 @@ impl Site for PhotoShare {
 
     fn query_ids(&self) -> Option<&QueryIds> {
         Some(&self.ids)
+    }
+
+    /// After a query answered "changed", once per `photo_share.rediscover_seconds` for the
+    /// fleet: the page of the first configured canary account (its preloaders), then the login
+    /// page (its JS bundles, [`Site::linked`]).
+    async fn rediscovery(&self) -> Vec<Url> {
+        if !self.changed.load(Ordering::Relaxed)
+            || !self.ids.claim_turn("page", self.rediscover_every).await
+        {
+            return Vec::new();
+        }
+        self.changed.store(false, Ordering::Relaxed);
+        let mut urls: Vec<Url> = self
+            .accounts
+            .iter()
+            .filter_map(|a| Username::parse(Self::PLATFORM, a).ok())
+            .take(1)
+            .map(|name| self.url(Doc::ProfilePage, &name))
+            .collect();
+        urls.push(url_with_segments(&self.base, &["accounts", "login", ""]));
+        urls
+    }
+
+    fn discovery_headers(&self) -> HeaderMap {
+        web_headers::page()
+    }
+
+    /// A page's preloaders, or a bundle's query modules.
+    async fn learn_from(&self, response: &Response) -> bool {
+        if !response.status.is_success() {
+            return false;
+        }
+        let (found, from) = match preloads::query_ids(&response.body, &QUERIES) {
+            found if !found.is_empty() => (found, "page"),
+            _ => (bundles::operation_ids(&response.body, &QUERIES), "bundle"),
+        };
+        let mut learned = false;
+        for (query, id) in found {
+            if self.ids.learn(query, &id, from).await {
+                let platform = Self::PLATFORM.as_str();
+                crate::telemetry::query_id_learned(platform, query, from);
+                tracing::info!(platform, query, id = %id, from, "learned a query id");
+                learned = true;
+            }
+        }
+        learned
+    }
+
+    /// A page's JS bundles, at most once per 6 h for the fleet.
+    async fn linked(&self, response: &Response) -> Vec<Url> {
+        let scripts = bundles::linked_scripts(&response.body, &response.url);
+        if scripts.is_empty() || !self.ids.claim_turn("bundles", BUNDLES_EVERY).await {
+            return Vec::new();
+        }
+        scripts
     }
 
     /// A public profile without a post count is completed from the embed page, unless

@@ -229,6 +229,21 @@ impl RouteLease<'_> {
         self.with_identity(|identity| identity.session.value(&name))
     }
 
+    /// Keeps `value` for `name` on the current route and profile, a session value the platform
+    /// handed in a document rather than a header (a page's form token): read back by
+    /// [`RouteLease::kept`], never sent through another route. `name` is lowercase.
+    pub fn keep(&self, name: &'static str, value: &str) {
+        let name = HeaderName::from_static(name);
+        self.with_identity(|identity| identity.session.keep(name, value));
+    }
+
+    /// The value kept for `name` on the current route and profile ([`RouteLease::keep`], or
+    /// handed in a header the site asked for).
+    pub fn kept(&self, name: &'static str) -> Option<HeaderValue> {
+        let name = HeaderName::from_static(name);
+        self.with_identity(|identity| identity.session.value(&name))
+    }
+
     /// The value of cookie `name` the current route and profile would send to `url`, if it
     /// holds one (e.g. `csrftoken`, which the photo-share JSON endpoint wants echoed in
     /// `X-CSRFToken`).

@@ -125,6 +125,21 @@ impl Guest {
             );
             return response;
         }
+        if path == "/accounts/login/" {
+            return html(
+                "<!DOCTYPE html><html><head><title>Login</title><script src=\"/static/bundles/app.js?v=1&amp;l=en\" async></script></head><body><form id=\"loginForm\"></form></body></html>"
+                    .to_owned(),
+            );
+        }
+        if path == "/static/bundles/app.js" {
+            let current = self.loggedout_id.lock().unwrap().clone();
+            let js = format!(
+                "__d(\"Other_instagramRelayOperation\",[],(function(a,b,c,d,e,f){{e.exports=\"1\"}}),null);\n\
+                 __d(\"{}_instagramRelayOperation\",[],(function(a,b,c,d,e,f){{e.exports=\"{current}\"}}),null);",
+                ps::LOGGEDOUT_QUERY
+            );
+            return ([(header::CONTENT_TYPE, "text/javascript")], js).into_response();
+        }
         let name = path.trim_matches('/').trim_end_matches("/embed").to_owned();
         if path.ends_with("/embed/") {
             if self.embed_refuses.load(Ordering::SeqCst) {
@@ -376,6 +391,19 @@ async fn a_changed_query_falls_through_and_its_id_is_learned_again_from_a_page()
         ids,
         vec![ps::LOGGEDOUT_DOC_ID.to_owned(), ROTATED_ID.to_owned()]
     );
+    // The second query repeats the token the page this route read handed out.
+    let posted = guest.posted();
+    let (headers, fields) = posted.last().unwrap();
+    let lsd = fields
+        .iter()
+        .find(|(k, _)| k == "lsd")
+        .map(|(_, v)| v.as_str());
+    let page = ps::xig_profile_page(&ps::PUBLIC_USER, 64 * 1024);
+    let mark = r#"["LSD",[],{"token":""#;
+    let from = page.find(mark).expect("the page hands out a token") + mark.len();
+    let token = &page[from..from + page[from..].find('"').unwrap()];
+    assert_eq!(lsd, Some(token));
+    assert_eq!(headers["x-fb-lsd"], token);
     let status: serde_json::Value = app.answer("/status").await.json();
     let learned = status["query_ids"]
         .as_array()
@@ -540,4 +568,48 @@ async fn the_jsons_401_require_login_demotes_it_without_resting_a_proxy() {
         .cloned()
         .unwrap();
     assert_ne!(json["standing"], "preferred", "{json}");
+}
+
+#[tokio::test]
+async fn with_every_page_walled_a_changed_querys_id_is_learned_from_the_bundles() {
+    let guest = Guest::new(PageIs::LoginWall);
+    *guest.loggedout_id.lock().unwrap() = ROTATED_ID.to_owned();
+    let app = TestApp::on(guest.router()).with(uncached).start().await;
+    // The seed is refused as changed, the page is walled, the JSON refuses: no answer now,
+    // never a 404 or a 500.
+    let first = app.lookup(PhotoShare, ps::PUBLIC_USER.username).await;
+    assert_eq!(first.status(), 429, "{}", first.text());
+    // In the background the login page's bundles teach the id.
+    let learned = crate::support::eventually(std::time::Duration::from_secs(5), || {
+        app.upstream()
+            .paths()
+            .iter()
+            .any(|p| p == "/static/bundles/app.js")
+    })
+    .await;
+    assert!(learned, "{:?}", app.upstream().paths());
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    app.lookup(PhotoShare, ps::CREATOR_USER.username)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "loggedout");
+    let status: serde_json::Value = app.answer("/status").await.json();
+    let q = status["query_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["query"] == ps::LOGGEDOUT_QUERY)
+        .cloned()
+        .unwrap();
+    assert_eq!(q["learned"], ROTATED_ID);
+    assert_eq!(q["learned_from"], "bundle");
+    // One rediscovery per interval: another changed answer reads nothing more now.
+    let bundles = |app: &TestApp| {
+        app.upstream()
+            .paths()
+            .iter()
+            .filter(|p| p.as_str() == "/static/bundles/app.js")
+            .count()
+    };
+    assert_eq!(bundles(&app), 1);
 }
