@@ -29,8 +29,9 @@ macro_rules! for_each_platform {
             /// The TikTok-style short-video platform (HTML page with embedded JSON state,
             /// falling back to the smaller embed page when the page is blocked).
             ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"] };
-            /// The Instagram-style photo platform (profile JSON, falling back to the page).
-            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["json", "page", "graphql"] };
+            /// The Instagram-style photo platform (the logged-out profile query by name, the
+            /// page, the profile JSON, and the profile query by pk when configured).
+            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["loggedout", "page", "json", "graphql"] };
         }
     };
 }

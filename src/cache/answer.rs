@@ -39,6 +39,9 @@ pub struct Entry {
     pub upstream_requests: u32,
     /// The platform source that gave the answer (`x-source`), when known.
     pub source: Option<&'static str>,
+    /// The fields the platform withheld from a found profile, as `Profile-Withheld` lists
+    /// them (`None`: none).
+    pub withheld: Option<Bytes>,
     /// Hits this replica answered from it: what makes it hot.
     hits: AtomicU64,
     /// The age (ms) before which it starts no other background refresh here.
@@ -69,9 +72,16 @@ impl Entry {
             stored_at,
             upstream_requests,
             source,
+            withheld: None,
             hits: AtomicU64::new(0),
             refresh_from_ms: AtomicU64::new(0),
         }
+    }
+
+    /// The entry, naming the fields the platform withheld from its profile.
+    pub fn withholding(mut self, withheld: Option<Bytes>) -> Self {
+        self.withheld = withheld;
+        self
     }
 
     /// An answer of the fleet's (`shared`, for `name`) as this replica keeps it; its age and
@@ -80,6 +90,10 @@ impl Entry {
     pub(super) fn from_shared(name: &Username, shared: SharedEntry) -> Arc<Self> {
         let now = Instant::now();
         let stored_at = now.checked_sub(shared.age()).unwrap_or(now);
+        let withheld = shared
+            .body
+            .as_deref()
+            .and_then(|body| crate::platform::withheld_in(name.platform(), body));
         let value = match shared.body {
             Some(body) => Stored::Found {
                 body,
@@ -88,7 +102,7 @@ impl Entry {
             None => Stored::NotFound,
         };
         let source = name.platform().source(&shared.source);
-        Arc::new(Self::new(value, stored_at, 0, source))
+        Arc::new(Self::new(value, stored_at, 0, source).withholding(withheld))
     }
 
     /// This answer as the fleet keeps it, stamped with its fetch time.

@@ -268,21 +268,27 @@ impl Stores {
         report: Fetched,
         started: Instant,
     ) -> Result<Arc<Entry>, Fetched> {
-        let value = match report.lookup {
-            Lookup::Found(profile) => Stored::Found {
-                body: profile.json().clone(),
-                private: profile.is_private(),
-            },
-            Lookup::NotFound => Stored::NotFound,
+        let (value, withheld) = match report.lookup {
+            Lookup::Found(profile) => (
+                Stored::Found {
+                    body: profile.json().clone(),
+                    private: profile.is_private(),
+                },
+                profile.summary().withheld_list(),
+            ),
+            Lookup::NotFound => (Stored::NotFound, None),
             Lookup::Failed(_) => return Err(report),
         };
         self.fetch_times.note(name.platform(), started.elapsed());
-        let entry = Arc::new(Entry::new(
-            value,
-            Instant::now(),
-            report.upstream_requests,
-            report.source,
-        ));
+        let entry = Arc::new(
+            Entry::new(
+                value,
+                Instant::now(),
+                report.upstream_requests,
+                report.source,
+            )
+            .withholding(withheld),
+        );
         self.keep(name, entry.clone()).await;
         Ok(entry)
     }

@@ -25,6 +25,27 @@ pub struct Status {
     /// Where lookups ask each configured source, by the canary and by the evidence of
     /// lookups and probes (filled in by the HTTP layer, which holds the fetchers).
     pub standings: Vec<SourceStanding>,
+    /// The query ids each platform posts: the configured seed, and the one learned from the
+    /// platform's pages that replaces it, with when and where it was learned (filled in by the
+    /// HTTP layer).
+    pub query_ids: Vec<QueryIdStatus>,
+}
+
+/// One query's id: its seed and the id learned from the platform, if one was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct QueryIdStatus {
+    /// The platform label.
+    pub platform: String,
+    /// The query's name (its `fb_api_req_friendly_name`).
+    pub query: String,
+    /// The configured id (`<section>.loggedout_doc_id`, `<section>.graphql_doc_id`).
+    pub seed: String,
+    /// The id in use when it is not the seed: learned from a page.
+    pub learned: Option<String>,
+    /// When it was learned (Unix seconds).
+    pub learned_at: Option<u64>,
+    /// Where it was learned (`page`).
+    pub learned_from: Option<String>,
 }
 
 /// When the last round ended and how long it took.
@@ -96,6 +117,7 @@ pub fn status(snapshot: &Snapshot, config: &CanaryConfig) -> Status {
         }),
         sources,
         standings: Vec::new(),
+        query_ids: Vec::new(),
     }
 }
 

@@ -44,7 +44,7 @@ pub use browser_profiles::BrowserProfile;
 pub use cache::{CacheConfig, Revalidate};
 pub use canary::CanaryConfig;
 pub use log::{LogConfig, LogFormat};
-pub use platforms::PlatformConfig;
+pub use platforms::{PlatformConfig, PostCount};
 pub use rate_limit::RateLimitConfig;
 pub use redis::{RedisConfig, RedisTarget};
 pub use retry::RetryConfig;

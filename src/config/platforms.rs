@@ -41,7 +41,47 @@ pub struct PlatformConfig {
     /// platform that has that source; the platform rotates it every few months.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graphql_doc_id: Option<String>,
+    /// The Relay provider variables the `graphql` source's query requires since mid-2026, each
+    /// sent as `false` beside its own variables (`__relay_internal__pv__…relayprovider`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphql_provider_variables: Option<Vec<String>>,
+    /// The seed `doc_id` of the logged-out profile query by username (the `loggedout`
+    /// source); an id learned from the platform's pages replaces it until it stops answering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loggedout_doc_id: Option<String>,
+    /// Where a public profile's post count comes from when the source that read it gave none
+    /// (no guest form carries it since 2026-09): `"embed"`, the profile embed page, one more
+    /// request; `"skip"`, none (the answer says the count was withheld).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_count: Option<PostCount>,
+    /// How many times the embed page is asked for the post count (it answers 500 about one
+    /// fetch in four), each on a fresh session where the route has sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_attempts: Option<u32>,
+    /// How often, at most, the fleet looks for a query's new id after the query answered
+    /// "changed" (seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rediscover_seconds: Option<u64>,
 }
+
+/// `<section>.post_count`: where a public profile's missing post count comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PostCount {
+    /// Ask the profile embed page (one more upstream request per lookup that needs it).
+    #[default]
+    Embed,
+    /// Ask nothing more: the count stays `null`, named in `Profile-Withheld`.
+    Skip,
+}
+
+/// The source the guest queries' keys belong with (the logged-out profile query by name):
+/// a platform without it has no query ids to seed, no embed to count posts from.
+const LOGGEDOUT: &str = "loggedout";
+
+/// The longest list of Relay provider variables accepted, and the longest name.
+const MAX_PROVIDER_VARIABLES: usize = 32;
+const MAX_PROVIDER_VARIABLE_LEN: usize = 128;
 
 /// The longest `graphql_doc_id` accepted (real ones are 15 to 17 digits).
 const MAX_DOC_ID_LEN: usize = 32;
@@ -86,7 +126,75 @@ impl PlatformConfig {
         }
         proxies::check_proxies(&format!("{name}.proxies"), &self.proxies)?;
         check_sources(platform, &self.sources)?;
-        self.check_doc_id(platform)
+        self.check_doc_id(platform)?;
+        self.check_guest_queries(platform)
+    }
+
+    /// The guest queries' keys (`loggedout_doc_id`, `graphql_provider_variables`,
+    /// `post_count`, `embed_attempts`, `rediscover_seconds`): only on a platform with a
+    /// `loggedout` source, each in range.
+    fn check_guest_queries(&self, platform: Platform) -> Result<(), String> {
+        let section = platform.section();
+        let set: Vec<&str> = [
+            ("loggedout_doc_id", self.loggedout_doc_id.is_some()),
+            (
+                "graphql_provider_variables",
+                self.graphql_provider_variables.is_some(),
+            ),
+            ("post_count", self.post_count.is_some()),
+            ("embed_attempts", self.embed_attempts.is_some()),
+            ("rediscover_seconds", self.rediscover_seconds.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, is_set)| is_set.then_some(key))
+        .collect();
+        if platform.source(LOGGEDOUT).is_none() {
+            return match set.first() {
+                Some(key) => Err(format!(
+                    "{section}.{key} is set but {platform} has no {LOGGEDOUT} source"
+                )),
+                None => Ok(()),
+            };
+        }
+        if let Some(id) = &self.loggedout_doc_id {
+            check_doc_id_value(&format!("{section}.loggedout_doc_id"), id, "logged-out")?;
+        }
+        if let Some(names) = &self.graphql_provider_variables {
+            let key = format!("{section}.graphql_provider_variables");
+            if names.len() > MAX_PROVIDER_VARIABLES {
+                return Err(format!(
+                    "{key} lists {} names: at most {MAX_PROVIDER_VARIABLES}",
+                    names.len()
+                ));
+            }
+            for (at, name) in names.iter().enumerate() {
+                let fine = !name.is_empty()
+                    && name.len() <= MAX_PROVIDER_VARIABLE_LEN
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !fine {
+                    return Err(format!(
+                        "{key}[{at}] {name:?} is not a Relay variable name: 1 to \
+                         {MAX_PROVIDER_VARIABLE_LEN} ASCII letters, digits and `_`"
+                    ));
+                }
+            }
+        }
+        limits::check(&[
+            range(
+                format!("{section}.embed_attempts"),
+                u64::from(self.embed_attempts.unwrap_or(1)),
+                1,
+                10,
+                "10",
+            ),
+            range(
+                format!("{section}.rediscover_seconds"),
+                self.rediscover_seconds.unwrap_or(60),
+                60,
+                86_400,
+                "86400 (1 day)",
+            ),
+        ])
     }
 
     /// `<section>.graphql_doc_id`: only on a platform with a `graphql` source, digits only,
@@ -97,15 +205,7 @@ impl PlatformConfig {
             Some(_) if platform.source(GRAPHQL).is_none() => {
                 Err(format!("{key} is set but {platform} has no graphql source"))
             }
-            Some(id)
-                if id.is_empty()
-                    || id.len() > MAX_DOC_ID_LEN
-                    || !id.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                Err(format!(
-                    "{key} must be the profile query's doc_id: 1 to {MAX_DOC_ID_LEN} digits"
-                ))
-            }
+            Some(id) => check_doc_id_value(&key, id, "profile"),
             None if self.sources.iter().any(|s| s == GRAPHQL) => Err(format!(
                 "{}.sources lists \"graphql\" but {key} is not set",
                 platform.section()
@@ -113,6 +213,16 @@ impl PlatformConfig {
             _ => Ok(()),
         }
     }
+}
+
+/// A query's `doc_id` at `key`: 1 to [`MAX_DOC_ID_LEN`] digits.
+fn check_doc_id_value(key: &str, id: &str, query: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > MAX_DOC_ID_LEN || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{key} must be the {query} query's doc_id: 1 to {MAX_DOC_ID_LEN} digits"
+        ));
+    }
+    Ok(())
 }
 
 /// `<section>.sources`: at least one, each a source of the platform, none twice.

@@ -218,9 +218,9 @@ static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 static X_SOURCE: HeaderName = HeaderName::from_static("x-source");
 
 /// Headers a lookup answer ends up with (content type, cache control, age, cache status,
-/// x-cache, x-source, the two `RateLimit` headers, the request id): room for them up front, so
+/// x-cache, x-source, `Profile-Withheld`, the two `RateLimit` headers, the request id): room for them up front, so
 /// the map is allocated once instead of growing twice on every answer.
-const ANSWER_HEADERS: usize = 10;
+const ANSWER_HEADERS: usize = 11;
 
 /// The answer a stored entry gives: the profile body with its freshness headers, or the 404;
 /// both with a true `Age` and their `Cache-Status`.
@@ -259,8 +259,19 @@ fn stored_response(
     if let Some(source) = source {
         headers.insert(X_SOURCE.clone(), source);
     }
+    if let Some(withheld) = entry
+        .withheld
+        .clone()
+        .and_then(|list| HeaderValue::from_maybe_shared(list).ok())
+    {
+        headers.insert(PROFILE_WITHHELD.clone(), withheld);
+    }
     response
 }
+
+/// `Profile-Withheld`: the fields of a found profile that are `null` because the platform
+/// withheld them (a private account's counts, a post count no guest form gives).
+static PROFILE_WITHHELD: HeaderName = HeaderName::from_static("profile-withheld");
 
 /// `prefix` then `seconds` in decimal, as a header value.
 fn seconds_value(prefix: &str, seconds: u64) -> HeaderValue {

@@ -240,6 +240,19 @@ fn answer_headers() -> Vec<(&'static str, utoipa::openapi::header::Header)> {
                 .build(),
         ),
         (
+            "Profile-Withheld",
+            HeaderBuilder::new()
+                .schema(string())
+                .description(Some(
+                    "The documented fields that are `null` because the platform withheld them \
+                     from a guest, comma-separated dotted paths of the body (a private account's \
+                     counts; the photo-share post count when its embed page could not give it: \
+                     `edge_owner_to_timeline_media.count`). Absent when nothing was withheld: a \
+                     `null` it names is \"withheld\", never \"zero\".",
+                ))
+                .build(),
+        ),
+        (
             "x-cache",
             HeaderBuilder::new()
                 .schema(string())

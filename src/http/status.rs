@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::canary::Status;
+use crate::canary::status::QueryIdStatus;
 use crate::canary::status::SourceStatus;
 use crate::platform::Platform;
 use crate::platform::fetcher::Fetchers;
@@ -30,6 +31,7 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none
 pub async fn status(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let mut status = state.canary().status(state.settings());
     status.standings = standings(state.lookups().fetchers());
+    status.query_ids = query_ids(state.lookups().fetchers());
     let mut response = if wants_html(&headers) {
         let mut response = Response::new(Body::from(page(&status, SystemTime::now())));
         let headers = response.headers_mut();
@@ -61,6 +63,31 @@ fn standings(fetchers: &Fetchers) -> Vec<SourceStanding> {
                 .iter()
                 .filter(|s| fetcher.asks(s))
                 .map(|s| fetcher.standing().report(s))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Every platform's query ids: each seed, and what was learned in its place.
+fn query_ids(fetchers: &Fetchers) -> Vec<QueryIdStatus> {
+    Platform::ALL
+        .iter()
+        .filter_map(|&p| fetchers.of(p).query_ids().map(|ids| (p, ids)))
+        .flat_map(|(p, ids)| {
+            let learned = ids.learned();
+            ids.seeds()
+                .iter()
+                .map(|(query, seed)| {
+                    let learned = learned.iter().find(|(q, _)| q == query).map(|(_, l)| l);
+                    QueryIdStatus {
+                        platform: p.as_str().to_owned(),
+                        query: (*query).to_owned(),
+                        seed: seed.clone(),
+                        learned: learned.map(|l| l.id.clone()),
+                        learned_at: learned.map(|l| l.at_unix_ms / 1000),
+                        learned_from: learned.map(|l| l.from.clone()),
+                    }
+                })
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -138,6 +165,25 @@ pub fn page(status: &Status, now: SystemTime) -> String {
                 escape(&s.source),
                 escape(&s.standing),
                 escape(&s.why)
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    if !status.query_ids.is_empty() {
+        out.push_str(
+            "<h2>Query ids</h2><table><thead><tr><th>Platform</th><th>Query</th>\
+             <th>Seed</th><th>Learned</th><th>When</th></tr></thead><tbody>",
+        );
+        for q in &status.query_ids {
+            let when = q.learned_at.map(|at| ago(at, now)).unwrap_or_default();
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&q.platform),
+                escape(&q.query),
+                escape(&q.seed),
+                escape(q.learned.as_deref().unwrap_or("-")),
+                escape(&when)
             );
         }
         out.push_str("</tbody></table>");
@@ -265,6 +311,7 @@ mod tests {
                 why: "<refused>".into(),
                 demoted_seconds: Some(5),
             }],
+            query_ids: Vec::new(),
         }
     }
 
@@ -309,6 +356,7 @@ mod tests {
             last_round: None,
             sources: Vec::new(),
             standings: Vec::new(),
+            query_ids: Vec::new(),
         };
         let html = page(&off, SystemTime::now());
         assert!(html.contains("The canary is off") && !html.contains("<table"));

@@ -150,6 +150,21 @@ pub trait SiteJob {
     fn run<S: Site>(self) -> Self::Output;
 }
 
+/// The `Profile-Withheld` list of a stored body of `platform` ([`Body::withheld`]): what an
+/// answer shared by another replica says it withheld. A body this version cannot read (a
+/// newer replica's) names none.
+pub fn withheld_in(platform: Platform, body: &[u8]) -> Option<bytes::Bytes> {
+    struct Withheld<'a>(&'a [u8]);
+    impl SiteJob for Withheld<'_> {
+        type Output = Option<bytes::Bytes>;
+        fn run<S: Site>(self) -> Self::Output {
+            let body: S::Body = serde_json::from_slice(self.0).ok()?;
+            profile::withheld_list(&body.withheld())
+        }
+    }
+    with_site(platform, Withheld(body))
+}
+
 /// What a document of `platform` says about `requested`, through the same extractor a lookup
 /// runs: `profile-lookup extract` and the tests use it.
 pub fn extract(platform: Platform, document: &[u8], requested: Subject<'_>) -> Reading {

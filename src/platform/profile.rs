@@ -11,9 +11,16 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// A platform's success body: serialised as the API answers it, described by its schema.
-pub trait Body: Serialize + ToSchema + Send + Sync + 'static {
+pub trait Body: Serialize + serde::de::DeserializeOwned + ToSchema + Send + Sync + 'static {
     /// What the service reads from the body itself (the private flag, the extract summary).
     fn summary(&self) -> Summary;
+
+    /// The documented nullable fields that are `null` in this body because the platform
+    /// withheld them from a guest (a private account's counts, a post count no guest form
+    /// gives), as dotted paths of the body: what `Profile-Withheld` names, so that a caller
+    /// tells "withheld" from "zero". A body never holds `null` for a field it could not read
+    /// (that answer is never given), so every `null` count is a withheld one.
+    fn withheld(&self) -> Vec<&'static str>;
 }
 
 /// The facts of a profile the service reads, whatever the platform's body calls them.
@@ -31,6 +38,20 @@ pub struct Summary {
     /// What the account published, in the platform's word for it (`videos`, `posts`), and how
     /// many.
     pub posts: (&'static str, Option<u64>),
+    /// The fields the platform withheld ([`Body::withheld`]).
+    pub withheld: Vec<&'static str>,
+}
+
+impl Summary {
+    /// The withheld fields as `Profile-Withheld` lists them (`a, b`); `None` when none was.
+    pub fn withheld_list(&self) -> Option<Bytes> {
+        withheld_list(&self.withheld)
+    }
+}
+
+/// `fields` as one `Profile-Withheld` value (`a, b`); `None` for none.
+pub fn withheld_list(fields: &[&str]) -> Option<Bytes> {
+    (!fields.is_empty()).then(|| Bytes::from(fields.join(", ")))
 }
 
 impl fmt::Display for Summary {

@@ -13,6 +13,8 @@ use url::Url;
 
 use super::{Body, Platform, Profile};
 use crate::config::Settings;
+use crate::fleet::Fleet;
+use crate::fleet::query_ids::QueryIds;
 use crate::upstream::egress::RouteLease;
 use crate::upstream::{Form, Response};
 use crate::username::{Subject, Username};
@@ -47,8 +49,8 @@ pub trait Site: Send + Sync + Sized + 'static {
     const CAPTURED_BLOCKS: &'static [&'static str] = &[];
 
     /// Builds the platform's own state from the settings (its section is
-    /// `settings.platform(Self::PLATFORM)`).
-    fn new(settings: &Settings) -> Self;
+    /// `settings.platform(Self::PLATFORM)`); what it learns for the fleet goes through `fleet`.
+    fn new(settings: &Settings, fleet: &Fleet) -> Self;
 
     /// The URL of `doc` for `name`.
     fn url(&self, doc: Self::Doc, name: &Username) -> Url;
@@ -56,12 +58,92 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// The request headers of `doc`; `route` holds the cookies this route was given.
     fn headers(&self, doc: Self::Doc, name: &Username, route: &RouteLease<'_>) -> HeaderMap;
 
-    /// The form `doc`'s request posts, the user's platform id `id` in it: `None` (the default)
-    /// for a document that is a GET of its URL. The fetcher supplies the id only for a
-    /// document asked by id ([`Document::by_id`]), once one was learned for the name.
-    fn form(&self, doc: Self::Doc, id: &str) -> Option<Form> {
-        let _ = (doc, id);
+    /// The form `doc`'s request posts for `name`: `None` (the default) for a document that is
+    /// a GET of its URL. `id` is the user's platform id, given only for a document asked by id
+    /// ([`Document::by_id`]) once one was learned for the name. Async: a query's id may be one
+    /// the fleet learned.
+    fn form(
+        &self,
+        doc: Self::Doc,
+        name: &Username,
+        id: Option<&str>,
+        route: &RouteLease<'_>,
+    ) -> impl Future<Output = Option<Form>> + Send {
+        let _ = (doc, name, id, route);
+        async { None }
+    }
+
+    /// What an answer to `doc` (posted with `form`, if any) on `route` teaches the site
+    /// beyond its reading: the query ids a page preloads, a query id the platform retired, a
+    /// token the route's next requests repeat. Nothing by default.
+    fn learn(
+        &self,
+        doc: Self::Doc,
+        form: Option<&Form>,
+        response: &Response,
+        route: &RouteLease<'_>,
+    ) -> impl Future<Output = ()> + Send {
+        let _ = (doc, form, response, route);
+        async {}
+    }
+
+    /// The documents to read to learn again what the site learns from answers (a query's
+    /// id, after the query answered "changed"), when the fleet's turn to look is this
+    /// replica's: URLs to GET in order, each read by [`Site::learn_from`], whose links
+    /// ([`Site::linked`]) may add more. Empty (the default) when nothing is due. Asked after
+    /// each lookup; the fetcher reads them in the background, as a probe.
+    fn rediscovery(&self) -> impl Future<Output = Vec<Url>> + Send {
+        async { Vec::new() }
+    }
+
+    /// The headers a rediscovery's reads go with (a browser's navigation).
+    fn discovery_headers(&self) -> HeaderMap {
+        HeaderMap::new()
+    }
+
+    /// What a document read for a rediscovery teaches: true when the site learned all it
+    /// looked for (nothing more is read).
+    fn learn_from(&self, response: &Response) -> impl Future<Output = bool> + Send {
+        let _ = response;
+        async { false }
+    }
+
+    /// The documents a rediscovery reads next after `response` (a page's JS bundles).
+    fn linked(&self, response: &Response) -> impl Future<Output = Vec<Url>> + Send {
+        let _ = response;
+        async { Vec::new() }
+    }
+
+    /// The query ids the site posts and learns, when it has any (`/status` shows them).
+    fn query_ids(&self) -> Option<&QueryIds> {
         None
+    }
+
+    /// A document that completes `found`: a field the source that read it could not give
+    /// (the photo-share post count, which only its embed page still gives a guest). Asked on
+    /// the same route right after the source, counted as any request; `None` (the default)
+    /// when the profile is complete or the platform has no such document.
+    fn complement(&self, found: &Profile) -> Option<Self::Doc> {
+        let _ = found;
+        None
+    }
+
+    /// How many times the complement is asked while it answers a server error, each on a
+    /// fresh session where the route has sessions.
+    fn complement_attempts(&self) -> u32 {
+        1
+    }
+
+    /// `found` completed by an answer of its complement `doc`.
+    fn completed(
+        &self,
+        doc: Self::Doc,
+        response: &Response,
+        found: &Profile,
+        name: &Username,
+    ) -> Completion {
+        let _ = (doc, response, found, name);
+        Completion::Withheld
     }
 
     /// What one answer to a request for `doc` means: the platform's block signals and its
@@ -102,6 +184,17 @@ pub trait Site: Send + Sync + Sized + 'static {
         let _ = (doc, why);
         Alone::Withheld
     }
+}
+
+/// What an answer of a complementing document ([`Site::complement`]) gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Completion {
+    /// The profile with the missing field filled in.
+    Done(Box<Profile>),
+    /// A server error: worth asking again, on a fresh session.
+    Again,
+    /// The document could not give it (refused, not there): the field stays withheld.
+    Withheld,
 }
 
 /// What a document's inconclusive answer means for the document itself, asked on its own

@@ -43,6 +43,15 @@ pub const UPSTREAM_BLOCKS: &str = "profile_lookup_upstream_blocks_total";
 /// Counter: lookups a source answered (a profile or a not-found), by `platform` and `source`:
 /// how the plan's order (the canary moves a `changed` source last) shows in who answers.
 pub const SOURCE_ANSWERS: &str = "profile_lookup_source_answers_total";
+/// Counter: query ids learned from the platform's own documents, by `platform`, `query` (the
+/// source that posts it) and `from` (`page`): the ids the platform rotates, replacing a seed.
+pub const QUERY_IDS_LEARNED: &str = "profile_lookup_query_ids_learned_total";
+/// Counter: answers saying a query changed (its id retired, or its variables moved), by
+/// `platform`, `query` and `part` (`document_not_found`, `execution_error`).
+pub const QUERY_CHANGED: &str = "profile_lookup_query_changed_total";
+/// Counter: post counts asked of a complementing document (the photo-share embed page), by
+/// `platform` and `result` (`read`, `withheld`).
+pub const COMPLEMENTS: &str = "profile_lookup_complements_total";
 /// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// The `result` labels of [`CACHE_LOOKUPS`].
@@ -152,6 +161,18 @@ fn describe() {
         "Lookups answered (a profile or a not-found) by each source, by platform and source"
     );
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
+    metrics::describe_counter!(
+        QUERY_IDS_LEARNED,
+        "Query ids learned from the platform's documents, by platform, query and where"
+    );
+    metrics::describe_counter!(
+        QUERY_CHANGED,
+        "Answers saying a query changed (id retired or variables moved), by platform, query and part"
+    );
+    metrics::describe_counter!(
+        COMPLEMENTS,
+        "Fields asked of a complementing document (the photo-share post count), by platform and result"
+    );
     metrics::describe_counter!(
         PROXY_REQUESTS,
         "Upstream requests sent through each route, by platform and proxy position"
@@ -315,6 +336,22 @@ pub fn retry(platform: &'static str, reason: &'static str) {
 pub fn upstream_block(platform: &'static str, source: &'static str, reason: &'static str) {
     counter!(UPSTREAM_BLOCKS, "platform" => platform, "source" => source, "reason" => reason)
         .increment(1);
+}
+
+/// Records a query id learned from the platform's documents.
+pub fn query_id_learned(platform: &'static str, query: &'static str, from: &'static str) {
+    counter!(QUERY_IDS_LEARNED, "platform" => platform, "query" => query, "from" => from)
+        .increment(1);
+}
+
+/// Records an answer saying `query` changed (`part`: what moved).
+pub fn query_changed(platform: &'static str, query: &'static str, part: &'static str) {
+    counter!(QUERY_CHANGED, "platform" => platform, "query" => query, "part" => part).increment(1);
+}
+
+/// Records a complement asked: `read` when it gave the field, `withheld` when it could not.
+pub fn complement(platform: &'static str, result: &'static str) {
+    counter!(COMPLEMENTS, "platform" => platform, "result" => result).increment(1);
 }
 
 /// Records a lookup that `source` answered.

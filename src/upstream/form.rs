@@ -5,26 +5,44 @@
 //! and the content type, so neither can drift from the other.
 
 use bytes::Bytes;
-use reqwest::header::HeaderValue;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// The content type a form is posted with.
 pub const FORM_CONTENT_TYPE: &str = "application/x-www-form-urlencoded";
 
-/// A form's encoded body: what a request posts when it is not a GET.
+/// A form's encoded body: what a request posts when it is not a GET, and the headers that
+/// belong with it (a token the form carries that a header must repeat).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Form(Bytes);
+pub struct Form {
+    body: Bytes,
+    headers: HeaderMap,
+}
 
 impl Form {
     /// Encodes `fields` in order (`a=1&b=2`, percent-encoded as browsers encode forms).
     pub fn new<'a>(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut encoded = url::form_urlencoded::Serializer::new(String::new());
         encoded.extend_pairs(fields);
-        Self(Bytes::from(encoded.finish()))
+        Self {
+            body: Bytes::from(encoded.finish()),
+            headers: HeaderMap::new(),
+        }
+    }
+
+    /// The form, sent with header `name: value` as well (it wins over the site's headers).
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.insert(name, value);
+        self
     }
 
     /// The encoded body.
     pub fn body(&self) -> Bytes {
-        self.0.clone()
+        self.body.clone()
+    }
+
+    /// The headers that go with the form.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
     }
 
     /// The `Content-Type` header value it is posted with.

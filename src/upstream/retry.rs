@@ -89,6 +89,12 @@ impl RetryPolicy {
         }
     }
 
+    /// What is left of the lookup's retry budget after `spent` (`retry.max_total_ms`): how
+    /// long a lookup may still go on asking after its answer was found.
+    pub fn left(&self, spent: Duration) -> Duration {
+        self.max_total.saturating_sub(spent)
+    }
+
     /// Runs `attempt` until it is `Done`, or retries are spent; returns the last value.
     ///
     /// Every wait counts against `max_total`, the platform's `Retry-After` included: when the

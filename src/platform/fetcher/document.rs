@@ -67,6 +67,10 @@ impl<S: Site> Run<'_, S> {
                     ) {
                         self.fetcher.standing.evidence().read(doc.label());
                     }
+                    let ending = match ending {
+                        Reading::Found(profile) => Reading::Found(self.complete(profile).await),
+                        ending => ending,
+                    };
                     return Step::Ended(self.answer(ending));
                 }
             };
@@ -77,15 +81,16 @@ impl<S: Site> Run<'_, S> {
     /// The form `doc` posts ([`Site::form`]), with the id learned for the name when the
     /// document is asked by id; a name no answer taught an id skips such a document.
     async fn form(&self, doc: S::Doc) -> Result<Option<Form>, Step<S::Hurdle>> {
+        let site = &self.fetcher.site;
         if !doc.by_id() {
-            return Ok(None);
+            return Ok(site.form(doc, self.name, None, self.route).await);
         }
         let known = match &self.fetcher.ids {
             Some(ids) => ids.recall(self.name.as_str()).await,
             None => None,
         };
         match known {
-            Some(id) => Ok(self.fetcher.site.form(doc, &id)),
+            Some(id) => Ok(site.form(doc, self.name, Some(&id), self.route).await),
             None => Err(Step::Missed(Reading::Inconclusive(NO_KNOWN_ID))),
         }
     }
@@ -113,6 +118,7 @@ impl<S: Site> Run<'_, S> {
                     Sent::Failed(err) => return transport_failure(err),
                 };
                 self.seen.note(&response);
+                fetcher.site.learn(doc, form, &response, route).await;
                 let reading = fetcher.site.read(doc, &response, name);
                 if self.mode != Mode::Probe {
                     fetcher

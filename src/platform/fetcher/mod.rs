@@ -33,8 +33,10 @@
 //! fleet's [`KnownIds`] (when the plan asks such a source), and a name no answer taught one
 //! skips the source as inconclusive.
 
+mod complement;
 mod document;
 mod plan;
+mod rediscover;
 mod run;
 mod send;
 
@@ -133,6 +135,9 @@ pub trait Fetch: Send + Sync + 'static {
 
     /// Whether the configured plan asks the source called `source`.
     fn asks(&self, source: &str) -> bool;
+
+    /// The query ids the platform's site posts and learns, when it has any.
+    fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds>;
 }
 
 /// One platform's fetcher: its site and everything a fetch needs around it.
@@ -153,6 +158,8 @@ pub struct Fetcher<S: Site> {
     /// The platform ids learned for names, when the plan asks a source by id (else nothing
     /// is learned or kept).
     ids: Option<KnownIds>,
+    /// This fetcher, for the work it starts in the background (a rediscovery).
+    me: std::sync::Weak<Self>,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -178,7 +185,7 @@ impl<S: Site> Fetcher<S> {
             .map(|d| d.label())
             .collect();
         Ok(Self {
-            site: S::new(settings),
+            site: S::new(settings, fleet),
             egress: Egress::new(scope, settings, config, fleet)?,
             gate: Gate::new(scope, config, settings, fleet),
             retry: RetryPolicy::new(&settings.retry),
@@ -197,7 +204,17 @@ impl<S: Site> Fetcher<S> {
             .witnessed_by(witnesses),
             ids,
             plan,
+            me: std::sync::Weak::new(),
         })
+    }
+
+    /// The fetcher of `S` as everything shares it, knowing itself (for background work).
+    pub fn shared(settings: &Settings, fleet: &Fleet) -> Result<Arc<Self>, ClientBuildError> {
+        let fetcher = Self::new(settings, fleet)?;
+        Ok(Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            ..fetcher
+        }))
     }
 
     /// Asks `name`: behind the platform's breaker, on one route (another each time the plan
@@ -238,6 +255,7 @@ impl<S: Site> Fetcher<S> {
         };
         if mode != Mode::Probe {
             self.report(&fetched);
+            self.rediscover_if_due().await;
         }
         if let (Some(ids), Lookup::Found(profile)) = (&self.ids, &fetched.lookup) {
             ids.remember(name.as_str(), &profile.summary().id).await;
@@ -290,6 +308,10 @@ impl<S: Site> Fetch for Fetcher<S> {
     fn asks(&self, source: &str) -> bool {
         self.plan.iter().any(|d| d.label() == source)
     }
+
+    fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds> {
+        self.site.query_ids()
+    }
 }
 
 /// How many routes the platform goes out on: its own proxies, else `upstream.proxies`, else
@@ -324,7 +346,7 @@ impl Fetchers {
         impl super::SiteJob for Build<'_> {
             type Output = Result<Arc<dyn Fetch>, ClientBuildError>;
             fn run<S: Site>(self) -> Self::Output {
-                Ok(Arc::new(Fetcher::<S>::new(self.0, self.1)?))
+                Ok(Fetcher::<S>::shared(self.0, self.1)?)
             }
         }
         let all = Platform::ALL

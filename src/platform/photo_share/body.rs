@@ -42,6 +42,21 @@ impl Body for PhotoShareProfile {
             private: self.is_private,
             followers: self.edge_followed_by.count,
             posts: ("posts", self.edge_owner_to_timeline_media.count),
+            withheld: self.withheld(),
         }
+    }
+
+    fn withheld(&self) -> Vec<&'static str> {
+        [
+            ("edge_followed_by.count", self.edge_followed_by.count),
+            ("edge_follow.count", self.edge_follow.count),
+            (
+                "edge_owner_to_timeline_media.count",
+                self.edge_owner_to_timeline_media.count,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(field, count)| count.is_none().then_some(field))
+        .collect()
     }
 }

@@ -106,7 +106,9 @@ pub(super) fn is_not_found_page(html: &[u8]) -> bool {
 
 /// The page is a login wall.
 pub(super) fn is_login_page(html: &[u8]) -> bool {
-    if has_require_login(html) {
+    // `is_from_rle`: the page the platform sends a datacenter address instead of the
+    // profile since 2026-09, the login wall's data (mikf/gallery-dl#9654).
+    if has_require_login(html) || cost::find(html, b"\"is_from_rle\":true").is_some() {
         return true;
     }
     let marks = Marks::read(html);

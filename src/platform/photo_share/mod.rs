@@ -4,10 +4,13 @@
 //! answer means); `extract` (and the small readers behind it) turn one document into a reading.
 mod api;
 pub mod body;
+mod bundles;
+mod embed;
 pub mod extract;
 mod markers;
 mod page;
 mod parts;
+mod preloads;
 pub mod query;
 mod shared_data;
 mod signals;

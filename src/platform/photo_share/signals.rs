@@ -105,9 +105,16 @@ pub fn redirect_is_block(location_path: &str) -> bool {
     if path == "/" {
         return true;
     }
-    ["/accounts/login", "/login", "/challenge", "/privacy/checks"]
-        .into_iter()
-        .any(|prefix| under(path, prefix))
+    [
+        "/accounts/login",
+        "/login",
+        "/challenge",
+        "/privacy/checks",
+        // The newer login redirect, `/auth_platform/?apc=…` (mikf/gallery-dl#9654, 2026).
+        "/auth_platform",
+    ]
+    .into_iter()
+    .any(|prefix| under(path, prefix))
 }
 
 /// The path of a path-or-URL: for `scheme://host/path` or `//host/path`, the part from the
@@ -222,6 +229,7 @@ mod tests {
             "/challenge/action/AXG1/abc/",
             "/privacy/checks/?next=/ann/",
             "/privacy/checks",
+            "/auth_platform/?apc=AbC1",
             "/",
             "/?hl=en",
             "https://www.example.test/accounts/login/?next=/ann/",

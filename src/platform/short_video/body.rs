@@ -88,6 +88,22 @@ impl Body for ShortVideoProfile {
             private: user.private_account,
             followers: stats.follower_count,
             posts: ("videos", stats.video_count),
+            withheld: self.withheld(),
         }
+    }
+
+    fn withheld(&self) -> Vec<&'static str> {
+        let stats = &self.user_info.stats;
+        [
+            ("userInfo.stats.followerCount", stats.follower_count),
+            ("userInfo.stats.followingCount", stats.following_count),
+            ("userInfo.stats.heart", stats.heart),
+            ("userInfo.stats.heartCount", stats.heart_count),
+            ("userInfo.stats.videoCount", stats.video_count),
+            ("userInfo.stats.diggCount", stats.digg_count),
+        ]
+        .into_iter()
+        .filter_map(|(field, count)| count.is_none().then_some(field))
+        .collect()
     }
 }

@@ -157,6 +157,19 @@ pub fn extract<'a>(page: &[u8], requested: impl Into<Subject<'a>>) -> Reading<Sh
     }
 }
 
+/// What the embed page's error payload says about `requested` when its code names the case
+/// (10221: not found; 10222: the private profile, its counts withheld), for the embed's HTTP
+/// 400: that status carries the payload or nothing usable, so nothing else in the document is
+/// read (no other state, no search). `None` when the document holds no embed state, or one
+/// whose payload names no case: the 400 then means "private or missing", as it always did.
+pub fn embed_error<'a>(
+    page: &[u8],
+    requested: impl Into<Subject<'a>>,
+) -> Option<Reading<ShortVideoProfile>> {
+    let (states, _) = States::of(page);
+    embed::coded(states.0[Kind::Embed as usize]?, requested.into())
+}
+
 /// The anchored search over every state and every inline JSON of the page: the reading of the
 /// requested user's object, when one is found (`private` when a state's status said so);
 /// `None` when there is none, or no name to look for (a saved page read for anyone).

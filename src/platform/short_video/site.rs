@@ -7,7 +7,8 @@
 //! `bdturing-verify` header, a redirect to the login page, a captcha state, a page without
 //! state) are not waited out: retrying a captcha only digs the hole deeper. The lookup moves
 //! to another proxy, then hands over to the embed page; the breaker takes it from there. The
-//! embed's 400 means "private or missing" alike, so it never says not found.
+//! embed's 400 carries its error payload: a code there that names the case decides (10221 not
+//! found, 10222 private); without one it means "private or missing" alike, never not found.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,8 +69,8 @@ pub const WAF_CHALLENGE: &str = "waf_challenge";
 /// The reason of another client error on the embed: a status the embed is not known to send.
 const EMBED_UNEXPECTED_STATUS: &str = "embed_unexpected_status";
 
-/// The reason of the embed's 400 and of its error payload (`"isError": true`): the platform
-/// says so for a private account and for a missing one alike.
+/// The reason of the embed's 400 and of its error payload (`"isError": true`) when no code in
+/// it names the case: the platform says so for a private account and for a missing one alike.
 pub const EMBED_PRIVATE_OR_MISSING: &str = super::embed::EMBED_PRIVATE_OR_MISSING;
 
 impl Site for ShortVideo {
@@ -89,7 +90,7 @@ impl Site for ShortVideo {
     const FALLS_BACK_ON_UNREADABLE: bool = false;
     const CAPTURED_BLOCKS: &'static [&'static str] = &stateless::KINDS;
 
-    fn new(settings: &Settings) -> Self {
+    fn new(settings: &Settings, _: &crate::fleet::Fleet) -> Self {
         Self {
             base: settings.platform(Self::PLATFORM).base_url.clone(),
             solvers: Arc::new(Semaphore::new(CONCURRENT_SOLVES)),
@@ -142,9 +143,14 @@ impl Site for ShortVideo {
             },
             StatusCode::FORBIDDEN => Reading::blocked("http_403"),
             s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}")),
-            // Private or missing alike: nothing about the user, and no refusal of the route.
+            // The embed's error payload: its code may name the case (10221 not found, 10222
+            // private); without one, private or missing alike: nothing about the user, and no
+            // refusal of the route.
             StatusCode::BAD_REQUEST if doc == Doc::Embed => {
-                Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING)
+                match extract::embed_error(&response.body, name) {
+                    Some(reading) => reading.map(|body| Box::new(Profile::new(&body))),
+                    None => Reading::Inconclusive(EMBED_PRIVATE_OR_MISSING),
+                }
             }
             s if doc == Doc::Embed && s.is_client_error() => {
                 Reading::Inconclusive(EMBED_UNEXPECTED_STATUS)

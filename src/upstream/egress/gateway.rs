@@ -115,6 +115,15 @@ impl Gateway {
         })
     }
 
+    /// A new session for one lookup's next request alone (another exit address), leaving the
+    /// gateway's current session as it is: for a document the platform fails now and then
+    /// (a 500), which another session may answer; `None` when one could not be built.
+    pub(super) fn fresh(&self) -> Option<Arc<Exit>> {
+        let exit = session_exit(&self.template, &self.settings, &self.profiles).ok()?;
+        self.metrics.started.increment(1);
+        Some(Arc::new(exit))
+    }
+
     /// The session a lookup takes now: the current one while it is neither retired nor worn
     /// out, else a new one (the worn one is counted as retired).
     pub(super) fn take(&self) -> Arc<Exit> {

@@ -115,6 +115,11 @@ impl RouteLease<'_> {
         let exit = self.exit();
         let identity = &exit.identities[self.profile.load(Ordering::Relaxed)];
         identity.cookies.add_to(&url, &mut headers);
+        if let Some(form) = form {
+            for (name, value) in form.headers() {
+                headers.insert(name.clone(), value.clone());
+            }
+        }
         if self.routes.junk_headers && is_navigation(&headers) {
             junk_headers::add_to(&mut headers);
         }
@@ -194,6 +199,18 @@ impl RouteLease<'_> {
         }
     }
 
+    /// Moves the lease to a fresh session of its gateway, without retiring the one it held
+    /// (a document failed on it, the route did nothing wrong); false on a fixed proxy or the
+    /// direct route, which have no sessions.
+    pub fn fresh_session(&self) -> bool {
+        let index = self.current.load(Ordering::Relaxed);
+        let Some(exit) = self.routes.routes[index].gateway().and_then(|g| g.fresh()) else {
+            return false;
+        };
+        *lock(&self.exit) = exit;
+        true
+    }
+
     /// The last value the platform handed the current route and profile in response header
     /// `name` (a session claim the client repeats, e.g. `x-ig-set-www-claim`), if it handed one.
     /// Kept per route and profile like their cookies, so a value never goes out through another
@@ -209,6 +226,21 @@ impl RouteLease<'_> {
                 names.push(name.clone());
             }
         }
+        self.with_identity(|identity| identity.session.value(&name))
+    }
+
+    /// Keeps `value` for `name` on the current route and profile, a session value the platform
+    /// handed in a document rather than a header (a page's form token): read back by
+    /// [`RouteLease::kept`], never sent through another route. `name` is lowercase.
+    pub fn keep(&self, name: &'static str, value: &str) {
+        let name = HeaderName::from_static(name);
+        self.with_identity(|identity| identity.session.keep(name, value));
+    }
+
+    /// The value kept for `name` on the current route and profile ([`RouteLease::keep`], or
+    /// handed in a header the site asked for).
+    pub fn kept(&self, name: &'static str) -> Option<HeaderValue> {
+        let name = HeaderName::from_static(name);
         self.with_identity(|identity| identity.session.value(&name))
     }
 

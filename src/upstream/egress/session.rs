@@ -38,6 +38,17 @@ impl SessionValues {
         }
     }
 
+    /// Keeps `value` for `name`, found other than in a response header (a token a page
+    /// holds), when it is plausible as [`SessionValues::keep_from`] judges.
+    pub(super) fn keep(&self, name: HeaderName, value: &str) {
+        let Ok(value) = HeaderValue::from_str(value) else {
+            return;
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(name.clone(), value);
+        self.keep_from(&[name], &headers);
+    }
+
     /// The value kept for `name`.
     pub(super) fn value(&self, name: &HeaderName) -> Option<HeaderValue> {
         lock(&self.0)

@@ -9,6 +9,7 @@
 //! Every function is deterministic and cheap: plain string building, no randomness, no I/O.
 
 mod expected;
+mod guest;
 mod json;
 mod moved;
 mod pages;
@@ -19,6 +20,10 @@ mod router;
 use std::fmt::Write as _;
 
 pub use expected::expected_body;
+pub use guest::{
+    CHANGED_ANSWER, LOGGEDOUT_DOC_ID, LOGGEDOUT_QUERY, NO_SUCH_USER_ANSWER, PROFILE_QUERY,
+    PROFILE_QUERY_DOC_ID, PROVIDER_VARIABLES, REQUIRE_LOGIN_2026, embed_page, loggedout_answer,
+};
 use json::{Style, open_edge, push_count, push_field, push_post, push_str};
 pub use moved::{
     MOVED_USER_KEY, moved_user_json, moved_user_page, unknown_counts_json, unknown_counts_page,
@@ -28,7 +33,7 @@ pub use pages::{
 };
 pub use pages_2026::{web_profile_info_preload_page, xig_edge_counts_page};
 pub use profile_query::{profile_query_answer, profile_query_preload_page};
-pub use router::{STAND_IN, drifted_router, router, sample_by_pk, sample_user};
+pub use router::{STAND_IN, drifted_router, router, sample_by_name, sample_by_pk, sample_user};
 
 /// An invented account: what the upstream documents say about it, in decoded form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

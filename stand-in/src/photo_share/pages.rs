@@ -107,6 +107,7 @@ pub(super) fn current_page(
         config_blob(&mut out, i);
     }
     inline_js(&mut out);
+    super::guest::preloaders_blob(&mut out);
     hovercard_blob(&mut out);
     out.push_str(
         "<script type=\"application/json\" data-content-len=\"90210\" data-sjs>{\"require\":[[\"ScheduledServerJS\",\"handle\",null,[{\"__bbox\":{\"require\":[[\"RelayPrefetchedStreamCache\",\"next\",[],[\"adp_PolarisProfilePageContentQueryRelayPreloader_6600a1\",{\"__bbox\":{\"complete\":true,\"result\":{\"data\":{",

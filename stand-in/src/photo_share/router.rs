@@ -55,20 +55,25 @@ fn canary_accounts() -> Vec<&'static str> {
 
 fn demo_calls() -> Vec<DemoCall> {
     vec![
-        DemoCall::new(PUBLIC_USER.username, "a public user"),
-        DemoCall::new(PRIVATE_USER.username, "a private user"),
-        DemoCall::new(NOT_FOUND_NAME, "a missing user (404)"),
         DemoCall::new(
-            BUSINESS_USER.username,
-            "a business account: the JSON answers 400, the page answers (x-source: page)",
+            PUBLIC_USER.username,
+            "a public user: the logged-out query answers (x-source: loggedout), the post count from the embed page",
         ),
         DemoCall::new(
-            RETIRED_JSON_USER.username,
-            "the JSON endpoint retired (429 and a \"Please wait\" page, as in 2026-09): the page answers (x-source: page)",
+            PRIVATE_USER.username,
+            "a private user: Profile-Withheld names its post count",
+        ),
+        DemoCall::new(
+            NOT_FOUND_NAME,
+            "a missing user (404: the query's field_exception)",
+        ),
+        DemoCall::new(
+            BUSINESS_USER.username,
+            "a business account whose embed gives no post count: null, named in Profile-Withheld",
         ),
         DemoCall::new(
             HTML_FOR_JSON_NAME,
-            "the JSON endpoint answering a login page with 200: 429 upstream_blocked, never 500",
+            "every source answering a login page: 429 upstream_blocked, never 500",
         ),
         DemoCall::new(
             THROTTLED_NAME,
@@ -79,8 +84,22 @@ fn demo_calls() -> Vec<DemoCall> {
 
 async fn answer(request: Request) -> Response {
     let path = request.uri().path();
-    if path == "/graphql/query" && request.method() == Method::POST {
-        return super::profile_query::answer_query(request).await;
+    if path == "/api/graphql" && request.method() == Method::POST {
+        return super::guest::answer_graphql(request).await;
+    }
+    if let Some(name) = path
+        .strip_suffix("/embed/")
+        .and_then(|p| p.strip_prefix('/'))
+        .filter(|n| !n.contains('/'))
+    {
+        return match sample_by_name(name) {
+            Some(user) => html(Bytes::from(super::embed_page(&user))),
+            None => {
+                let mut response = html(Bytes::from(super::not_found_page()));
+                *response.status_mut() = StatusCode::NOT_FOUND;
+                response
+            }
+        };
     }
     if path == "/api/v1/users/web_profile_info/" {
         let name = requested_name(&request);
@@ -171,6 +190,20 @@ pub fn sample_user(name: &str) -> Option<SampleUser> {
     [PUBLIC_USER, PRIVATE_USER]
         .into_iter()
         .find(|u| u.username.eq_ignore_ascii_case(name))
+}
+
+/// Every photo-share sample account, by name (case-insensitive): what the logged-out query
+/// and the embed page answer.
+pub fn sample_by_name(name: &str) -> Option<SampleUser> {
+    [
+        PUBLIC_USER,
+        PRIVATE_USER,
+        BUSINESS_USER,
+        CREATOR_USER,
+        RETIRED_JSON_USER,
+    ]
+    .into_iter()
+    .find(|u| u.username.eq_ignore_ascii_case(name))
 }
 
 /// Every photo-share sample account, by pk: what the profile query is asked by.

@@ -76,8 +76,33 @@ pub fn embed_page(user: &SampleUser) -> String {
 
 /// What the embed page says instead of a profile, for a private account and a missing one
 /// alike (with HTTP 400): its state holds `"isError": true` and `"pageName": "error"` where a
-/// real user's holds `"pageName": "creator"` and the `userInfo`.
+/// real user's holds `"pageName": "creator"` and the `userInfo`. This is the older form,
+/// without the error codes of [`embed_coded_error_page`] (its `errorCode` 400 is no case).
 pub fn embed_error_page(name: &str) -> String {
+    error_page(
+        name,
+        r#""isReady":true,"isError":true,"pageName":"error","errorCode":400"#,
+    )
+}
+
+/// The embed's error payload that names its case (with HTTP 400): `"errorCode": code` (10222
+/// a private account, 10221 a missing or banned one) and `"errorStatus": 400` beside
+/// `"isError": true` and `"pageName": "error"`, and a `userInfo` holding only the requested
+/// `uniqueId`: the shape of real excerpts quoted in a Rust client's test (2026); the name and
+/// the page around it are invented.
+pub fn embed_coded_error_page(name: &str, code: i64) -> String {
+    let mut unique_id = String::new();
+    push_str_json(&mut unique_id, &name.to_ascii_lowercase(), Era::Universal);
+    error_page(
+        name,
+        &format!(
+            r#""isReady":true,"errorCode":{code},"errorStatus":400,"isError":true,"pageName":"error","userInfo":{{"uniqueId":{unique_id}}}"#
+        ),
+    )
+}
+
+/// An embed page whose route for `name` holds `members` (an error payload) and nothing else.
+fn error_page(name: &str, members: &str) -> String {
     let name = name.to_ascii_lowercase();
     let mut route_json = String::new();
     push_str_json(&mut route_json, &format!("/embed/@{name}"), Era::Universal);
@@ -86,7 +111,7 @@ pub fn embed_error_page(name: &str) -> String {
          <title>Short Video (sample embed)</title></head><body><div id=\"embed-root\"></div>\
          <script id=\"__FRONTITY_CONNECT_STATE__\" type=\"application/json\">\
          {{\"router\":{{\"link\":{route_json}}},\"source\":{{\"get\":{{}},\"data\":{{{route_json}:\
-         {{\"isReady\":true,\"isError\":true,\"pageName\":\"error\",\"errorCode\":400}}}}}}}}</script>\
+         {{{members}}}}}}}}}</script>\
          <script src=\"https://static.short-video.example/embed/embed.js\" async></script>\
          </body></html>\n"
     )

@@ -51,3 +51,36 @@ pub fn expected_embed_body(user: &SampleUser) -> Value {
     }
     body
 }
+
+/// The body the service must return for `name` when the embed's error payload said only that
+/// the account is private (`"errorCode": 10222`, a `userInfo` with no more than the name): the
+/// name, `privateAccount: true`, `""` and `false` for the rest, and every count `null`
+/// (withheld, not zero).
+pub fn expected_private_embed_body(name: &str) -> Value {
+    json!({
+        "userInfo": {
+            "user": {
+                "id": "",
+                "uniqueId": name.to_ascii_lowercase(),
+                "nickname": "",
+                "signature": "",
+                "verified": false,
+                "privateAccount": true,
+                "avatarThumb": "",
+                "avatarMedium": "",
+                "avatarLarger": "",
+                "secUid": "",
+                "relation": 0,
+                "openFavorite": false,
+            },
+            "stats": {
+                "followerCount": null,
+                "followingCount": null,
+                "heart": null,
+                "heartCount": null,
+                "videoCount": null,
+                "diggCount": null,
+            },
+        },
+    })
+}

@@ -23,8 +23,8 @@ mod state;
 mod stateless;
 mod waf;
 
-pub use embed::{embed_error_page, embed_page};
-pub use expected::{expected_body, expected_embed_body};
+pub use embed::{embed_coded_error_page, embed_error_page, embed_page};
+pub use expected::{expected_body, expected_embed_body, expected_private_embed_body};
 pub use moved::{MOVED_STATE_ID, moved_state_page, unknown_counts_page};
 pub use router::{STAND_IN, drifted_router, router};
 pub use stateless::{captcha_config_page, captcha_page, maintenance_page, stateless_shell_page};
@@ -218,6 +218,21 @@ pub const RESTRICTED_NAME: &str = "grown.ups.only";
 /// A name whose profile page is the "Security Check" captcha page with its configuration in a
 /// JSON script element ([`captcha_config_page`]); its embed says "private or missing".
 pub const CAPTCHA_CONFIG_NAME: &str = "captcha.config.sample";
+
+/// The embed's error code for a private account (`"errorCode": 10222` in its error payload).
+pub const EMBED_PRIVATE_CODE: i64 = 10_222;
+
+/// The embed's error code for a missing or banned account (`"errorCode": 10221`).
+pub const EMBED_MISSING_CODE: i64 = 10_221;
+
+/// A private account whose profile page the stand-in answers with the stateless shell and
+/// whose embed answers 400 with [`EMBED_PRIVATE_CODE`]: the embed alone says it is private,
+/// its counts withheld ([`expected_private_embed_body`]).
+pub const PRIVATE_EMBED_NAME: &str = "fern.hollow.private";
+
+/// A name whose profile page the stand-in answers with the stateless shell and whose embed
+/// answers 400 with [`EMBED_MISSING_CODE`]: the embed alone says there is no such user.
+pub const MISSING_EMBED_NAME: &str = "gone.from.embed";
 
 /// The status code of a profile the platform shows only to logged-in viewers.
 pub const RESTRICTED_STATUS: i64 = 209_002;

@@ -3,7 +3,9 @@
 //! wrapped counts), the not-found page, a page without state, a restricted account's page
 //! (status 209002), the captcha page in either of its forms, or the platform's throttle;
 //! `GET /embed/@{name}` answers a public sample's embed page, or 400 with the embed's error
-//! payload ("private or missing", as the platform says for both).
+//! payload: naming its case for two names whose profile page is the stateless shell
+//! (`"errorCode": 10222` private, `10221` missing), "private or missing" alike for anyone else
+//! (the older payload, without a code).
 //!
 //! Its drifted twin serves the samples' profile pages with every count under a name the
 //! platform never used (the platform moving its page): fetched fine, unreadable, since a
@@ -18,9 +20,10 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::{
-    CAPTCHA_CONFIG_NAME, DEFAULT_PAGE_SIZE, EMBED_ONLY_USER, Era, MOVED_PAGE_USER, NOT_FOUND_USER,
-    PRIVATE_USER, PUBLIC_USER, RESTRICTED_NAME, SHELL_PAGE_USER, STATELESS_BLOCK_NAMES, SampleUser,
-    WRAPPED_COUNTS_USER,
+    CAPTCHA_CONFIG_NAME, DEFAULT_PAGE_SIZE, EMBED_MISSING_CODE, EMBED_ONLY_USER,
+    EMBED_PRIVATE_CODE, Era, MISSING_EMBED_NAME, MOVED_PAGE_USER, NOT_FOUND_USER,
+    PRIVATE_EMBED_NAME, PRIVATE_USER, PUBLIC_USER, RESTRICTED_NAME, SHELL_PAGE_USER,
+    STATELESS_BLOCK_NAMES, SampleUser, WRAPPED_COUNTS_USER,
 };
 use crate::answer::{html, throttled};
 use crate::{DemoCall, StandIn, THROTTLED_NAME};
@@ -143,6 +146,9 @@ fn stateless(name: &str) -> Option<String> {
     if is(CAPTCHA_CONFIG_NAME) {
         return Some(super::captcha_config_page(10000));
     }
+    if is(PRIVATE_EMBED_NAME) || is(MISSING_EMBED_NAME) {
+        return Some(super::stateless_shell_page(false));
+    }
     let (_, reason) = STATELESS_BLOCK_NAMES.iter().find(|(n, _)| is(n))?;
     Some(match *reason {
         "maintenance" => super::maintenance_page(),
@@ -152,11 +158,21 @@ fn stateless(name: &str) -> Option<String> {
     })
 }
 
-/// The embed page of a public sample, or 400 with the embed's error payload for anyone else
-/// (private or missing alike).
+/// The embed page of a public sample; 400 with the error payload naming its case for
+/// [`PRIVATE_EMBED_NAME`] and [`MISSING_EMBED_NAME`]; 400 with the older payload, private or
+/// missing alike, for anyone else.
 fn embed(name: &str) -> Response {
     if name.eq_ignore_ascii_case(THROTTLED_NAME) {
         return throttled();
+    }
+    for (coded, code) in [
+        (PRIVATE_EMBED_NAME, EMBED_PRIVATE_CODE),
+        (MISSING_EMBED_NAME, EMBED_MISSING_CODE),
+    ] {
+        if name.eq_ignore_ascii_case(coded) {
+            let page = super::embed_coded_error_page(name, code);
+            return bad_request(html(Bytes::from(page)));
+        }
     }
     let user = super::sample_users()
         .into_iter()
@@ -164,12 +180,14 @@ fn embed(name: &str) -> Response {
         .find(|u| u.unique_id.eq_ignore_ascii_case(name) && !u.private);
     match user {
         Some(user) => html(Bytes::from(super::embed_page(&user))),
-        None => {
-            let mut response = html(Bytes::from(super::embed_error_page(name)));
-            *response.status_mut() = StatusCode::BAD_REQUEST;
-            response
-        }
+        None => bad_request(html(Bytes::from(super::embed_error_page(name)))),
     }
+}
+
+/// `response` with the status the embed sends its error payload with.
+fn bad_request(mut response: Response) -> Response {
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
 }
 
 /// A sample's profile page, built once.

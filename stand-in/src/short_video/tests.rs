@@ -186,3 +186,31 @@ async fn the_stand_in_answers_each_name_as_documented_and_its_twin_moves_the_pag
     assert_eq!(info["user"]["uniqueId"], MOVED_PAGE_USER.unique_id);
     assert_eq!(info["statsV2"]["followerCount"], "76543");
 }
+
+#[tokio::test]
+async fn the_embed_names_its_case_for_two_names_whose_page_is_the_shell() {
+    let normal = router();
+    for (name, code) in [
+        (PRIVATE_EMBED_NAME, EMBED_PRIVATE_CODE),
+        (MISSING_EMBED_NAME, EMBED_MISSING_CODE),
+    ] {
+        let page = get(&normal, &format!("/@{name}")).await;
+        assert_eq!(page.status, 200, "{name}");
+        assert_eq!(page.body, stateless_shell_page(false), "{name}");
+        let embed = get(&normal, &format!("/embed/@{name}")).await;
+        assert_eq!(embed.status, 400, "{name}");
+        let state = script_json(
+            &embed.body,
+            r#"<script id="__FRONTITY_CONNECT_STATE__" type="application/json">"#,
+        );
+        let route = &state["source"]["data"][&format!("/embed/@{name}")];
+        assert_eq!(route["errorCode"], code, "{name}");
+        assert_eq!(route["isError"], true, "{name}");
+        assert_eq!(route["pageName"], "error", "{name}");
+        assert_eq!(route["userInfo"]["uniqueId"], name, "{name}");
+    }
+    // Anyone else's embed error payload names no case.
+    let other = get(&normal, &format!("/embed/@{}", PRIVATE_USER.unique_id)).await;
+    assert_eq!(other.status, 400);
+    assert!(!other.body.contains("1022"));
+}

@@ -88,8 +88,8 @@ async fn every_source_ok_exits_0_with_a_row_per_probe() {
     let probes = report["probes"].as_array().unwrap();
     assert_eq!(
         probes.len(),
-        2 * 2 + 2,
-        "two accounts on two sources, one on two"
+        2 * 2 + 3,
+        "two accounts on two sources, one on three (loggedout, page, json)"
     );
     let probe = |account: &str, source: &str| {
         probes
@@ -124,7 +124,7 @@ async fn every_source_ok_exits_0_with_a_row_per_probe() {
     ] {
         assert!(header.contains(column), "{header}");
     }
-    assert_eq!(table.lines().count(), 1 + 6 + 1, "{table}");
+    assert_eq!(table.lines().count(), 1 + 7 + 1, "{table}");
     assert!(
         table.contains("short-video page: ok; short-video embed: ok"),
         "{table}"
@@ -199,8 +199,11 @@ async fn accounts_come_from_the_environment_too() {
             ps::PUBLIC_USER.username,
             ps::BUSINESS_USER.username,
             ps::PUBLIC_USER.username,
+            ps::BUSINESS_USER.username,
+            ps::PUBLIC_USER.username,
             ps::BUSINESS_USER.username
-        ]
+        ],
+        "two accounts on each of the three sources"
     );
     let _ = sv::PUBLIC_USER;
 }

@@ -293,6 +293,16 @@ impl Shared {
             .flatten();
         let authorised = authorised && (self.mode != Mode::Gateway || exit.is_some());
         let tag = exit.unwrap_or_else(|| self.tag.clone());
+        // A posted body (a form) goes on with the head: read it before the buffer is let go.
+        let length = head
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0)
+            .min(1 << 20);
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).await?;
         let mut client = reader.into_inner();
         if self.mode == Mode::Always407 || !authorised {
             self.refused_auth.fetch_add(1, Ordering::SeqCst);
@@ -352,6 +362,7 @@ impl Shared {
         let mut upstream = TcpStream::connect(target).await?;
         self.forwarded.fetch_add(1, Ordering::SeqCst);
         upstream.write_all(request.as_bytes()).await?;
+        upstream.write_all(&body).await?;
         // The answer, with `connection: close` added to its head, then the rest as it comes.
         let mut answer = Vec::new();
         let mut buf = [0u8; 8192];

@@ -54,7 +54,23 @@ pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     s.retry.max_total_ms = 2_000;
     s.upstream.timeout_ms = 2_000;
     s.breaker.failure_threshold = 0;
+    // The suites written for the profile JSON and the page (their signals, retries, routes)
+    // ask those two, as the platform answered before 2026-09; the guest suite
+    // (`platform::photo_share::guest_2026_09`) and the demo's run the shipped order.
+    // Their JSON still carried every post count, so no embed is asked to complete one.
+    let photo_share = s.platform_mut(Platform::PhotoShare);
+    photo_share.sources = vec!["json".into(), "page".into()];
+    photo_share.post_count = Some(profile_lookup::config::PostCount::Skip);
     s
+}
+
+/// The shipped photo-share sources (`config/default.toml`): the logged-out query first, the
+/// post count completed from the embed page.
+pub fn shipped_photo_share_sources(s: &mut Settings) {
+    let shipped = Settings::default();
+    let photo_share = s.platform_mut(Platform::PhotoShare);
+    photo_share.sources = shipped.platform(Platform::PhotoShare).sources.clone();
+    photo_share.post_count = shipped.platform(Platform::PhotoShare).post_count;
 }
 
 /// Found profiles fresh for a second (no stale-while-revalidate window), then kept a minute

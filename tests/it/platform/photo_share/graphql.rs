@@ -16,8 +16,8 @@ use stand_in::photo_share as ps;
 use crate::support::routers::{split, switchable, typed};
 use crate::support::{PhotoShare, TestApp};
 
-/// The doc_id the service posts by default (instaloader/instaloader#2696).
-const DEFAULT_DOC_ID: &str = "27937681195819736";
+/// The doc_id the service posts by default (what the web app sent on 2026-09-29).
+const DEFAULT_DOC_ID: &str = ps::PROFILE_QUERY_DOC_ID;
 
 /// The sources with the profile query last, no cache (every lookup asks the platform), short
 /// waits.
@@ -37,7 +37,7 @@ fn refused_but(query: Router) -> Router {
         "text/html",
         ps::PLEASE_WAIT_HTML,
     );
-    split("/graphql/", query, refused)
+    split("/api/graphql", query, refused)
 }
 
 /// One posted form's fields, in order.
@@ -135,15 +135,14 @@ async fn a_name_seen_once_is_refreshed_by_the_profile_query_when_json_and_page_r
         Some("PolarisProfilePageContentQuery")
     );
     let variables: serde_json::Value = serde_json::from_str(field("variables").unwrap()).unwrap();
-    assert_eq!(
-        variables,
-        serde_json::json!({"id": user.pk, "render_surface": "PROFILE"})
-    );
+    assert_eq!(variables["id"], user.pk);
+    assert_eq!(variables["render_surface"], "PROFILE");
+    assert_eq!(variables["enable_integrity_filters"], true);
     assert_eq!(field("server_timestamps"), Some("true"));
     let seen = app.upstream().seen();
     let query = seen
         .iter()
-        .rfind(|s| s.path() == "/graphql/query")
+        .rfind(|s| s.path() == "/api/graphql")
         .expect("the query reached the platform");
     assert_eq!(
         query.header("content-type"),
@@ -193,7 +192,7 @@ async fn a_name_without_a_known_pk_skips_the_profile_query() {
     let paths = app.upstream().paths();
     assert!(!paths.is_empty(), "the name sources were asked");
     assert!(
-        paths.iter().all(|p| !p.starts_with("/graphql/")),
+        paths.iter().all(|p| !p.starts_with("/api/graphql")),
         "no pk, no query: {paths:?}"
     );
 }
@@ -220,7 +219,7 @@ async fn without_graphql_in_the_sources_no_pk_is_kept_and_no_query_is_posted() {
         app.upstream()
             .paths()
             .iter()
-            .all(|p| !p.starts_with("/graphql/"))
+            .all(|p| !p.starts_with("/api/graphql"))
     );
 }
 
@@ -264,7 +263,7 @@ fn the_doc_id_is_validated_at_load() {
         defaults.platform(Ps).graphql_doc_id.as_deref(),
         Some(DEFAULT_DOC_ID)
     );
-    assert_eq!(defaults.platform(Ps).sources, ["json", "page"]);
+    assert_eq!(defaults.platform(Ps).sources, ["loggedout", "page", "json"]);
     let error = |edit: &dyn Fn(&mut Settings)| {
         let mut s = Settings::default();
         edit(&mut s);
@@ -309,7 +308,7 @@ async fn a_retired_doc_id_is_nothing_usable_and_asked_once() {
         .upstream()
         .paths()
         .iter()
-        .filter(|p| p.as_str() == "/graphql/query")
+        .filter(|p| p.as_str() == "/api/graphql")
         .count();
     assert_eq!(queries, 1);
 }

@@ -2,6 +2,7 @@
 //! 2026 shapes, the profile query's user shape, user text, the JSON endpoint's 404s.
 
 mod graphql;
+mod guest_2026_09;
 mod json_404;
 mod profile_query;
 mod proptest;

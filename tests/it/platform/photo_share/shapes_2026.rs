@@ -367,18 +367,35 @@ async fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
             "the banner suggests {name}:\n{banner}"
         );
     }
+    // The demo runs the shipped sources: the logged-out query answers first (2026-09).
     let cases = [
-        (ps::PUBLIC_USER.username, 200, "json"),
-        (ps::NOT_FOUND_NAME, 404, "page"),
-        (ps::BUSINESS_USER.username, 200, "page"),
-        (ps::HTML_FOR_JSON_NAME, 429, "json"),
+        (ps::PUBLIC_USER.username, 200, "loggedout"),
+        (ps::NOT_FOUND_NAME, 404, "loggedout"),
+        (ps::BUSINESS_USER.username, 200, "loggedout"),
+        (ps::HTML_FOR_JSON_NAME, 429, "loggedout"),
     ];
     for (name, status, source) in cases {
-        demo.lookup(PhotoShare, name)
+        let answer = demo
+            .lookup(PhotoShare, name)
             .await
             .about(name)
             .expect_status(status)
             .expect_header("x-source", source);
+        // The public sample's post count comes from the embed page; the business account's
+        // embed gives none, and the answer says it was withheld.
+        if name == ps::PUBLIC_USER.username {
+            assert_eq!(
+                answer.json()["edge_owner_to_timeline_media"]["count"],
+                ps::PUBLIC_USER.posts.unwrap()
+            );
+            assert!(!answer.has("profile-withheld"));
+        }
+        if name == ps::BUSINESS_USER.username {
+            assert_eq!(
+                answer.header("profile-withheld"),
+                "edge_owner_to_timeline_media.count"
+            );
+        }
     }
     let out = demo.stop().await;
     let stderr = String::from_utf8(out.stderr).unwrap();
