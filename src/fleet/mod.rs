@@ -133,6 +133,7 @@ pub mod canary;
 mod conn;
 pub mod entries;
 pub mod entry;
+pub mod evidence;
 pub mod flight;
 pub mod gateways;
 pub mod gcra;
