@@ -39,6 +39,13 @@ use crate::config::BlameConfig;
 use crate::fleet::Fleet;
 use crate::registry::Platform;
 
+/// Whether a block's reason is a login wall: the platform showing a profile to logged-in
+/// viewers only, which for one name alone is that profile's restriction (403
+/// `profile_restricted`), not a refusal of the client.
+pub fn is_login_wall(reason: &str) -> bool {
+    reason.contains("login")
+}
+
 /// How often a replica merges its records with the fleet's.
 pub const SYNC_EVERY: Duration = Duration::from_secs(1);
 

@@ -239,7 +239,7 @@ mod tests {
             .into_iter()
             .chain(sections)
             .chain([
-                "upstream", "retry", "cache", "breaker", "log", "redis", "canary",
+                "upstream", "retry", "cache", "breaker", "blame", "log", "redis", "canary",
             ])
             .map(|name| format!("`{name}`"))
             .collect();

@@ -40,10 +40,6 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// equal). A lookup asks those `<section>.sources` names, in that order, the next only
     /// when one had nothing usable.
     const DOCUMENTS: &'static [Self::Doc];
-    /// Whether a document that could not be read hands over to the next source (after drift
-    /// capture kept it); otherwise it ends the lookup as `extraction_failed`, so the platform
-    /// changing its documents is never hidden by another source answering.
-    const FALLS_BACK_ON_UNREADABLE: bool = true;
     /// The block reasons whose document drift capture keeps (as it keeps every unreadable
     /// one): blocks that are a page of their own, worth seeing when the platform changes.
     const CAPTURED_BLOCKS: &'static [&'static str] = &[];
@@ -309,6 +305,24 @@ impl<P, H> Reading<P, H> {
         Reading::Blocked {
             reason,
             retry_after: None,
+        }
+    }
+
+    /// A word for what it is, for metrics and blame's signal: a block's reason, `http_5xx`,
+    /// `unreadable`, or the variant's name.
+    pub fn why_static(&self) -> &'static str {
+        match self {
+            Reading::Blocked { reason, .. } => reason,
+            Reading::Withheld(why) | Reading::Inconclusive(why) => why,
+            Reading::ServerError(_) => "failed",
+            Reading::Unreadable(_) => "unreadable",
+            Reading::Unavailable(_) => "unavailable",
+            Reading::Found(_) => "found",
+            Reading::NotFound => "not_found",
+            Reading::RegionLocked => "region_locked",
+            Reading::Restricted => "restricted",
+            Reading::Follow(_) => "redirect",
+            Reading::Hurdle(_) => "hurdle",
         }
     }
 

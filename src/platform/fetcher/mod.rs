@@ -35,6 +35,7 @@
 
 mod complement;
 mod document;
+mod names;
 mod plan;
 mod rediscover;
 mod run;
@@ -93,6 +94,8 @@ pub struct Fetched {
     pub status: Option<u16>,
     /// The length of the last answer's body (after decompression; 0 without one).
     pub bytes: u64,
+    /// Who the last refusal, failure or silence of the fetch was blamed on, if any.
+    pub blame: Option<crate::blame::Party>,
 }
 
 impl Fetched {
@@ -112,6 +115,7 @@ impl Fetched {
             source: None,
             status: None,
             bytes: 0,
+            blame: None,
         }
     }
 }
@@ -160,6 +164,10 @@ pub struct Fetcher<S: Site> {
     ids: Option<KnownIds>,
     /// This fetcher, for the work it starts in the background (a rediscovery).
     me: std::sync::Weak<Self>,
+    /// Who each refusal, failure or silence belongs to.
+    blame: crate::blame::Blame,
+    /// The names blame found at fault lately, and their answers.
+    names: names::BlamedNames,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -179,14 +187,18 @@ impl<S: Site> Fetcher<S> {
             .iter()
             .any(|d| d.by_id())
             .then(|| KnownIds::new(fleet, scope));
-        let witnesses: Vec<&str> = plan
-            .iter()
-            .filter(|d| !d.by_id())
-            .map(|d| d.label())
-            .collect();
+        let labels: Vec<&str> = plan.iter().map(|d| d.label()).collect();
+        let egress = Egress::new(scope, settings, config, fleet)?;
+        let routes = if egress.has_gateway() {
+            usize::MAX
+        } else {
+            route_count(settings, config)
+        };
+        let blame =
+            crate::blame::Blame::new(S::PLATFORM, &labels, routes, &settings.blame, fleet);
         Ok(Self {
             site: S::new(settings, fleet),
-            egress: Egress::new(scope, settings, config, fleet)?,
+            egress,
             gate: Gate::new(scope, config, settings, fleet),
             retry: RetryPolicy::new(&settings.retry),
             capture: Capture::new(&settings.upstream),
@@ -195,16 +207,14 @@ impl<S: Site> Fetcher<S> {
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
             last_words: LastWords::default(),
-            standing: Standing::new(
-                S::PLATFORM,
-                fleet,
-                route_count(settings, config),
-                reprobe_every(settings),
-            )
-            .witnessed_by(witnesses),
+            standing: Standing::new(S::PLATFORM, fleet, reprobe_every(settings)),
             ids,
             plan,
             me: std::sync::Weak::new(),
+            blame,
+            names: names::BlamedNames::new(std::time::Duration::from_secs(
+                settings.cache.negative_ttl_seconds,
+            )),
         })
     }
 
@@ -231,6 +241,16 @@ impl<S: Site> Fetcher<S> {
                 }
             },
         };
+        // A name blamed lately is answered as it was, with no request.
+        if mode != Mode::Probe
+            && let Some(failure) = self.names.recall(name)
+        {
+            return Fetched {
+                blame: Some(crate::blame::Party::Name),
+                ..Fetched::unsent(failure)
+            };
+        }
+        self.blame.sync().await;
         let _listening = (mode != Mode::Probe).then(|| self.last_words.listen(name));
         let fetched = match self.gate.admit(mode).await {
             Err(refusal) => Fetched::unsent(send::refused(refusal)),
@@ -243,9 +263,17 @@ impl<S: Site> Fetcher<S> {
                 Ok(route) => {
                     let run = run::Run::new(self, name, &route, mode);
                     let fetched = run.through_routes(&docs).await;
+                    // Only the platform's refusals (or refusals too little evidence could
+                    // place) count toward the breaker: a name's, a route's or a source's never.
+                    let platforms = matches!(
+                        fetched.blame,
+                        None | Some(crate::blame::Party::Platform | crate::blame::Party::Unknown)
+                    );
                     let outcome = match &fetched.lookup {
-                        Lookup::Failed(Failure::Blocked { .. }) => Signal::Blocked,
-                        Lookup::Failed(Failure::Overloaded { .. }) => Signal::Inconclusive,
+                        Lookup::Failed(Failure::Blocked { .. }) if platforms => Signal::Blocked,
+                        Lookup::Failed(Failure::Blocked { .. } | Failure::Overloaded { .. }) => {
+                            Signal::Inconclusive
+                        }
                         _ => Signal::Answered,
                     };
                     self.gate.record(ticket, outcome).await;

@@ -36,6 +36,10 @@ pub struct RouteLease<'a> {
     /// The routes this lookup left because they were silent ([`RouteLease::leave_silent`]),
     /// not rested yet: they rest as soon as another route answers the lookup.
     pub(super) silent: Mutex<Vec<usize>>,
+    /// The routes this lookup left unrested after a refusal blame could not place yet
+    /// ([`RouteLease::leave_unrested`]), with the source that refused: each rests once that
+    /// source reads the name on another route ([`RouteLease::rest_suspects`]).
+    pub(super) suspects: Mutex<Vec<(usize, &'static str)>>,
     pub(super) exhausted: Mutex<Option<Duration>>,
     pub(super) sent: AtomicU32,
     /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
@@ -71,6 +75,84 @@ impl RouteLease<'_> {
     pub(super) fn go_to(&self, index: usize) {
         self.current.store(index, Ordering::Relaxed);
         *lock(&self.exit) = self.routes.routes[index].exit();
+    }
+
+    /// The route the platform sees this lease as now: a fixed proxy, the gateway session it
+    /// holds, or the direct route as the profile it presents (what blame records against).
+    pub fn route_id(&self) -> crate::blame::RouteId {
+        use crate::blame::RouteId;
+        if !self.routes.proxied {
+            return RouteId::direct(self.profile.load(Ordering::Relaxed));
+        }
+        let index = self.current.load(Ordering::Relaxed);
+        match &self.exit().session {
+            Some(session) => RouteId::session(index, &session.serial.to_string()),
+            None => RouteId::fixed(index),
+        }
+    }
+
+    /// Leaves the current route without resting it, for another route (a fresh session of a
+    /// gateway, the next profile on the direct route), after `source` refused there and blame
+    /// could not yet say whose the refusal is. The route rests only if `source` then reads the
+    /// name on another route ([`RouteLease::rest_suspects`]): that comparison is the route's
+    /// blame. [`Switch::AllResting`] or [`Switch::Direct`] when there is nowhere to go.
+    pub async fn leave_unrested(&self, source: &'static str) -> Switch {
+        let index = self.current.load(Ordering::Relaxed);
+        if !self.routes.proxied {
+            if !self.moves_on_block() {
+                return Switch::Direct;
+            }
+            lock(&self.suspects).push((index, source));
+            self.next_profile("unplaced");
+            return Switch::Moved;
+        }
+        if self.route().gateway().is_some() && self.keeps_retiring() {
+            self.retired.fetch_add(1, Ordering::Relaxed);
+            lock(&self.suspects).push((index, source));
+            if self.fresh_session() {
+                self.next_profile("unplaced");
+                return Switch::Moved;
+            }
+        }
+        let left = {
+            let mut rested = lock(&self.rested);
+            if !rested.contains(&index) {
+                rested.push(index);
+            }
+            rested.clone()
+        };
+        lock(&self.suspects).push((index, source));
+        match self.routes.pick(&left).await {
+            Ok(next) => {
+                self.go_to(next);
+                self.next_profile("unplaced");
+                Switch::Moved
+            }
+            Err(wait) => Switch::AllResting(wait),
+        }
+    }
+
+    /// `source` read the name on the current route: the routes this lookup left unrested after
+    /// `source` refused there rest now (the same source, the same name, another route: the
+    /// refusal was the route's). A gateway's left session was retired already by leaving it.
+    pub async fn rest_suspects(&self, source: &'static str) {
+        let current = self.current.load(Ordering::Relaxed);
+        let suspects: Vec<usize> = {
+            let mut all = lock(&self.suspects);
+            let (theirs, others): (Vec<_>, Vec<_>) =
+                all.drain(..).partition(|(_, s)| *s == source);
+            *all = others;
+            theirs.into_iter().map(|(i, _)| i).collect()
+        };
+        if !self.rests || !self.routes.proxied {
+            return;
+        }
+        for index in suspects {
+            if index != current && self.routes.routes[index].gateway().is_none() {
+                self.routes.routes[index].blocks.increment(1);
+                self.routes.rest(index, "refused_where_another_read").await;
+            }
+        }
     }
 
     /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.

@@ -184,6 +184,12 @@ impl Egress {
         })
     }
 
+    /// Whether one of the routes is a provider's gateway (whose sessions are routes of
+    /// their own, as many as it hands out).
+    pub fn has_gateway(&self) -> bool {
+        self.routes.iter().any(|r| r.gateway().is_some())
+    }
+
     /// Whether requests go through proxies (else straight out, on the direct route).
     pub fn is_proxied(&self) -> bool {
         self.proxied
@@ -211,6 +217,7 @@ impl Egress {
             presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
             silent: Mutex::new(Vec::new()),
+            suspects: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
             rests,
