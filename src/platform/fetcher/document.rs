@@ -112,7 +112,8 @@ impl<S: Site> Run<'_, S> {
             .run(platform.as_str(), || async {
                 // Built for whichever route the request goes through (see `send`).
                 let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
-                let sent = send(route, &fetcher.gate, self.mode, (url, form), headers).await;
+                let judge = |kind, signal| self.judge(doc, kind, signal);
+                let sent = send(route, &fetcher.gate, self.mode, (url, form), headers, &judge).await;
                 let response = match sent {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),

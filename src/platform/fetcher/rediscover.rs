@@ -48,7 +48,9 @@ impl<S: Site> Fetcher<S> {
             }
             read += 1;
             let headers = |_: &RouteLease<'_>| self.site.discovery_headers();
-            let response = match send(&route, &self.gate, Mode::Probe, (&url, None), headers).await
+            let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
+            let sent = send(&route, &self.gate, Mode::Probe, (&url, None), headers, &nobody);
+            let response = match sent.await
             {
                 Sent::Answered(response) => response,
                 Sent::Failed(err) => {

@@ -143,6 +143,7 @@ impl BrowserClient {
         url: Url,
         mut headers: HeaderMap,
         form: Option<&Form>,
+        head_timeout: Duration,
     ) -> Result<Response, UpstreamError> {
         for name in IDENTITY_HEADERS {
             headers.remove(HeaderName::from_static(name));
@@ -171,9 +172,8 @@ impl BrowserClient {
             request = request.orig_headers((*navigation.order).clone());
         }
         let read = async {
-            let mut response = request
-                .send()
-                .await
+            let mut response = super::head_within(head_timeout, request.send())
+                .await?
                 .map_err(|e| classify(e, self.timeout))?;
             let head = (
                 response.status(),
@@ -200,7 +200,7 @@ fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
         if err.is_timeout() {
             UpstreamError::ConnectTimeout(connect_deadline(timeout))
         } else {
-            UpstreamError::Connect
+            UpstreamError::Connect(super::causes(&err))
         }
     } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)

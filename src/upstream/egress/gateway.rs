@@ -281,11 +281,11 @@ mod lease_tests {
         let lease = routes.lease(true).await.unwrap();
         let first = lease.exit();
         assert!(
-            lease.leave_silent().await,
+            lease.leave_silent(true).await,
             "a new session of the same gateway"
         );
         assert!(!Arc::ptr_eq(&first, &lease.exit()));
-        assert!(!lease.leave_silent().await, "no other route");
+        assert!(!lease.leave_silent(true).await, "no other route");
         assert!(
             routes.lease(true).await.is_ok(),
             "nothing answered: nothing rests"

@@ -33,15 +33,14 @@ pub struct RouteLease<'a> {
     /// How many profiles this lookup has presented (the direct route's bound).
     pub(super) presented: AtomicUsize,
     pub(super) rested: Mutex<Vec<usize>>,
-    /// The routes this lookup left because they were silent ([`RouteLease::leave_silent`]),
-    /// not rested yet: they rest as soon as another route answers the lookup.
-    pub(super) silent: Mutex<Vec<usize>>,
     /// The routes this lookup left unrested after a refusal blame could not place yet
     /// ([`RouteLease::leave_unrested`]), with the source that refused: each rests once that
     /// source reads the name on another route ([`RouteLease::rest_suspects`]).
     pub(super) suspects: Mutex<Vec<(usize, &'static str)>>,
     pub(super) exhausted: Mutex<Option<Duration>>,
     pub(super) sent: AtomicU32,
+    /// How many of them the platform answered (any status but a proxy's 407).
+    pub(super) answered: AtomicU32,
     /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
     pub(super) rests: bool,
 }
@@ -165,6 +164,12 @@ impl RouteLease<'_> {
         self.routes.proxied
     }
 
+    /// Whether no request of this lease reached the platform: every one it sent failed at its
+    /// proxy (what `sent` counts includes them).
+    pub fn sent_through_none(&self) -> bool {
+        self.answered.load(Ordering::Relaxed) == 0
+    }
+
     /// How many requests went out on this lease.
     pub fn sent(&self) -> u32 {
         self.sent.load(Ordering::Relaxed)
@@ -209,12 +214,14 @@ impl RouteLease<'_> {
         route.requests.increment(1);
         let result = identity.upstream.send(url, headers, form).await;
         if let Ok(response) = &result {
+            if response.status.as_u16() != 407 {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+            }
             identity.cookies.keep_from(&response.url, &response.headers);
             {
                 let names = lock(&self.routes.session_names);
                 identity.session.keep_from(&names, &response.headers);
             }
-            self.blame_the_silent().await;
             let answered = response.status.is_success() || response.status.as_u16() == 404;
             if answered && exit.session.as_ref().is_some_and(|s| s.first_answer()) {
                 // A session of this gateway answered: its pool is not refused as a whole.
@@ -225,14 +232,12 @@ impl RouteLease<'_> {
         result
     }
 
-    /// The current route took the request and gave no answer within the upstream timeout:
-    /// the lookup leaves it, without resting it yet, for a route it has not left that is not
-    /// resting. `false` when there is none (or on the direct route): the lookup then ends on
-    /// the timeout, and if no route answered it, nothing rests (the platform is slow).
-    ///
-    /// Blame is by comparison: a route left silent rests as soon as another route answers
-    /// this lookup (any status: the platform was reachable, so the silence was the route's).
-    pub async fn leave_silent(&self) -> bool {
+    /// The current route gave no response head in time: the lookup leaves it for a route it
+    /// has not left that is not resting (a fresh session on a gateway). It rests only when
+    /// blame says the silence is the route's (`rest`: silent twice while other routes answered
+    /// in time); one slow answer, or a platform slow everywhere, rests nothing. `false` when
+    /// there is nowhere to go (or on the direct route): the lookup then ends on the time-out.
+    pub async fn leave_silent(&self, rest: bool) -> bool {
         if !self.routes.proxied {
             return false;
         }
@@ -240,11 +245,17 @@ impl RouteLease<'_> {
         if let Some(gateway) = self.route().gateway()
             && !self.silent_retired.swap(true, Ordering::Relaxed)
         {
-            // A silent session is retired at once: its exit, not the gateway, may be at
-            // fault, and a new session is another exit.
-            gateway.retire(&self.exit(), Retirement::Silent);
-            self.go_to(index);
-            return true;
+            // Its exit, not the gateway, may be at fault: another session is another exit.
+            if rest {
+                gateway.retire(&self.exit(), Retirement::Silent);
+                self.go_to(index);
+                return true;
+            }
+            return self.fresh_session();
+        }
+        if rest && self.rests {
+            self.routes.routes[index].blocks.increment(1);
+            self.routes.rest(index, "silent").await;
         }
         let left = {
             let mut rested = lock(&self.rested);
@@ -253,31 +264,18 @@ impl RouteLease<'_> {
             }
             rested.clone()
         };
-        lock(&self.silent).push(index);
         match self.routes.pick(&left).await {
             Ok(next) => {
                 tracing::info!(
                     platform = self.routes.scope,
                     proxy = %self.route().label,
+                    rested = rest,
                     "no answer through this proxy in time: the lookup tries another"
                 );
                 self.go_to(next);
                 true
             }
             Err(_) => false,
-        }
-    }
-
-    /// Another route answered: the routes this lookup left silent rest (a lease that rests
-    /// nothing, a probe's, only forgets them).
-    async fn blame_the_silent(&self) {
-        let silent = std::mem::take(&mut *lock(&self.silent));
-        if !self.rests {
-            return;
-        }
-        for index in silent {
-            self.routes.routes[index].blocks.increment(1);
-            self.routes.rest(index, "silent").await;
         }
     }
 
