@@ -40,7 +40,8 @@ impl<S: Site> Run<'_, S> {
             let headers = |route: &RouteLease<'_>| site.headers(doc, name, route);
             // A complement is never evidence: the profile was read.
             let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
-            let sent = send(route, &fetcher.gate, self.mode, (&url, None), headers, &nobody);
+            let until = self.deadline();
+            let sent = send(route, &fetcher.gate, self.mode, (&url, None), headers, &nobody, until);
             let response = match sent.await
             {
                 Sent::Answered(response) => response,

@@ -113,7 +113,9 @@ impl<S: Site> Run<'_, S> {
                 // Built for whichever route the request goes through (see `send`).
                 let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
                 let judge = |kind, signal| self.judge(doc, kind, signal);
-                let sent = send(route, &fetcher.gate, self.mode, (url, form), headers, &judge).await;
+                let until = self.deadline();
+                let sent =
+                    send(route, &fetcher.gate, self.mode, (url, form), headers, &judge, until).await;
                 let response = match sent {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),

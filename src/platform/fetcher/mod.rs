@@ -168,6 +168,11 @@ pub struct Fetcher<S: Site> {
     blame: crate::blame::Blame,
     /// The names blame found at fault lately, and their answers.
     names: names::BlamedNames,
+    /// How long a fetch may go on asking: nine tenths of the caller's request deadline, so
+    /// that a stale copy can still be served in time.
+    deadline: Duration,
+    /// `upstream.head_timeout_ms`.
+    head_timeout: Duration,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -215,6 +220,8 @@ impl<S: Site> Fetcher<S> {
             names: names::BlamedNames::new(std::time::Duration::from_secs(
                 settings.cache.negative_ttl_seconds,
             )),
+            deadline: ms(settings.server.request_timeout_ms) * 9 / 10,
+            head_timeout: ms(settings.upstream.head_timeout_ms),
         })
     }
 

@@ -61,6 +61,14 @@ impl<S: Site> Run<'_, S> {
         party
     }
 
+    /// When this fetch's last response head must come ([`Fetcher::deadline`]).
+    pub(super) fn deadline(&self) -> super::send::Deadline {
+        super::send::Deadline {
+            at: self.started + self.fetcher.deadline,
+            head: self.fetcher.head_timeout,
+        }
+    }
+
     /// Keeps the party a refusal was blamed on, for the plan.
     pub(super) fn keep_party(&self, party: Party) {
         *self.party.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(party);

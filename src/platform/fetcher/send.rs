@@ -48,11 +48,17 @@ pub(super) async fn send(
     (url, form): (&Url, Option<&Form>),
     headers: impl Fn(&RouteLease<'_>) -> HeaderMap,
     judge: &(dyn Fn(Kind, &'static str) -> Party + Sync),
+    until: Deadline,
 ) -> Sent {
     let mut proxy_failures: Vec<String> = Vec::new();
     loop {
         if let Some(wait) = route.exhausted() {
             return Sent::Refused(proxies_resting(wait));
+        }
+        // No attempt starts whose head deadline falls after the lookup's: the caller then
+        // gets the stale copy when one is held, rather than a late answer nobody waits for.
+        if let Some(late) = until.too_late() {
+            return Sent::Failed(UpstreamError::Timeout(late));
         }
         let _pass = match gate.pass(mode).await {
             Ok(pass) => pass,
@@ -95,6 +101,24 @@ pub(super) async fn send(
             Switch::AllResting(wait) => return Sent::Refused(proxies_resting(wait)),
             Switch::Direct => return sent(result),
         }
+    }
+}
+
+/// When a fetch must have its last response head: its start plus the lookup's deadline (a
+/// little inside the caller's request deadline), and how long a head may take.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Deadline {
+    /// The fetch's end.
+    pub(super) at: std::time::Instant,
+    /// `upstream.head_timeout_ms`.
+    pub(super) head: Duration,
+}
+
+impl Deadline {
+    /// `Some(left)` when an attempt started now could not have its head before the end.
+    fn too_late(self) -> Option<Duration> {
+        let left = self.at.saturating_duration_since(std::time::Instant::now());
+        (left < self.head).then_some(left)
     }
 }
 
