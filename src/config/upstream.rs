@@ -17,8 +17,9 @@ use super::{ca_file, proxies, secret_list};
 pub struct UpstreamConfig {
     /// Total time for one upstream request: connect, headers and the whole body.
     pub timeout_ms: u64,
-    /// How long one upstream request waits for its response head (connect included); the body
-    /// has what is left of `timeout_ms`. A route that misses it is silent.
+    /// How long one upstream request waits for its response head (connect included), at most
+    /// `timeout_ms`; the body has what is left of `timeout_ms`. A route that misses it is
+    /// silent.
     pub head_timeout_ms: u64,
     /// Largest upstream body read, counted after decompression.
     pub max_body_bytes: usize,
@@ -109,8 +110,8 @@ impl Section for UpstreamConfig {
                 "upstream.head_timeout_ms",
                 self.head_timeout_ms,
                 1,
-                self.timeout_ms.max(1),
-                "upstream.timeout_ms",
+                HOUR_MS,
+                "1 hour",
             ),
             range(
                 "upstream.max_body_bytes",

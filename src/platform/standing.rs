@@ -50,6 +50,21 @@ pub struct SourceStanding {
     pub demoted_seconds: Option<u64>,
 }
 
+/// One route of a platform, as `GET /status` shows it (a proxy by its position, never its URL).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct RouteStanding {
+    /// The platform label.
+    pub platform: String,
+    /// The proxy's position (`"0"`, `"1"`, …) or `"direct"`.
+    pub route: String,
+    /// `fixed`, `gateway` or `direct`.
+    pub kind: String,
+    /// `usable`, or `resting` (after blocks blame placed on it, or its own failures).
+    pub standing: String,
+    /// Seconds until it is usable again, while it rests.
+    pub resting_seconds: Option<u64>,
+}
+
 impl Standing {
     /// Where `source` stands, and why, for `/status`.
     pub fn report(&self, source: &str) -> SourceStanding {

@@ -280,10 +280,12 @@ impl Upstream {
                 .header(CONTENT_TYPE, Form::content_type())
                 .body(form.body()),
         };
+        let got_head = std::sync::atomic::AtomicBool::new(false);
         let read = async {
             let mut response = head_within(self.head_timeout, request.send())
                 .await?
                 .map_err(|e| classify(e, self.timeout))?;
+            got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
                 std::mem::take(response.headers_mut()),
@@ -297,7 +299,16 @@ impl Upstream {
         // reqwest's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)
             .await
-            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+            .unwrap_or_else(|_| Err(late(&got_head, self.timeout)))
+    }
+}
+
+/// What a request that ran out of `timeout` is: silent when no head came, else slow.
+fn late(got_head: &std::sync::atomic::AtomicBool, timeout: Duration) -> UpstreamError {
+    if got_head.load(std::sync::atomic::Ordering::Relaxed) {
+        UpstreamError::Timeout(timeout)
+    } else {
+        UpstreamError::NoHead(timeout)
     }
 }
 

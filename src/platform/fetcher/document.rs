@@ -142,7 +142,9 @@ impl<S: Site> Run<'_, S> {
                     } => {
                         let party = self.judge(doc, Kind::Refused, reason);
                         self.keep_party(party);
-                        if party == Party::Platform {
+                        // Too little evidence: today's per-lookup behaviour (the policy
+                        // backs off only on a route that cannot move).
+                        if matches!(party, Party::Platform | Party::Unknown) {
                             Attempt::Throttled {
                                 reason,
                                 retry_after,

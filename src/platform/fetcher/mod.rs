@@ -142,6 +142,9 @@ pub trait Fetch: Send + Sync + 'static {
 
     /// The query ids the platform's site posts and learns, when it has any.
     fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds>;
+
+    /// Each route's standing now (for `/status`).
+    fn routes(&self) -> BoxFuture<'_, Vec<crate::platform::standing::RouteStanding>>;
 }
 
 /// One platform's fetcher: its site and everything a fetch needs around it.
@@ -346,6 +349,23 @@ impl<S: Site> Fetch for Fetcher<S> {
 
     fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds> {
         self.site.query_ids()
+    }
+
+    fn routes(&self) -> BoxFuture<'_, Vec<crate::platform::standing::RouteStanding>> {
+        Box::pin(async move {
+            self.egress
+                .standing()
+                .await
+                .into_iter()
+                .map(|(route, kind, resting)| crate::platform::standing::RouteStanding {
+                    platform: S::PLATFORM.as_str().to_owned(),
+                    route,
+                    kind: kind.to_owned(),
+                    standing: if resting.is_some() { "resting" } else { "usable" }.to_owned(),
+                    resting_seconds: resting.map(|d| d.as_secs().max(1)),
+                })
+                .collect()
+        })
     }
 }
 

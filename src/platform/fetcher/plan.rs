@@ -180,7 +180,15 @@ impl<'a, S: Site> Run<'a, S> {
         {
             alone::<S>(doc, miss)
         } else {
-            self.fetcher.site.conclude(misses)
+            let unreadable = misses.iter().find_map(|(d, m)| match m {
+                Reading::Unreadable(why) => Some(format!("{}: {why}", d.label())),
+                _ => None,
+            });
+            match (self.fetcher.site.conclude(misses), unreadable) {
+                // A document that moved, and no other that answered: the platform moved.
+                (Reading::Withheld(_), Some(why)) => Reading::Unreadable(why),
+                (reading, _) => reading,
+            }
         };
         Ended {
             lookup: self.answer(reading),

@@ -139,7 +139,7 @@ impl Site for PhotoShare {
         example_username: "lumen.trails",
         found: "The profile (private accounts have `is_private: true`)",
         region_locks: false,
-        restricts: false,
+        restricts: true,
     };
     type Body = PhotoShareProfile;
     const RETRIES_BLOCKS: bool = true;

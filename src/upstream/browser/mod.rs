@@ -171,10 +171,12 @@ impl BrowserClient {
         if let Some(navigation) = navigation {
             request = request.orig_headers((*navigation.order).clone());
         }
+        let got_head = std::sync::atomic::AtomicBool::new(false);
         let read = async {
             let mut response = super::head_within(head_timeout, request.send())
                 .await?
                 .map_err(|e| classify(e, self.timeout))?;
+            got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
                 std::mem::take(response.headers_mut()),
@@ -188,7 +190,7 @@ impl BrowserClient {
         // wreq's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)
             .await
-            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+            .unwrap_or_else(|_| Err(super::late(&got_head, self.timeout)))
     }
 }
 

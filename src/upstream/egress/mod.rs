@@ -186,6 +186,23 @@ impl Egress {
         })
     }
 
+    /// Each route's label, kind (`fixed`, `gateway`, `direct`) and how long it still rests
+    /// (fleet-wide with Redis): what `/status` shows.
+    pub async fn standing(&self) -> Vec<(String, &'static str, Option<Duration>)> {
+        if !self.proxied {
+            return vec![("direct".to_owned(), "direct", None)];
+        }
+        let left = self.rests.resting(Instant::now()).await;
+        self.routes
+            .iter()
+            .zip(left)
+            .map(|(route, left)| {
+                let kind = if route.gateway().is_some() { "gateway" } else { "fixed" };
+                (route.label.clone(), kind, left)
+            })
+            .collect()
+    }
+
     /// Whether one of the routes is a provider's gateway (whose sessions are routes of
     /// their own, as many as it hands out).
     pub fn has_gateway(&self) -> bool {
