@@ -11,7 +11,7 @@
 //!    which S's last answer for another name read (within [`VOUCH`]); or N refused by every
 //!    source of the plan while each one's last answer for another name read → **name**;
 //! 4. route R refused or failing for `route_names` names since it last read, while another
-//!    route's last answer from S read → **route**;
+//!    route's last answer from S read, after R's streak began → **route**;
 //! 5. source S refused, failing or unreadable for `source_names` names on `source_routes`
 //!    routes (or every route there is) since it last read, while another source's last
 //!    answer read (it reads *now*, not "lately") → **source**;
@@ -188,13 +188,19 @@ fn names(a: &Attempt, window: &Window, rules: &BlameConfig, scope: Scope<'_>) ->
         })
 }
 
-/// Rule 4: the route's.
+/// Rule 4: the route's. The other route must have read *since* this route's streak began: a
+/// read from before it vouches for nothing (the platform may have turned on everyone since).
 fn routes_rule(a: &Attempt, window: &Window, rules: &BlameConfig) -> bool {
-    let streak = window.since_read(
-        |r| r.route == a.route && r.kind.is_bad(),
-        |r| r.route == a.route,
-    );
-    let bad_names = distinct(streak.map(|r| r.name));
+    let streak: Vec<&Record> = window
+        .since_read(
+            |r| r.route == a.route && r.kind.is_bad(),
+            |r| r.route == a.route,
+        )
+        .collect();
+    let Some(began) = streak.first().map(|r| r.at) else {
+        return false;
+    };
+    let bad_names = distinct(streak.iter().map(|r| r.name));
     bad_names >= rules.route_names as usize
         && window
             .records()
@@ -205,7 +211,7 @@ fn routes_rule(a: &Attempt, window: &Window, rules: &BlameConfig) -> bool {
                     .latest(|r| {
                         r.route == route && r.source == a.source && r.kind != Kind::ProxyFailed
                     })
-                    .is_some_and(|r| r.kind == Kind::Read)
+                    .is_some_and(|r| r.kind == Kind::Read && r.at > began)
             })
 }
 
@@ -338,13 +344,25 @@ mod tests {
                 "one burnt proxy: refused for two names while others read",
                 vec![
                     ("a", p(1), PAGE, Read),
+                    ("c", p(0), PAGE, Refused),
+                    ("b", p(2), PAGE, Read),
+                    ("d", p(0), PAGE, Refused),
+                ],
+                &page_only,
+                3,
+                Party::Route,
+            ),
+            (
+                "refused for two names, the others' reads all from before: not the route's",
+                vec![
+                    ("a", p(1), PAGE, Read),
                     ("b", p(2), PAGE, Read),
                     ("c", p(0), PAGE, Refused),
                     ("d", p(0), PAGE, Refused),
                 ],
                 &page_only,
                 3,
-                Party::Route,
+                Party::Unknown,
             ),
             (
                 "a route refused for one name only: not the route's",
@@ -360,9 +378,9 @@ mod tests {
             (
                 "a gateway's bad exit: one session refused for two names, fresh ones read",
                 vec![
+                    ("c", RouteId::session(0, "s1"), PAGE, Refused),
                     ("a", RouteId::session(0, "s2"), PAGE, Read),
                     ("b", RouteId::session(0, "s3"), PAGE, Read),
-                    ("c", RouteId::session(0, "s1"), PAGE, Refused),
                     ("d", RouteId::session(0, "s1"), PAGE, Refused),
                 ],
                 &page_only,

@@ -171,14 +171,24 @@ fn blamed(fetched: &Fetched) -> &'static str {
     fetched.blame.map_or("-", crate::blame::Party::label)
 }
 
-/// `; blame=` when blame named a party for the failed fetch (RFC 9211 extension parameter).
+/// The party blame placed the failed fetch on, when it placed it (not `unknown` or
+/// `nobody`).
+fn placed(fetched: &Fetched) -> Option<crate::blame::Party> {
+    use crate::blame::Party;
+    fetched
+        .blame
+        .filter(|p| !matches!(p, Party::Unknown | Party::Nobody))
+}
+
+/// `; blame=` when blame placed the failed fetch on a party (an RFC 9211 extension
+/// parameter).
 fn blame_param(fetched: &Fetched) -> &'static str {
-    if fetched.blame.is_some() { "; blame=" } else { "" }
+    if placed(fetched).is_some() { "; blame=" } else { "" }
 }
 
 /// The party's label, or nothing.
 fn blamed_or_empty(fetched: &Fetched) -> &'static str {
-    fetched.blame.map_or("", crate::blame::Party::label)
+    placed(fetched).map_or("", crate::blame::Party::label)
 }
 
 /// `error`'s answer with `cache_status`.

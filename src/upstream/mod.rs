@@ -284,7 +284,7 @@ impl Upstream {
         let read = async {
             let mut response = head_within(self.head_timeout, request.send())
                 .await?
-                .map_err(|e| classify(e, self.timeout))?;
+                .map_err(|e| headless(classify(e, self.timeout)))?;
             got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
@@ -300,6 +300,14 @@ impl Upstream {
         tokio::time::timeout(self.timeout, read)
             .await
             .unwrap_or_else(|_| Err(late(&got_head, self.timeout)))
+    }
+}
+
+/// An error before the response head: a time-out there is a silence.
+fn headless(err: UpstreamError) -> UpstreamError {
+    match err {
+        UpstreamError::Timeout(t) => UpstreamError::NoHead(t),
+        other => other,
     }
 }
 

@@ -224,7 +224,8 @@ impl<S: Site> Fetcher<S> {
                 settings.cache.negative_ttl_seconds,
             )),
             deadline: ms(settings.server.request_timeout_ms) * 9 / 10,
-            head_timeout: ms(settings.upstream.head_timeout_ms),
+            head_timeout: ms(settings.upstream.head_timeout_ms)
+                .min(ms(settings.upstream.timeout_ms)),
         })
     }
 

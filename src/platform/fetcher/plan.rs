@@ -7,7 +7,8 @@
 //! rest, no evidence for the source, no breaker count); the **route**'s (or the proxy's) rests
 //! the route and runs the plan again on another; the **source**'s demotes it and asks the next
 //! source on the same route at once; the **platform**'s moves to another route resting this
-//! one (after the backoff the document's retries already waited on a route that cannot move);
+//! one and those the lookup left unrested (after the backoff the document's retries already
+//! waited on a route that cannot move);
 //! **unknown** moves to another route without resting this one (it rests once the same source
 //! reads the name elsewhere), and, where no route is left, asks the next source. A document
 //! that failed (5xx, no answer) or could not be read falls through to the next source exactly
@@ -80,6 +81,9 @@ impl<'a, S: Site> Run<'a, S> {
                 (_, Some(leave)) => leave,
                 (_, None) => return ended,
             };
+            if ended.party == Some(Party::Platform) {
+                route.rest_every_suspect().await;
+            }
             let switch = match leave {
                 Leave::Rest(reason) => route.rest_and_switch(reason).await,
                 Leave::Unrested(source) => route.leave_unrested(source).await,
@@ -110,6 +114,17 @@ impl<'a, S: Site> Run<'a, S> {
         let mut last_party = None;
         for &doc in plan {
             let miss = match self.read_document(doc).await {
+                // A source handed over to that cannot be reached, or that our budget or the
+                // deadline kept us from asking, leaves the block standing.
+                Step::Ended(
+                    lookup @ Lookup::Failed(Failure::Unavailable(_) | Failure::Overloaded { .. }),
+                ) if !misses.is_empty() => {
+                    let mut ended = self
+                        .longest_block(&misses)
+                        .unwrap_or_else(|| Ended::by(lookup, doc));
+                    ended.party = last_party;
+                    return ended;
+                }
                 Step::Ended(lookup) => return Ended::by(lookup, doc),
                 Step::Read(reading) => return Ended::by(self.answer(reading), doc),
                 Step::Missed(miss) => miss,
@@ -136,7 +151,8 @@ impl<'a, S: Site> Run<'a, S> {
                     None
                 }
                 Party::Route | Party::Proxy if can_move => Some(Leave::Rest(miss.why_static())),
-                Party::Platform if blocked && can_move => Some(Leave::Rest(miss.why_static())),
+                // The platform's: routes rest, this one and those left unrested before.
+                Party::Platform if blocked => Some(Leave::Rest(miss.why_static())),
                 Party::Unknown if blocked && can_move => Some(Leave::Unrested(doc.label())),
                 _ => None,
             };

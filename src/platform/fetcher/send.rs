@@ -55,10 +55,14 @@ pub(super) async fn send(
         if let Some(wait) = route.exhausted() {
             return Sent::Refused(proxies_resting(wait));
         }
-        // No attempt starts whose head deadline falls after the lookup's: the caller then
-        // gets the stale copy when one is held, rather than a late answer nobody waits for.
-        if let Some(late) = until.too_late() {
-            return Sent::Failed(UpstreamError::Timeout(late));
+        // No attempt but the first starts whose head deadline falls after the lookup's: the
+        // caller then gets the last block, or the stale copy when one is held, rather than a
+        // late answer nobody waits for.
+        if route.sent() > 0
+            && let Some(left) = until.too_late()
+        {
+            let why = format!("no time left for another attempt ({left:?})");
+            return Sent::Refused(Lookup::Failed(Failure::Unavailable(why)));
         }
         let _pass = match gate.pass(mode).await {
             Ok(pass) => pass,

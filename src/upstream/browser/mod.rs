@@ -175,7 +175,7 @@ impl BrowserClient {
         let read = async {
             let mut response = super::head_within(head_timeout, request.send())
                 .await?
-                .map_err(|e| classify(e, self.timeout))?;
+                .map_err(|e| super::headless(classify(e, self.timeout)))?;
             got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),

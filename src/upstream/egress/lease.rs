@@ -154,6 +154,20 @@ impl RouteLease<'_> {
         }
     }
 
+    /// Blame found the platform refusing everything: the routes this lookup left unrested
+    /// rest now (politeness, not blame: they are as refused as every other).
+    pub async fn rest_every_suspect(&self) {
+        let suspects: Vec<usize> = lock(&self.suspects).drain(..).map(|(i, _)| i).collect();
+        if !self.rests || !self.routes.proxied {
+            return;
+        }
+        for index in suspects {
+            if self.routes.routes[index].gateway().is_none() {
+                self.routes.rest(index, "platform").await;
+            }
+        }
+    }
+
     /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
     pub fn label(&self) -> &str {
         &self.route().label
