@@ -102,7 +102,7 @@ for call in "${calls[@]}"; do
   lookup "$path"
   printf '%s  %s  (%s)\n' "$STATUS" "$path" "$shows"
   case $shows in
-    "a public user") public+=("$path") ;;
+    "a public user"*) public+=("$path") ;;
     "a throttling platform"*) throttled=$path ;;
   esac
 done

@@ -60,7 +60,7 @@ check_page() {
 }
 
 # 1. Every source ok, as JSON and as rendered.
-wait_status 'all(x["verdict"] == "ok" for x in s["sources"]) and len(s["sources"]) == 4' 30
+wait_status 'all(x["verdict"] == "ok" for x in s["sources"]) and len(s["sources"]) == 5' 30
 dump_dom "$DEMO_URL/status" "$work/ok.html" 5000
 check_page "$work/ok.html" 'class="v ok">ok<' "A round every 10 s"
 echo "ok: /status renders every source ok, with no script or external asset"

@@ -46,6 +46,7 @@ EMPTY_IN_DEMO: dict[str, str] = {
     "profile_lookup_gateway_sessions_started_total": "the demo configures no gateway",
     "profile_lookup_gateway_sessions_retired_total": "the demo configures no gateway",
     "profile_lookup_gateway_rests_total": "the demo configures no gateway",
+    "profile_lookup_query_changed_total": "the demo's query ids never retire",
 }
 # PromQL words that look like metric names.
 KEYWORDS = {
