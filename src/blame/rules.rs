@@ -4,9 +4,10 @@
 //! In order (the first that holds decides):
 //!
 //! 1. the route failed as a proxy → **proxy** (the route's, and nothing else learns from it);
-//! 2. a silence: the route missed the head deadline twice since it last answered, while another
-//!    route's last answer came in time → **route**; otherwise **nobody** (one slow answer, or a
-//!    platform slow everywhere, rests nothing);
+//! 2. a silence: the route missed the head deadline twice in a row, and it is an outlier
+//!    (half of its recent outcomes silences, the other routes' one in 20 at most, over five
+//!    outcomes or more) → **route**;
+//!    otherwise **nobody** (one slow answer, or a platform slow everywhere, rests nothing);
 //! 3. a refusal of name N by source S: N refused by S on `name_routes` routes, on each of
 //!    which S's last answer for another name read (within [`VOUCH`]); or N refused by every
 //!    source of the plan while each one's last answer for another name read → **name**;
@@ -105,36 +106,42 @@ pub fn decide(attempt: &Attempt, window: &Window, rules: &BlameConfig, scope: Sc
     }
 }
 
-/// Whether the answer was an answer at all (anything but a silence or a proxy's failure).
-fn answered(r: &Record) -> bool {
-    !matches!(r.kind, Kind::Silent | Kind::ProxyFailed)
-}
+/// How many of a route's latest outcomes its silence share is measured over.
+const RECENT: usize = 10;
 
-/// Rule 2: silent twice since it last answered, while another route answers in time.
-fn silence(a: &Attempt, window: &Window) -> Party {
-    let silent = window
-        .since_read(
-            |r| r.route == a.route && r.kind == Kind::Silent,
-            |r| r.route == a.route,
-        )
-        .count();
-    let since_answered = window
+/// How many of the other routes' latest outcomes it is compared with, and the least that
+/// makes a comparison (a few answers vouch for nothing).
+const OTHERS: usize = 30;
+const MIN_OTHERS: usize = 5;
+
+/// A route's silences and answers among its [`RECENT`] latest outcomes (a proxy's own
+/// failures aside).
+fn silence_share(window: &Window, pick: impl Fn(&Record) -> bool, n: usize) -> (usize, usize) {
+    let recent: Vec<&Record> = window
         .records()
         .rev()
-        .filter(|r| r.route == a.route)
-        .take_while(|r| !answered(r))
-        .filter(|r| r.kind == Kind::Silent)
-        .count();
-    let others_answer = window
+        .filter(|r| pick(r) && r.kind != Kind::ProxyFailed)
+        .take(n)
+        .collect();
+    let silent = recent.iter().filter(|r| r.kind == Kind::Silent).count();
+    (silent, recent.len())
+}
+
+/// Rule 2: silent twice in a row, an outlier among the routes (at least half of its recent
+/// outcomes silences, while the other routes answered in time 19 times in 20 at least, over
+/// five outcomes or more): Envoy's outlier detection. A platform slow now and then is slow on
+/// every route, and rests nothing.
+fn silence(a: &Attempt, window: &Window) -> Party {
+    let in_a_row = window
         .records()
-        .filter(|r| r.route != a.route)
-        .map(|r| r.route)
-        .any(|route| {
-            window
-                .latest(|r| r.route == route && r.kind != Kind::ProxyFailed)
-                .is_some_and(answered)
-        });
-    if silent.min(since_answered) >= 2 && others_answer {
+        .rev()
+        .filter(|r| r.route == a.route && r.kind != Kind::ProxyFailed)
+        .take_while(|r| r.kind == Kind::Silent)
+        .count();
+    let (silent, outcomes) = silence_share(window, |r| r.route == a.route, RECENT);
+    let (others_silent, others) = silence_share(window, |r| r.route != a.route, OTHERS);
+    let outlier = 2 * silent >= outcomes && others >= MIN_OTHERS && 20 * others_silent <= others;
+    if in_a_row >= 2 && outlier {
         Party::Route
     } else {
         Party::Nobody
@@ -478,7 +485,38 @@ mod tests {
                 Party::Nobody,
             ),
             (
-                "a silent route: twice, while another answers in time",
+                "a silent route: twice in a row, while the others answer in time",
+                vec![
+                    ("a", p(1), PAGE, Read),
+                    ("a", p(2), PAGE, Read),
+                    ("b", p(1), PAGE, Read),
+                    ("b", p(2), PAGE, Read),
+                    ("c", p(1), PAGE, Read),
+                    ("f", p(0), PAGE, Silent),
+                    ("g", p(0), PAGE, Silent),
+                ],
+                &page_only,
+                3,
+                Party::Route,
+            ),
+            (
+                "slow one request in three everywhere: silent twice in a row here, but the others as often",
+                vec![
+                    ("a", p(1), PAGE, Read),
+                    ("b", p(1), PAGE, Silent),
+                    ("c", p(2), PAGE, Read),
+                    ("d", p(2), PAGE, Silent),
+                    ("e", p(1), PAGE, Read),
+                    ("f", p(0), PAGE, Read),
+                    ("g", p(0), PAGE, Silent),
+                    ("h", p(0), PAGE, Silent),
+                ],
+                &page_only,
+                3,
+                Party::Nobody,
+            ),
+            (
+                "silent twice with too few answers elsewhere to compare: nobody yet",
                 vec![
                     ("a", p(1), PAGE, Read),
                     ("b", p(0), PAGE, Silent),
@@ -486,7 +524,7 @@ mod tests {
                 ],
                 &page_only,
                 3,
-                Party::Route,
+                Party::Nobody,
             ),
             (
                 "slow everywhere: silent twice, the others silent too",

@@ -33,7 +33,6 @@ pub struct Status {
     pub routes: Vec<RouteStanding>,
 }
 
-
 /// One query's id: its seed and the id learned from the platform, if one was.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct QueryIdStatus {

@@ -183,7 +183,11 @@ fn placed(fetched: &Fetched) -> Option<crate::blame::Party> {
 /// `; blame=` when blame placed the failed fetch on a party (an RFC 9211 extension
 /// parameter).
 fn blame_param(fetched: &Fetched) -> &'static str {
-    if placed(fetched).is_some() { "; blame=" } else { "" }
+    if placed(fetched).is_some() {
+        "; blame="
+    } else {
+        ""
+    }
 }
 
 /// The party's label, or nothing.

@@ -187,7 +187,9 @@ pub fn page(status: &Status, now: SystemTime) -> String {
                 escape(&r.route),
                 escape(&r.kind),
                 escape(&r.standing),
-                r.resting_seconds.map(|s| format!("{s} s")).unwrap_or_default()
+                r.resting_seconds
+                    .map(|s| format!("{s} s"))
+                    .unwrap_or_default()
             );
         }
         out.push_str("</tbody></table>");

@@ -193,7 +193,11 @@ mod tests {
     use crate::platform::short_video::site::Doc;
 
     fn standing() -> Standing {
-        Standing::new(Platform::ShortVideo, &Fleet::local(), Duration::from_secs(60))
+        Standing::new(
+            Platform::ShortVideo,
+            &Fleet::local(),
+            Duration::from_secs(60),
+        )
     }
 
     #[tokio::test]
@@ -204,8 +208,11 @@ mod tests {
         assert!(standing.is_refused("page"));
         // A re-probe interval of zero: every lookup is the re-probe.
         assert_eq!(&*standing.order_for_lookup(&plan).await, &plan);
-        let standing =
-            Standing::new(Platform::ShortVideo, &Fleet::local(), Duration::from_secs(3600));
+        let standing = Standing::new(
+            Platform::ShortVideo,
+            &Fleet::local(),
+            Duration::from_secs(3600),
+        );
         standing.demote("page");
         assert_eq!(
             &*standing.order_for_lookup(&plan).await,

@@ -41,9 +41,16 @@ impl<S: Site> Run<'_, S> {
             // A complement is never evidence: the profile was read.
             let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
             let until = self.deadline();
-            let sent = send(route, &fetcher.gate, self.mode, (&url, None), headers, &nobody, until);
-            let response = match sent.await
-            {
+            let sent = send(
+                route,
+                &fetcher.gate,
+                self.mode,
+                (&url, None),
+                headers,
+                &nobody,
+                until,
+            );
+            let response = match sent.await {
                 Sent::Answered(response) => response,
                 Sent::Failed(_) | Sent::Refused(_) => break,
             };

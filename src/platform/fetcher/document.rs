@@ -7,8 +7,8 @@ use url::Url;
 
 use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
-use crate::platform::last_word::Block;
 use crate::blame::{Kind, Party};
+use crate::platform::last_word::Block;
 use crate::platform::site::{Alone, Document, NO_KNOWN_ID, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup, Profile};
 use crate::upstream::egress::RouteLease;
@@ -114,8 +114,16 @@ impl<S: Site> Run<'_, S> {
                 let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
                 let judge = |kind, signal| self.judge(doc, kind, signal);
                 let until = self.deadline();
-                let sent =
-                    send(route, &fetcher.gate, self.mode, (url, form), headers, &judge, until).await;
+                let sent = send(
+                    route,
+                    &fetcher.gate,
+                    self.mode,
+                    (url, form),
+                    headers,
+                    &judge,
+                    until,
+                )
+                .await;
                 let response = match sent {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),

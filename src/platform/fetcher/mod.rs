@@ -202,8 +202,7 @@ impl<S: Site> Fetcher<S> {
         } else {
             route_count(settings, config)
         };
-        let blame =
-            crate::blame::Blame::new(S::PLATFORM, &labels, routes, &settings.blame, fleet);
+        let blame = crate::blame::Blame::new(S::PLATFORM, &labels, routes, &settings.blame, fleet);
         Ok(Self {
             site: S::new(settings, fleet),
             egress,
@@ -358,13 +357,20 @@ impl<S: Site> Fetch for Fetcher<S> {
                 .standing()
                 .await
                 .into_iter()
-                .map(|(route, kind, resting)| crate::platform::standing::RouteStanding {
-                    platform: S::PLATFORM.as_str().to_owned(),
-                    route,
-                    kind: kind.to_owned(),
-                    standing: if resting.is_some() { "resting" } else { "usable" }.to_owned(),
-                    resting_seconds: resting.map(|d| d.as_secs().max(1)),
-                })
+                .map(
+                    |(route, kind, resting)| crate::platform::standing::RouteStanding {
+                        platform: S::PLATFORM.as_str().to_owned(),
+                        route,
+                        kind: kind.to_owned(),
+                        standing: if resting.is_some() {
+                            "resting"
+                        } else {
+                            "usable"
+                        }
+                        .to_owned(),
+                        resting_seconds: resting.map(|d| d.as_secs().max(1)),
+                    },
+                )
                 .collect()
         })
     }

@@ -69,7 +69,11 @@ impl<'a, S: Site> Run<'a, S> {
         let route = self.route;
         loop {
             let ended = self.run_plan(plan).await;
-            if let Some(wait) = route.exhausted() {
+            // Every route rests after blocks: 429 until the first is back (a run that ended
+            // otherwise, every proxy failing as a proxy, keeps its own answer).
+            if let Some(wait) = route.exhausted()
+                && matches!(ended.lookup, Lookup::Failed(Failure::Blocked { .. }))
+            {
                 return Ended {
                     lookup: super::send::proxies_resting(wait),
                     ..ended
@@ -90,10 +94,16 @@ impl<'a, S: Site> Run<'a, S> {
             };
             match switch {
                 Switch::Moved => {
-                    tracing::debug!(?leave, proxy = route.label(), "the lookup moves to another route");
+                    tracing::debug!(
+                        ?leave,
+                        proxy = route.label(),
+                        "the lookup moves to another route"
+                    );
                 }
                 // Every other route rests: the first is back after `wait`.
-                Switch::AllResting(wait) if leave != Leave::Rest("region_locked") && matches!(leave, Leave::Rest(_)) => {
+                Switch::AllResting(wait)
+                    if leave != Leave::Rest("region_locked") && matches!(leave, Leave::Rest(_)) =>
+                {
                     return Ended {
                         lookup: super::send::proxies_resting(wait),
                         ..ended

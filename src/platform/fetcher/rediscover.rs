@@ -53,9 +53,16 @@ impl<S: Site> Fetcher<S> {
                 at: std::time::Instant::now() + self.deadline,
                 head: self.head_timeout,
             };
-            let sent = send(&route, &self.gate, Mode::Probe, (&url, None), headers, &nobody, until);
-            let response = match sent.await
-            {
+            let sent = send(
+                &route,
+                &self.gate,
+                Mode::Probe,
+                (&url, None),
+                headers,
+                &nobody,
+                until,
+            );
+            let response = match sent.await {
                 Sent::Answered(response) => response,
                 Sent::Failed(err) => {
                     tracing::info!(platform, error = %err, "a rediscovery read failed");

@@ -57,7 +57,12 @@ impl<S: Site> Run<'_, S> {
             kind,
             signal,
         );
-        tracing::debug!(source = doc.label(), signal, party = party.label(), "blamed");
+        tracing::debug!(
+            source = doc.label(),
+            signal,
+            party = party.label(),
+            "blamed"
+        );
         party
     }
 
@@ -71,7 +76,10 @@ impl<S: Site> Run<'_, S> {
 
     /// Keeps the party a refusal was blamed on, for the plan.
     pub(super) fn keep_party(&self, party: Party) {
-        *self.party.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(party);
+        *self
+            .party
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(party);
     }
 
     /// The party the last refusal was blamed on, taken.

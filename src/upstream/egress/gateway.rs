@@ -295,6 +295,12 @@ mod lease_tests {
         let lease = routes.lease(true).await.unwrap();
         let held = lease.exit();
         assert!(lease.leave_silent(true).await);
-        assert!(held.session.as_ref().unwrap().retired.load(std::sync::atomic::Ordering::Relaxed));
+        assert!(
+            held.session
+                .as_ref()
+                .unwrap()
+                .retired
+                .load(std::sync::atomic::Ordering::Relaxed)
+        );
     }
 }

@@ -138,8 +138,7 @@ impl RouteLease<'_> {
         let current = self.current.load(Ordering::Relaxed);
         let suspects: Vec<usize> = {
             let mut all = lock(&self.suspects);
-            let (theirs, others): (Vec<_>, Vec<_>) =
-                all.drain(..).partition(|(_, s)| *s == source);
+            let (theirs, others): (Vec<_>, Vec<_>) = all.drain(..).partition(|(_, s)| *s == source);
             *all = others;
             theirs.into_iter().map(|(i, _)| i).collect()
         };

@@ -197,7 +197,11 @@ impl Egress {
             .iter()
             .zip(left)
             .map(|(route, left)| {
-                let kind = if route.gateway().is_some() { "gateway" } else { "fixed" };
+                let kind = if route.gateway().is_some() {
+                    "gateway"
+                } else {
+                    "fixed"
+                };
                 (route.label.clone(), kind, left)
             })
             .collect()
@@ -268,12 +272,13 @@ impl Egress {
                 *next = (i + 1) % n;
                 Ok(i)
             }
+            // When nothing rests (this lookup left every route), there is no wait to tell.
             None => Err(left
                 .iter()
                 .flatten()
                 .min()
                 .copied()
-                .unwrap_or(self.cooldown)),
+                .unwrap_or(Duration::ZERO)),
         }
     }
 
@@ -334,9 +339,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
     match err {
-        UpstreamError::Connect(_) | UpstreamError::ConnectTimeout(_) | UpstreamError::Transport(_) => {
-            true
-        }
+        UpstreamError::Connect(_)
+        | UpstreamError::ConnectTimeout(_)
+        | UpstreamError::Transport(_) => true,
         UpstreamError::Timeout(_)
         | UpstreamError::NoHead(_)
         | UpstreamError::TooLarge(_)

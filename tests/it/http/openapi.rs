@@ -79,10 +79,16 @@ fn the_document_states_the_contract() {
 fn the_restricted_problem_is_documented_where_it_is_answered() {
     let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
     let forbidden = |path: &str| doc["paths"][path]["get"]["responses"]["403"].clone();
-    for path in ["/short-video/profile/{username}", "/photo-share/profile/{username}"] {
+    for path in [
+        "/short-video/profile/{username}",
+        "/photo-share/profile/{username}",
+    ] {
         let documented = forbidden(path);
         let description = documented["description"].as_str().unwrap_or_default();
-        assert!(description.contains("profile_restricted"), "{path}: {documented}");
+        assert!(
+            description.contains("profile_restricted"),
+            "{path}: {documented}"
+        );
         assert!(documented["content"]["application/problem+json"].is_object());
     }
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));

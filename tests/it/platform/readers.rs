@@ -24,7 +24,8 @@ fn json(status: StatusCode, body: String) -> Router {
 }
 
 #[tokio::test]
-async fn a_public_short_video_profile_with_unknown_count_names_is_unreadable_captured_and_falls_through() {
+async fn a_public_short_video_profile_with_unknown_count_names_is_unreadable_captured_and_falls_through()
+ {
     let dir = CaptureDir::new();
     let app = TestApp::on(sv::drifted_router())
         .capturing_into(&dir)

@@ -176,7 +176,11 @@ async fn a_reset_mid_body_is_retried_once_then_unavailable() {
     app.lookup(PhotoShare, NAME)
         .await
         .expect_problem(500, "upstream_unavailable");
-    assert_eq!(hits.load(Ordering::SeqCst), 4, "retried once, for each source");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        4,
+        "retried once, for each source"
+    );
 }
 
 #[tokio::test]

@@ -287,7 +287,10 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
         .get(server.url("/profile"), Default::default())
         .await
         .unwrap_err();
-    assert!(matches!(err, profile_lookup::upstream::UpstreamError::Connect(_)), "{err:?}");
+    assert!(
+        matches!(err, profile_lookup::upstream::UpstreamError::Connect(_)),
+        "{err:?}"
+    );
     assert_eq!(proxy.refused_auth(), 1);
 }
 

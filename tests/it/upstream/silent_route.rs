@@ -25,15 +25,15 @@ async fn a_silent_proxy_among_failing_and_working_ones_never_fails_a_lookup() {
         })
         .start()
         .await;
-    for _ in 0..8 {
+    for _ in 0..16 {
         let (answer, took) = app.timed_lookup(ShortVideo, NAME).await;
         answer.expect_status(200);
         assert!(took < Duration::from_secs(2), "{took:?}");
     }
-    assert_eq!(app.upstream().via(), ["good"; 8]);
-    // The silent one was asked twice: it rests after its second silence, since other routes
-    // answered in time (one silence rests nothing).
-    assert_eq!(silent.held(), 2);
+    assert_eq!(app.upstream().via(), ["good"; 16]);
+    // The silent one rests once it is an outlier: silent in a row while the other route
+    // answered in time five times and more (a silence or two among few answers rests nothing).
+    assert!((2..=7).contains(&silent.held()), "{}", silent.held());
     let metrics = app.metrics().await;
     assert!(
         metrics.contains("profile_lookup_proxy_resting{platform=\"short-video\",proxy=\"1\"} 1"),

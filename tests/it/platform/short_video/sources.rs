@@ -212,7 +212,10 @@ async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
     for proxy in ["0", "1", "2"] {
         let resting =
             format!("profile_lookup_proxy_resting{{platform=\"short-video\",proxy=\"{proxy}\"}} 1");
-        assert!(!metrics.contains(&resting), "proxy {proxy} rests: {metrics}");
+        assert!(
+            !metrics.contains(&resting),
+            "proxy {proxy} rests: {metrics}"
+        );
     }
     // The next lookup goes through every proxy again (none rests), and is answered.
     app.lookup(ShortVideo, name)
