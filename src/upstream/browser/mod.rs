@@ -131,7 +131,7 @@ impl BrowserClient {
 
     /// Sends `GET url` with `headers` (see [`BrowserClient::send`]).
     pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
-        self.send(url, headers, None).await
+        self.send(url, headers, None, self.timeout).await
     }
 
     /// Sends `url` with `headers` (less the identity headers the profile owns), a GET or a POST
