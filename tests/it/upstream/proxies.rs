@@ -334,11 +334,12 @@ async fn credentials_appear_in_no_log_metric_error_or_problem() {
     for _ in 0..3 {
         serve.lookup(ShortVideo, SV_NAME).await.expect_status(200);
     }
-    // Photo-share's only proxy refuses connections: 429 and a problem body.
+    // Photo-share's only proxy refuses connections: the platform was never asked, 500 and a
+    // problem body (never a block).
     let problem = serve
         .lookup(PhotoShare, "no.such.person")
         .await
-        .expect_status(429)
+        .expect_status(500)
         .text();
     let metrics = serve.get_anonymous("/metrics").await.text();
     assert!(metrics.contains("proxy=\"1\""), "{metrics}");
