@@ -178,7 +178,7 @@ impl<S: Site> Fetcher<S> {
         let ids = plan
             .iter()
             .any(|d| d.by_id())
-            .then(|| KnownIds::new(fleet, scope));
+            .then(|| KnownIds::new(fleet, scope, crate::fleet::ids::life(&settings.cache)));
         let witnesses: Vec<&str> = plan
             .iter()
             .filter(|d| !d.by_id())
