@@ -7,11 +7,11 @@
 //! (`P{n:PLATFORM:NAME}:i`, same slot), so an id any replica learned serves every replica.
 //! Both keep an id for its [`life`]: as long as the fleet's cache keeps the name's profile (its
 //! stale record, `ttl + max_stale`, with the shipped settings), never longer, so that under
-//! Redis's `noeviction` the ids cannot fill the memory the profiles need (one ~100-byte key per
-//! name found in that life, beside the profile's two). An id is written to Redis only when this
-//! replica did not already hold the same one written within the last half of its life: a
-//! name looked up again and again costs at most one Redis write per half life, and keeps its
-//! id while it is still found. Only digits are kept (a platform id is a number); anything
+//! Redis's `noeviction` the ids cannot fill the memory the profiles need (about 190 bytes per
+//! name found in that life, beside the profile's two keys). An id is written to Redis only
+//! when this replica did not already hold the same one written within the last half of its
+//! life: a name looked up again and again costs at most one Redis write per half life, and
+//! keeps its id while it is still found. Only digits are kept (a platform id is a number); anything
 //! else, here or found in Redis, is no id.
 
 use std::time::{Duration, Instant};
