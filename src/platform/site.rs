@@ -226,7 +226,10 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Whether the document is asked by the user's platform id rather than by name: the id
     /// is learned from an earlier answer about the name (kept by the fleet's
     /// [`KnownIds`](crate::fleet::ids::KnownIds)), and a name without one skips the document
-    /// as inconclusive ([`NO_KNOWN_ID`]).
+    /// as inconclusive ([`NO_KNOWN_ID`]). Must agree with the platform's registry line
+    /// (`by_id`, [`Platform::sources_by_id`](crate::registry::Platform::sources_by_id)), from
+    /// which the configuration checks that a source asked by name comes first (a test checks
+    /// both say the same).
     fn by_id(self) -> bool {
         false
     }

@@ -194,7 +194,7 @@ impl<S: Site> Fetcher<S> {
         let ids = plan
             .iter()
             .any(|d| d.by_id())
-            .then(|| KnownIds::new(fleet, scope));
+            .then(|| KnownIds::new(fleet, scope, crate::fleet::ids::life(&settings.cache)));
         let labels: Vec<&str> = plan.iter().map(|d| d.label()).collect();
         let egress = Egress::new(scope, settings, config, fleet)?;
         let routes = if egress.has_gateway() {

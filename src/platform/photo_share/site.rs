@@ -111,6 +111,8 @@ impl Document for Doc {
         self == Doc::ProfileJson
     }
 
+    /// The profile query is posted by the account's pk: `graphql`, the registry line's one
+    /// source `by_id`.
     fn by_id(self) -> bool {
         self == Doc::ProfileQuery
     }
