@@ -21,10 +21,10 @@
 //! 7. otherwise → **unknown** (too little evidence): the lookup moves on, and rests at most
 //!    one route.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::outcome::{Kind, Record, RouteId};
-use super::window::{Window, distinct, routes};
+use super::window::{Window, distinct};
 use crate::config::BlameConfig;
 
 /// Who an outcome belongs to.
@@ -148,18 +148,16 @@ fn silence(a: &Attempt, window: &Window) -> Party {
     }
 }
 
-/// How recent a read of another name must be to vouch for a route or a source when a name
-/// is refused: a read a minute before everything was refused vouches for nothing.
-pub const VOUCH: Duration = Duration::from_secs(30);
-
-/// Whether `source`'s last answer for a name other than `name` on `route`'s gateway (or on
-/// any route, for `None`) read, within [`VOUCH`] of `at`.
-fn reads_others(
+/// Whether `source` read a name other than `name` at `position` (a fixed proxy, a gateway's
+/// sessions together, the direct route's profiles together) since `since`, and its last
+/// answer for other names there read: a read from before the refusals began vouches for
+/// nothing (the platform may have turned on everyone since).
+fn reads_others_since(
     window: &Window,
     source: u8,
     name: u64,
     position: Option<u16>,
-    at: Instant,
+    since: Instant,
 ) -> bool {
     window
         .latest(|r| {
@@ -168,39 +166,52 @@ fn reads_others(
                 && r.kind != Kind::ProxyFailed
                 && position.is_none_or(|p| r.route.position == p)
         })
-        .is_some_and(|r| r.kind == Kind::Read && at.saturating_duration_since(r.at) <= VOUCH)
+        .is_some_and(|r| r.kind == Kind::Read && r.at > since)
 }
 
-/// Rule 3: the name's.
+/// Rule 3: the name's. A gateway's sessions are one place here: two refused sessions of one
+/// gateway are one refusal of the name, as the gateway's other sessions vouch for them all.
 fn names(a: &Attempt, window: &Window, rules: &BlameConfig, scope: Scope<'_>) -> bool {
     let refused =
         |r: &Record, source: u8| r.name == a.name && r.source == source && r.kind == Kind::Refused;
-    // Refused by this source on several routes, each of which reads other names.
-    let at = window
-        .latest(|r| r.name == a.name && r.route == a.route && r.source == a.source)
-        .map_or_else(Instant::now, |r| r.at);
-    let on = routes(window.records().filter(|r| refused(r, a.source)));
-    let routes_reading = on
+    let first_refusal = |source: u8, position: Option<u16>| {
+        window
+            .records()
+            .find(|r| refused(r, source) && position.is_none_or(|p| r.route.position == p))
+            .map(|r| r.at)
+    };
+    // Refused by this source at several places, each of which read other names since.
+    let mut positions: Vec<u16> = window
+        .records()
+        .filter(|r| refused(r, a.source))
+        .map(|r| r.route.position)
+        .collect();
+    positions.sort_unstable();
+    positions.dedup();
+    let vouched = positions
         .iter()
-        .filter(|route| reads_others(window, a.source, a.name, Some(route.position), at))
+        .filter(|&&p| {
+            first_refusal(a.source, Some(p))
+                .is_some_and(|t| reads_others_since(window, a.source, a.name, Some(p), t))
+        })
         .count();
-    if routes_reading >= rules.name_routes as usize {
+    if vouched >= rules.name_routes as usize {
         return true;
     }
-    // Refused by every source of the plan, each of which reads other names.
+    // Refused by every source of the plan, each of which read other names since.
     scope.sources.len() >= 2
         && scope.sources.iter().all(|&source| {
-            window.records().any(|r| refused(r, source))
-                && reads_others(window, source, a.name, None, at)
+            first_refusal(source, None)
+                .is_some_and(|t| reads_others_since(window, source, a.name, None, t))
         })
 }
 
-/// Rule 4: the route's. The other route must have read *since* this route's streak began: a
-/// read from before it vouches for nothing (the platform may have turned on everyone since).
+/// Rule 4: the route's. Refusals and failures count (an unreadable document is its source's);
+/// the other route must have read *since* this route's streak began.
 fn routes_rule(a: &Attempt, window: &Window, rules: &BlameConfig) -> bool {
     let streak: Vec<&Record> = window
         .since_read(
-            |r| r.route == a.route && r.kind.is_bad(),
+            |r| r.route == a.route && matches!(r.kind, Kind::Refused | Kind::Failed),
             |r| r.route == a.route,
         )
         .collect();
@@ -222,7 +233,9 @@ fn routes_rule(a: &Attempt, window: &Window, rules: &BlameConfig) -> bool {
             })
 }
 
-/// Rule 5: the source's.
+/// Rule 5: the source's. Places, not sessions, count as routes here (a gateway is one place:
+/// its sessions refused are not "every route"); another source must have read since this
+/// source's streak began (*now*, not "lately").
 fn sources_rule(a: &Attempt, window: &Window, rules: &BlameConfig, scope: Scope<'_>) -> bool {
     let streak: Vec<&Record> = window
         .since_read(
@@ -230,35 +243,69 @@ fn sources_rule(a: &Attempt, window: &Window, rules: &BlameConfig, scope: Scope<
             |r| r.source == a.source,
         )
         .collect();
+    let Some(began) = streak.first().map(|r| r.at) else {
+        return false;
+    };
     let bad_names = distinct(streak.iter().map(|r| r.name));
-    let bad_routes = routes(streak.iter().copied()).len();
-    let routes_needed = (rules.source_routes as usize).min(scope.routes.max(1));
+    let places = distinct(streak.iter().map(|r| r.route.position));
+    let places_needed = (rules.source_routes as usize).min(scope.routes.max(1));
     let another_reads_now = scope.sources.iter().any(|&other| {
         other != a.source
             && window
                 .latest(|r| r.source == other && r.kind != Kind::ProxyFailed)
-                .is_some_and(|r| r.kind == Kind::Read)
+                .is_some_and(|r| r.kind == Kind::Read && r.at > began)
     });
-    bad_names >= rules.source_names as usize && bad_routes >= routes_needed && another_reads_now
+    bad_names >= rules.source_names as usize && places >= places_needed && another_reads_now
 }
 
-/// Rule 6: the platform's.
+/// Rule 6: the platform's. Every source of the plan last answered with a refusal, and nothing
+/// read anywhere since the first of those refusals (routes no longer asked, a retired session,
+/// vouch for nothing).
 fn platform(window: &Window, scope: Scope<'_>) -> bool {
-    let every_source_refuses = scope.sources.iter().all(|&source| {
+    let mut since: Option<Instant> = None;
+    for &source in scope.sources {
+        let Some(last) = window.latest(|r| r.source == source && r.kind != Kind::ProxyFailed)
+        else {
+            return false;
+        };
+        if last.kind != Kind::Refused {
+            return false;
+        }
+        since = Some(since.map_or(last.at, |t| t.min(last.at)));
+    }
+    let Some(since) = since else {
+        return false;
+    };
+    if window
+        .records()
+        .any(|r| r.kind == Kind::Read && r.at > since)
+    {
+        return false;
+    }
+    // Refused on more than one route since anything last read (on every route there is, when
+    // there is one): one route's refusals may still be that route's.
+    let last_read = window.latest(|r| r.kind == Kind::Read).map(|r| r.at);
+    let mut refused_on: Vec<RouteId> = window
+        .records()
+        .filter(|r| r.kind == Kind::Refused && last_read.is_none_or(|t| r.at > t))
+        .map(|r| r.route)
+        .collect();
+    refused_on.sort_unstable();
+    refused_on.dedup();
+    // And for more than one name: one name refused everywhere may be that name's.
+    let names = distinct(
         window
-            .latest(|r| r.source == source && r.kind != Kind::ProxyFailed)
-            .is_some_and(|r| r.kind == Kind::Refused)
-    });
-    let a_route_reads = routes(window.records()).into_iter().any(|route| {
-        window
-            .latest(|r| r.route == route && r.kind != Kind::ProxyFailed)
-            .is_some_and(|r| r.kind == Kind::Read)
-    });
-    every_source_refuses && !a_route_reads
+            .records()
+            .filter(|r| r.kind == Kind::Refused && last_read.is_none_or(|t| r.at > t))
+            .map(|r| r.name),
+    );
+    refused_on.len() >= scope.routes.clamp(1, 2) && names >= 2
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::blame::outcome::name_digest;
 
@@ -302,13 +349,13 @@ mod tests {
         #[allow(clippy::type_complexity)]
         let cases: Vec<(&str, Vec<(&str, RouteId, u8, Kind)>, &[u8], usize, Party)> = vec![
             (
-                "age-gated name, 3 healthy proxies: refused on two, others read there",
+                "age-gated name, 3 healthy proxies: refused at two, others read there since",
                 vec![
-                    ("a", p(0), PAGE, Read),
-                    ("b", p(1), PAGE, Read),
-                    ("c", p(2), PAGE, Read),
                     ("gated", p(0), PAGE, Refused),
+                    ("a", p(0), PAGE, Read),
                     ("gated", p(1), PAGE, Refused),
+                    ("b", p(1), PAGE, Read),
+                    ("gated", p(2), PAGE, Refused),
                 ],
                 &page_only,
                 3,
@@ -326,26 +373,51 @@ mod tests {
                 Party::Unknown,
             ),
             (
-                "age-gated name on the direct route: every source refuses it, reads others",
+                "age-gated name on the direct route: every source refuses it, reads others since",
                 vec![
+                    ("gated", RouteId::direct(0), PAGE, Refused),
+                    ("gated", RouteId::direct(0), EMBED, Refused),
                     ("a", RouteId::direct(0), PAGE, Read),
                     ("b", RouteId::direct(0), EMBED, Read),
                     ("gated", RouteId::direct(0), PAGE, Refused),
-                    ("gated", RouteId::direct(0), EMBED, Refused),
                 ],
                 &both,
                 1,
                 Party::Name,
             ),
             (
-                "refused on two routes that read nobody else: not the name's",
+                "age-gated name, others' reads only from before its refusals: not yet the name's",
+                vec![
+                    ("a", p(0), PAGE, Read),
+                    ("b", p(1), PAGE, Read),
+                    ("c", p(2), PAGE, Read),
+                    ("gated", p(0), PAGE, Refused),
+                    ("gated", p(1), PAGE, Refused),
+                ],
+                &page_only,
+                3,
+                Party::Unknown,
+            ),
+            (
+                "two sessions of one gateway refuse a name, other sessions read: one place, not two",
+                vec![
+                    ("gated", RouteId::session(0, "s1"), PAGE, Refused),
+                    ("a", RouteId::session(0, "s2"), PAGE, Read),
+                    ("gated", RouteId::session(0, "s3"), PAGE, Refused),
+                ],
+                &page_only,
+                usize::MAX,
+                Party::Unknown,
+            ),
+            (
+                "one name refused on two routes that read nobody else: not yet anybody's",
                 vec![
                     ("gated", p(0), PAGE, Refused),
                     ("gated", p(1), PAGE, Refused),
                 ],
                 &page_only,
                 3,
-                Party::Platform,
+                Party::Unknown,
             ),
             (
                 "one burnt proxy: refused for two names while others read",
@@ -465,6 +537,8 @@ mod tests {
                     ("b", p(0), EMBED, Read),
                     ("c", p(0), PAGE, Refused),
                     ("c", p(0), EMBED, Refused),
+                    ("d", p(0), PAGE, Refused),
+                    ("d", p(0), EMBED, Refused),
                 ],
                 &both,
                 1,

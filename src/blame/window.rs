@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::outcome::{Kind, Record, RouteId};
+use super::outcome::{Kind, Record};
 
 /// The most records kept: enough for every rule at hundreds of lookups a minute.
 pub const MAX_RECORDS: usize = 1024;
@@ -90,12 +90,4 @@ pub(super) fn distinct<T: Ord + Copy>(values: impl Iterator<Item = T>) -> usize 
     all.sort_unstable();
     all.dedup();
     all.len()
-}
-
-/// Distinct routes of `records`.
-pub(super) fn routes<'a>(records: impl Iterator<Item = &'a Record>) -> Vec<RouteId> {
-    let mut all: Vec<RouteId> = records.map(|r| r.route).collect();
-    all.sort_unstable();
-    all.dedup();
-    all
 }

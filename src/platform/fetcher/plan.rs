@@ -122,7 +122,8 @@ impl<'a, S: Site> Run<'a, S> {
     async fn run_plan(&self, plan: &[S::Doc]) -> Ended<S::Doc> {
         let mut misses = Vec::with_capacity(plan.len());
         let mut last_party = None;
-        for &doc in plan {
+        for (at, &doc) in plan.iter().enumerate() {
+            let last = at + 1 == plan.len();
             let miss = match self.read_document(doc).await {
                 // A source handed over to that cannot be reached, or that our budget or the
                 // deadline kept us from asking, leaves the block standing.
@@ -161,8 +162,11 @@ impl<'a, S: Site> Run<'a, S> {
                     None
                 }
                 Party::Route | Party::Proxy if can_move => Some(Leave::Rest(miss.why_static())),
-                // The platform's: routes rest, this one and those left unrested before.
-                Party::Platform if blocked => Some(Leave::Rest(miss.why_static())),
+                // The platform's: routes rest, this one and those left unrested before (on a
+                // route that cannot move, once no other source is left to ask on it).
+                Party::Platform if blocked && (can_move || last) => {
+                    Some(Leave::Rest(miss.why_static()))
+                }
                 Party::Unknown if blocked && can_move => Some(Leave::Unrested(doc.label())),
                 _ => None,
             };
