@@ -74,6 +74,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod blame;
 pub mod cache;
 pub mod canary;
 pub mod commands;

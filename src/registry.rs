@@ -4,15 +4,17 @@
 //! naming platforms itself: its folder under `platform/` and the type there that implements
 //! its `Site`, its label (metrics, logs, the route `/{label}/profile/{username}`, the CLI's
 //! argument), its config section (`[section]` in the settings, its environment variables, its
-//! secret lists, its value ranges), its username lengths, and its sources: the documents it
+//! secret lists, its value ranges), its username lengths, its sources: the documents it
 //! serves a profile in, in the order a lookup asks them by default (the names of
-//! `<section>.sources`, of `x-source` and of the metrics). Everything that loops over the
+//! `<section>.sources`, of `x-source` and of the metrics), and which of them are asked by the
+//! account's platform id rather than by name (`by_id`: the configuration, which cannot ask the
+//! site, checks from it that a source asked by name comes before them; the site's
+//! `Document::by_id` says the same, as a test checks). Everything that loops over the
 //! platforms loops over [`Platform::ALL`]. The lines are given to a macro of the caller's
 //! choosing by `for_each_platform!`: this module makes [`Platform`] and its facts of them,
-//! `platform` its `platform::with_site`, the one `match` from a
-//! variant to its site type. Its stand-in lives in the workspace's `stand-in` crate, under the
-//! platform's label. The steps of adding a platform are listed in
-//! `docs/architecture.md` ("Adding a platform").
+//! `platform` its `platform::with_site`, the one `match` from a variant to its site type. Its
+//! stand-in lives in the workspace's `stand-in` crate, under the platform's label. The steps
+//! of adding a platform are listed in `docs/architecture.md` ("Adding a platform").
 //!
 //! This module sits below everything (configuration included), so it imports nothing of the
 //! platform layer: a line names its folder and site type only as tokens for the platform
@@ -20,18 +22,19 @@
 
 /// The registry: one line per platform, handed to `$callback!` (a `macro_rules!` in scope
 /// where this is called). A line is `Variant: <folder>::<Type> { label: "…", section: "…",
-/// usernames: MIN..=MAX, sources: ["…", …] };`, the platform's doc comment above it: the
-/// folder under `platform/` and the type there that implements its `Site`, then its facts (in
-/// braces, so that a callback that needs none of them can take them whole).
+/// usernames: MIN..=MAX, sources: ["…", …], by_id: ["…", …] };` (`by_id`: those of its
+/// sources asked by id, often none), the platform's doc comment above it: the folder under
+/// `platform/` and the type there that implements its `Site`, then its facts (in braces, so
+/// that a callback that needs none of them can take them whole).
 macro_rules! for_each_platform {
     ($callback:ident) => {
         $callback! {
             /// The TikTok-style short-video platform (HTML page with embedded JSON state,
             /// falling back to the smaller embed page when the page is blocked).
-            ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"] };
+            ShortVideo: short_video::ShortVideo { label: "short-video", section: "short_video", usernames: 2..=24, sources: ["page", "embed"], by_id: [] };
             /// The Instagram-style photo platform (the logged-out profile query by name, the
             /// page, the profile JSON, and the profile query by pk when configured).
-            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["loggedout", "page", "json", "graphql"] };
+            PhotoShare: photo_share::PhotoShare { label: "photo-share", section: "photo_share", usernames: 1..=30, sources: ["loggedout", "page", "json", "graphql"], by_id: ["graphql"] };
         }
     };
 }
@@ -45,7 +48,8 @@ macro_rules! platforms {
         $(#[$doc:meta])*
         $variant:ident: $folder:ident::$site:ident {
             label: $label:literal, section: $section:literal,
-            usernames: $min:literal..=$max:literal, sources: [$($source:literal),+] $(,)?
+            usernames: $min:literal..=$max:literal, sources: [$($source:literal),+],
+            by_id: [$($by_id:literal),*] $(,)?
         };
     )+) => {
         /// One of the platforms the service serves.
@@ -86,6 +90,16 @@ macro_rules! platforms {
                     $(Platform::$variant => &[$($source),+],)+
                 }
             }
+
+            /// The platform's sources asked by the account's platform id rather than by name
+            /// (photo-share's `graphql`, by pk): a lookup has an id to ask them by only once a
+            /// source asked by name found the account, so `<section>.sources` must list one of
+            /// those before them.
+            pub const fn sources_by_id(self) -> &'static [&'static str] {
+                match self {
+                    $(Platform::$variant => &[$($by_id),*],)+
+                }
+            }
         }
     };
 }
@@ -103,6 +117,12 @@ impl Platform {
     /// from elsewhere, e.g. a stored entry, is mapped back to it); `None` for an unknown name.
     pub fn source(self, name: &str) -> Option<&'static str> {
         self.sources().iter().copied().find(|s| *s == name)
+    }
+
+    /// Whether the source called `name` is asked by the account's platform id (see
+    /// [`Platform::sources_by_id`]); false for a source asked by name, or an unknown name.
+    pub fn source_by_id(self, name: &str) -> bool {
+        self.sources_by_id().contains(&name)
     }
 
     /// The platform whose label is `label`, if one is registered.
@@ -144,6 +164,14 @@ mod tests {
             for s in p.sources() {
                 assert_eq!(p.source(s), Some(*s));
             }
+            for s in p.sources_by_id() {
+                assert_eq!(p.source(s), Some(*s), "{p}: {s} asked by id is no source");
+            }
+            assert!(
+                p.sources().iter().any(|s| !p.source_by_id(s)),
+                "{p} has no source asked by name: no list of its sources could be valid"
+            );
+            assert!(!p.source_by_id("nope"), "{p}");
         }
         assert_eq!(Platform::from_label("nope"), None);
     }

@@ -61,6 +61,7 @@ mod tests {
             source: Some("page"),
             status: Some(200),
             bytes: 1,
+            blame: None,
         })
     }
 

@@ -9,7 +9,7 @@ use super::board::Snapshot;
 use super::verdict::Verdict;
 use crate::config::CanaryConfig;
 use crate::platform::Platform;
-use crate::platform::standing::SourceStanding;
+use crate::platform::standing::{RouteStanding, SourceStanding};
 
 /// The canary's last round per source (`GET /status`).
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -29,6 +29,8 @@ pub struct Status {
     /// platform's pages that replaces it, with when and where it was learned (filled in by the
     /// HTTP layer).
     pub query_ids: Vec<QueryIdStatus>,
+    /// Each route's standing: whether it rests and for how long (filled in by the HTTP layer).
+    pub routes: Vec<RouteStanding>,
 }
 
 /// One query's id: its seed and the id learned from the platform, if one was.
@@ -118,6 +120,7 @@ pub fn status(snapshot: &Snapshot, config: &CanaryConfig) -> Status {
         sources,
         standings: Vec::new(),
         query_ids: Vec::new(),
+        routes: Vec::new(),
     }
 }
 

@@ -21,6 +21,7 @@ use config::{Config, Environment, File, FileFormat};
 use crate::registry::Platform;
 
 pub mod auth;
+pub mod blame;
 pub mod breaker;
 pub mod browser_profiles;
 pub mod ca_file;
@@ -39,6 +40,7 @@ pub mod server;
 pub mod upstream;
 
 pub use auth::{AuthConfig, parse_digest};
+pub use blame::BlameConfig;
 pub use breaker::BreakerConfig;
 pub use browser_profiles::BrowserProfile;
 pub use cache::{CacheConfig, Revalidate};
@@ -80,6 +82,8 @@ sections::settings! {
     cache: CacheConfig,
     /// The per-platform circuit breaker.
     breaker: BreakerConfig,
+    /// How much comparison blames a name, a route or a source.
+    blame: BlameConfig,
     /// Log output.
     log: LogConfig,
     /// Where a fleet of replicas keeps its shared state (empty `url`: each keeps its own).
@@ -235,7 +239,7 @@ mod tests {
             .into_iter()
             .chain(sections)
             .chain([
-                "upstream", "retry", "cache", "breaker", "log", "redis", "canary",
+                "upstream", "retry", "cache", "breaker", "blame", "log", "redis", "canary",
             ])
             .map(|name| format!("`{name}`"))
             .collect();

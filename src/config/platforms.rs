@@ -225,7 +225,10 @@ fn check_doc_id_value(key: &str, id: &str, query: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `<section>.sources`: at least one, each a source of the platform, none twice.
+/// `<section>.sources`: at least one, each a source of the platform, none twice, and a source
+/// asked by the account id ([`Platform::sources_by_id`]) only after one asked by name: the id
+/// it asks by is learned from a source asked by name, so alone it never has one (every lookup
+/// failed without a request), and listed first it is asked before the source that teaches it.
 fn check_sources(platform: Platform, sources: &[String]) -> Result<(), String> {
     let key = format!("{}.sources", platform.section());
     let known = platform.sources().join("\", \"");
@@ -242,6 +245,19 @@ fn check_sources(platform: Platform, sources: &[String]) -> Result<(), String> {
         }
         if sources[..at].contains(source) {
             return Err(format!("{key}[{at}] {source:?} is listed twice"));
+        }
+        if platform.source_by_id(source) && sources[..at].iter().all(|s| platform.source_by_id(s)) {
+            let by_name: Vec<&str> = platform
+                .sources()
+                .iter()
+                .copied()
+                .filter(|s| !platform.source_by_id(s))
+                .collect();
+            return Err(format!(
+                "{key}[{at}] {source:?} asks by the account id an earlier source learned: list a \
+                 source that asks by name before it (one of [\"{}\"])",
+                by_name.join("\", \"")
+            ));
         }
     }
     Ok(())

@@ -17,6 +17,10 @@ use super::{ca_file, proxies, secret_list};
 pub struct UpstreamConfig {
     /// Total time for one upstream request: connect, headers and the whole body.
     pub timeout_ms: u64,
+    /// How long one upstream request waits for its response head (connect included), at most
+    /// `timeout_ms`; the body has what is left of `timeout_ms`. A route that misses it is
+    /// silent.
+    pub head_timeout_ms: u64,
     /// Largest upstream body read, counted after decompression.
     pub max_body_bytes: usize,
     /// Which client speaks to the platforms.
@@ -102,6 +106,13 @@ impl Section for UpstreamConfig {
     fn check(&self) -> Result<(), String> {
         limits::check(&[
             range("upstream.timeout_ms", self.timeout_ms, 1, HOUR_MS, "1 hour"),
+            range(
+                "upstream.head_timeout_ms",
+                self.head_timeout_ms,
+                1,
+                HOUR_MS,
+                "1 hour",
+            ),
             range(
                 "upstream.max_body_bytes",
                 n(self.max_body_bytes),

@@ -17,7 +17,7 @@
 //! | `P{n:PLATFORM:NAME}:s` | its stale record: the last answer, a found profile's stale copy or a not-found's tombstone | TTL + `max_stale` |
 //! | `P{n:PLATFORM:NAME}:l` | the fleet's one-flight lock (random token) | one lease (2 s by default), renewed by its holder while it fetches |
 //! | `P{n:PLATFORM:NAME}:f` | `1` while a background refresh of the name may not start (one per name per second for the fleet) | one second |
-//! | `P{n:PLATFORM:NAME}:i` | the platform id (digits) learned for the name from an answer about it, what a source asked by id needs (the photo-share `graphql` source's pk) | [`ids::ID_TTL`] (30 days) after it was last learned |
+//! | `P{n:PLATFORM:NAME}:i` | the platform id (digits) learned for the name from an answer about it, what a source asked by id needs (the photo-share `graphql` source's pk) | [`ids::life`]: as long as the fleet's cache keeps the name's profile (the shipped settings: its stale record's, TTL + `max_stale`), after it was last written |
 //! | `P{d:PLATFORM}:QUERY` | a query id (`doc_id`) learned from the platform's pages, `ID MS FROM` ([`query_ids::QueryIds`]) | [`query_ids::LEARNED_TTL`] (7 days) after it was learned |
 //! | `P{d:PLATFORM}:t:WHAT` | `1` while a replica's turn to look for new query ids (`page`, `bundles`) lasts | `rediscover_seconds`, or 6 h for the bundles |
 //! | `P{o:PLATFORM}` | next free outbound send slot (µs, Redis clock) | until the budget is whole |
@@ -68,7 +68,7 @@
 //! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua`, `DEL` to lift one | `{r:…}:N` |
 //! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
 //! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
-//! | [`ids::KnownIds`] | the platform id learned for a name (written only when the source asked by id is configured) | a bounded memory of [`ids::MAX_LOCAL`] names, each kept [`ids::ID_TTL`] | `SET PX` (only when this replica did not hold the same id), `GET` | `{n:…}:i` |
+//! | [`ids::KnownIds`] | the platform id learned for a name (written only when the source asked by id is configured) | a bounded memory of [`ids::MAX_LOCAL`] names, each kept [`ids::life`] | `SET PX` (only when this replica did not write the same id within half its life), `GET` | `{n:…}:i` |
 //! | [`query_ids::QueryIds`] | the query ids learned from the platform's pages | the replica's own memory | `SET PX`, `GET` (at most every [`query_ids::REREAD_EVERY`] per query asked), `DEL` when it answered "changed", `SET NX PX` for a rediscovery turn | `{d:…}:…` |
 //! | [`refresh::RefreshLimits`] | one background refresh per name per second | every claim granted (the limit on the replica's stored entry) | `SET NX PX` | `{n:…}:f` |
 //! | [`sources::SourceEvidence`] | what a platform's sources did lately (reads, refusals by route and name digest), and a demoted source's re-probe turn | the replica's own record (answers every lookup; merged with Redis's at most once a second) | `sources.lua`, `SET NX PX` | `{s:…}`, `{s:…}:p:…` |
@@ -125,7 +125,9 @@
 //! the answer stays in the replicas' memory, [`Put::Full`] is counted in
 //! `profile_lookup_redis_full_total{op}` and warned about; a refusal is not Redis being down.
 //! Not-found answers are written even then (a few bytes, and their tombstone keeps "gone stays
-//! gone"). As entries expire, room comes back on its own.
+//! gone"). A learned platform id (`:i`) is refused too, and it never outlives the profile it
+//! was learned with ([`ids::life`]), so the ids cannot crowd the profiles out. As entries
+//! expire, room comes back on its own.
 
 pub mod breaker;
 pub mod budget;
@@ -133,6 +135,7 @@ pub mod canary;
 mod conn;
 pub mod entries;
 pub mod entry;
+pub mod evidence;
 pub mod flight;
 pub mod gateways;
 pub mod gcra;

@@ -1,64 +1,43 @@
-//! What a platform's sources did lately, fleet-wide: the evidence that orders every lookup's
-//! plan (see `crate::platform::standing`).
+//! Which of a platform's sources are demoted, fleet-wide: what orders every lookup's plan (see
+//! `crate::platform::standing`).
 //!
-//! Each lookup and canary probe tells [`SourceEvidence`] when a source read (a profile, an
-//! absence, any answer about the user) and when a source refused us, on which route and for
-//! which name (kept as a digest). A read starts the source's streak again. From the streak
-//! two rules follow, both in [`SourceEvidence::standing`]:
-//!
-//! - **refused everywhere**: since it last read, the source was refused on every route of the
-//!   platform, at least [`WIDE_REFUSALS`] times, while another of the platform's sources was
-//!   not (when every source is, the routes are to blame: they rest). Its refusals are the source's, not the
-//!   route's: they rest no proxy (the rests they caused are lifted), and the lookup goes on
-//!   to the next source at once.
-//! - **demoted**: at least [`DEMOTE_REFUSALS`] refusals over at least [`DEMOTE_NAMES`]
-//!   distinct names since it last read, while another source of the platform read within
-//!   [`WINDOW`]. Lookups ask it after the others, except one re-probe per
-//!   `reprobe_every` for the fleet ([`SourceEvidence::claim_reprobe`]); it is restored by its
-//!   first read.
+//! Blame (`crate::blame`) decides when a refusal, a failure or an unreadable answer is a
+//! source's; it then demotes the source here ([`SourceEvidence::demote`]): lookups ask it after
+//! the others, except one re-probe per `reprobe_every` for the fleet
+//! ([`SourceEvidence::claim_reprobe`]), and its first read restores it
+//! ([`SourceEvidence::read`]). Only a read restores: evidence that is missing (Redis emptied,
+//! the key expired) is unknown, and a source this replica demoted stays demoted until a read
+//! is seen, here or in the fleet.
 //!
 //! The replica's own record answers every question at once (no Redis round trip per lookup);
-//! with Redis, [`SourceEvidence::sync`] merges the replica's new evidence into the fleet's
+//! with Redis, [`SourceEvidence::sync`] merges the replica's news into the fleet's
 //! (`scripts/sources.lua`, one call for every source of the platform) and takes the fleet's
-//! back, at most once per [`SYNC_EVERY`]. Redis holds refusal counts, a route mask, name
-//! digests and a timestamp per source label: no names, no proxy URLs.
+//! back, at most once per [`SYNC_EVERY`]. Redis holds, per source label, a demotion mark and
+//! the time of its last read: no names, no proxy URLs.
 
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::Script;
-use sha2::{Digest, Sha256};
 
 use super::Fleet;
 use super::keys::Keys;
 
-/// Refusals since its last read that demote a source (with [`DEMOTE_NAMES`] names).
-pub const DEMOTE_REFUSALS: u32 = 10;
-/// Distinct names those refusals must cover.
-pub const DEMOTE_NAMES: usize = 3;
-/// Refusals on every route that make them the source's (two: the direct route is one route).
-pub const WIDE_REFUSALS: u32 = 2;
-/// How recently another source must have read for a refused one to be demoted, and how long
-/// the fleet keeps the evidence of a platform nobody looks up.
+/// How long the fleet keeps the marks of a platform nobody looks up.
 pub const WINDOW: Duration = Duration::from_secs(600);
+/// What a demotion is sent to the fleet as: a refusal count no streak of refusals reaches.
+const DEMOTED_MARK: u32 = 1 << 20;
 /// How often a replica merges its evidence with the fleet's.
 pub const SYNC_EVERY: Duration = Duration::from_secs(1);
-/// Name digests kept per source (enough for every rule).
-const MAX_NAMES: usize = 8;
-/// Routes told apart (the rest count as the last one).
-const MAX_ROUTES: usize = 31;
 
 static MERGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/sources.lua")));
 
 /// Where a source stands by the evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Standing {
-    /// Asked in its configured place; its refusals are the route's.
+    /// Asked in its configured place.
     Preferred,
-    /// Refused on every route for several names: asked in its place, but a refusal rests no
-    /// proxy and hands the lookup to the next source at once.
-    RefusedEverywhere,
-    /// Asked after the others (but for re-probes); its refusals rest no proxy.
+    /// Asked after the others (but for re-probes), until it reads.
     Demoted,
 }
 
@@ -67,155 +46,99 @@ impl Standing {
     pub fn label(self) -> &'static str {
         match self {
             Standing::Preferred => "preferred",
-            Standing::RefusedEverywhere => "refused",
             Standing::Demoted => "demoted",
         }
     }
-
-    /// Whether a refusal of the source is the source's: no proxy rests for it.
-    pub fn is_source_wide(self) -> bool {
-        self != Standing::Preferred
-    }
 }
 
-/// One source's streak since its last read, as this replica knows it.
+/// One source's marks, as this replica knows them.
 #[derive(Clone, Debug, Default)]
-struct Streak {
-    refused: u32,
-    routes: u32,
-    names: Vec<String>,
-    /// Distinct names by the fleet's count (may exceed the digests kept here).
-    fleet_names: usize,
-    read_at: Option<Instant>,
+struct Marks {
     demoted_since: Option<Instant>,
     next_probe: Option<Instant>,
-}
-
-impl Streak {
-    fn names(&self) -> usize {
-        self.names.len().max(self.fleet_names)
-    }
-
-    fn restart(&mut self, now: Instant) {
-        *self = Streak {
-            read_at: Some(now),
-            ..Streak::default()
-        };
-    }
-
-    fn refuse(&mut self, routes: u32, digest: &str) {
-        self.refused = self.refused.saturating_add(1);
-        self.routes |= routes;
-        if self.names.len() < MAX_NAMES && !self.names.iter().any(|n| n == digest) {
-            self.names.push(digest.to_owned());
-        }
-    }
 }
 
 /// What this replica learned since its last merge with the fleet.
 #[derive(Debug, Default)]
 struct Pending {
     read: bool,
-    streak: Streak,
+    demoted: bool,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    sources: Vec<Streak>,
+    sources: Vec<Marks>,
     pending: Vec<Pending>,
     synced: Option<Instant>,
 }
 
-/// The evidence about one platform's sources (see the module's documentation).
+/// The demotions of one platform's sources (see the module's documentation).
 #[derive(Debug)]
 pub struct SourceEvidence {
     fleet: Fleet,
     platform: &'static str,
     labels: &'static [&'static str],
-    /// The mask with a bit for every route of the platform.
-    every_route: u32,
-    /// The sources whose not being refused everywhere tells a source's refusal from the
-    /// routes' (a bit per label): every one the plan asks by name (see
-    /// [`SourceEvidence::witnessed_by`]); any other counts only once it read.
-    witnesses: u32,
     reprobe_every: Duration,
     state: Mutex<State>,
 }
 
 impl SourceEvidence {
-    /// No evidence yet about `labels`, the sources of `platform`, which goes out on `routes`
-    /// routes (its proxies, or 1: the direct route); a demoted source is re-probed once per
-    /// `reprobe_every` for the fleet.
+    /// No demotion yet among `labels`, the sources of `platform`; a demoted source is
+    /// re-probed once per `reprobe_every` for the fleet.
     pub fn new(
         fleet: &Fleet,
         platform: &'static str,
         labels: &'static [&'static str],
-        routes: usize,
         reprobe_every: Duration,
     ) -> Self {
-        let routes = routes.clamp(1, MAX_ROUTES);
         Self {
             fleet: fleet.clone(),
             platform,
             labels,
-            every_route: u32::MAX >> (32 - routes),
-            witnesses: u32::MAX,
             reprobe_every,
             state: Mutex::new(State {
-                sources: vec![Streak::default(); labels.len()],
+                sources: vec![Marks::default(); labels.len()],
                 pending: labels.iter().map(|_| Pending::default()).collect(),
                 synced: None,
             }),
         }
     }
 
-    /// Only the sources named in `witnesses` (those a plan always asks when it gets to them)
-    /// speak for the routes by not being refused; a source left out of the plan, or asked only
-    /// for some names (by an id learned earlier), counts only once it read lately.
-    #[must_use]
-    pub fn witnessed_by<'a>(mut self, witnesses: impl IntoIterator<Item = &'a str>) -> Self {
-        self.witnesses = witnesses
-            .into_iter()
-            .filter_map(|w| self.index(w))
-            .filter(|&at| at < 32)
-            .fold(0, |mask, at| mask | (1 << at));
-        self
-    }
-
     fn index(&self, source: &str) -> Option<usize> {
         self.labels.iter().position(|l| *l == source)
     }
 
-    /// `source` read (a lookup's or a probe's answer about the user): its streak starts
-    /// again, and a demoted source is restored.
+    /// `source` read (a lookup's or a probe's answer about the user): a demoted source is
+    /// restored.
     pub fn read(&self, source: &str) {
         let Some(at) = self.index(source) else { return };
         let mut state = lock(&self.state);
-        let now = Instant::now();
-        let before: Vec<Standing> = (0..self.labels.len())
-            .map(|i| self.judge(&state, i, now))
-            .collect();
-        state.sources[at].restart(now);
+        let was = state.sources[at].demoted_since.is_some();
+        state.sources[at] = Marks::default();
         state.pending[at] = Pending {
             read: true,
-            streak: Streak::default(),
+            demoted: false,
         };
-        // Another source reading may be what demotes a refused one.
-        for (i, before) in before.into_iter().enumerate() {
-            self.settle(&mut state, i, before);
+        if was {
+            self.announce(at, Standing::Preferred);
         }
     }
 
-    /// `source` refused us on route `route` (its position; 0 for the direct route) for `name`.
-    pub fn refused(&self, source: &str, route: usize, name: &str) {
+    /// Blame found `source` at fault: it is demoted (asked last) until it reads.
+    pub fn demote(&self, source: &str) {
         let Some(at) = self.index(source) else { return };
-        let bit = 1u32 << route.min(MAX_ROUTES - 1);
-        let digest = digest(name);
         let mut state = lock(&self.state);
-        let before = self.judge(&state, at, Instant::now());
-        state.sources[at].refuse(bit, &digest);
-        state.pending[at].streak.refuse(bit, &digest);
-        self.settle(&mut state, at, before);
+        self.mark_demoted(&mut state, at, Instant::now());
+        state.pending[at].demoted = true;
+    }
+
+    fn mark_demoted(&self, state: &mut State, at: usize, now: Instant) {
+        let marks = &mut state.sources[at];
+        if marks.demoted_since.is_none() {
+            marks.demoted_since = Some(now);
+            marks.next_probe = Some(now + self.reprobe_every);
+            self.announce(at, Standing::Demoted);
+        }
     }
 
     /// Where `source` stands now (an unknown source is preferred).
@@ -223,8 +146,11 @@ impl SourceEvidence {
         let Some(at) = self.index(source) else {
             return Standing::Preferred;
         };
-        let state = lock(&self.state);
-        self.judge(&state, at, Instant::now())
+        if lock(&self.state).sources[at].demoted_since.is_some() {
+            Standing::Demoted
+        } else {
+            Standing::Preferred
+        }
     }
 
     /// How long `source` has been demoted, if it is.
@@ -243,11 +169,11 @@ impl SourceEvidence {
         let now = Instant::now();
         {
             let mut state = lock(&self.state);
-            let streak = &mut state.sources[at];
-            if streak.demoted_since.is_none() || streak.next_probe.is_some_and(|t| t > now) {
+            let marks = &mut state.sources[at];
+            if marks.demoted_since.is_none() || marks.next_probe.is_some_and(|t| t > now) {
                 return false;
             }
-            streak.next_probe = Some(now + self.reprobe_every);
+            marks.next_probe = Some(now + self.reprobe_every);
         }
         match self.fleet.keys() {
             Some(keys) => {
@@ -261,8 +187,10 @@ impl SourceEvidence {
         }
     }
 
-    /// Merges this replica's evidence with the fleet's, at most once per [`SYNC_EVERY`] (and
-    /// never without Redis): one call for every source of the platform.
+    /// Merges this replica's marks with the fleet's, at most once per [`SYNC_EVERY`] (and
+    /// never without Redis): one call for every source of the platform. A source the fleet
+    /// demoted is demoted here; one the fleet saw read after this replica demoted it is
+    /// restored; a fleet that knows nothing (Redis emptied) changes nothing.
     pub async fn sync(&self) {
         let Some(keys) = self.fleet.keys() else {
             return;
@@ -284,9 +212,10 @@ impl SourceEvidence {
         for (label, p) in self.labels.iter().zip(&sent) {
             args.push((*label).to_owned());
             args.push(if p.read { "1" } else { "0" }.to_owned());
-            args.push(p.streak.refused.to_string());
-            args.push(p.streak.routes.to_string());
-            args.push(p.streak.names.join(","));
+            let mark = if p.demoted { DEMOTED_MARK } else { 0 };
+            args.push(mark.to_string());
+            args.push("0".to_owned());
+            args.push(String::new());
         }
         let merged: Option<Vec<i64>> = self
             .fleet
@@ -304,12 +233,7 @@ impl SourceEvidence {
             // Redis unusable: what was sent goes back into the next merge.
             for (pending, old) in state.pending.iter_mut().zip(sent) {
                 pending.read |= old.read;
-                pending.streak.refused += old.streak.refused;
-                pending.streak.routes |= old.streak.routes;
-                for name in old.streak.names {
-                    pending.streak.refuse(0, &name);
-                    pending.streak.refused -= 1;
-                }
+                pending.demoted |= old.demoted;
             }
             return;
         };
@@ -318,82 +242,20 @@ impl SourceEvidence {
                 // It read here while the call was out: this replica's record is newer.
                 continue;
             }
-            let before = self.judge(&state, at, now);
-            let streak = &mut state.sources[at];
-            streak.refused = u32::try_from(fleet[0]).unwrap_or(0);
-            streak.routes = u32::try_from(fleet[1]).unwrap_or(0);
-            streak.fleet_names = usize::try_from(fleet[2]).unwrap_or(0);
-            streak.read_at = u64::try_from(fleet[3])
-                .ok()
-                .and_then(|ms| now.checked_sub(Duration::from_millis(ms)));
-            if streak.refused == 0 {
-                // It read on another replica since: its streak starts again here too.
-                streak.names.clear();
-                streak.demoted_since = None;
+            let demoted_in_fleet = fleet[0] >= i64::from(DEMOTED_MARK);
+            let read_ago = u64::try_from(fleet[3]).ok().map(Duration::from_millis);
+            let marks = &state.sources[at];
+            let read_since_demoted = match (read_ago, marks.demoted_since) {
+                (Some(ago), Some(since)) => now.checked_sub(ago).is_some_and(|t| t > since),
+                _ => false,
+            };
+            if demoted_in_fleet {
+                self.mark_demoted(&mut state, at, now);
+            } else if read_since_demoted {
+                // Read on another replica since it was demoted here: restored.
+                state.sources[at] = Marks::default();
+                self.announce(at, Standing::Preferred);
             }
-            // What this replica learned while the call was out.
-            let newer = state.pending[at].streak.clone();
-            let streak = &mut state.sources[at];
-            streak.refused += newer.refused;
-            streak.routes |= newer.routes;
-            for name in &newer.names {
-                if streak.names.len() < MAX_NAMES && !streak.names.contains(name) {
-                    streak.names.push(name.clone());
-                }
-            }
-            self.settle(&mut state, at, before);
-        }
-    }
-
-    /// Where source `at` stands by `state` as of `now`.
-    fn judge(&self, state: &State, at: usize, now: Instant) -> Standing {
-        let streak = &state.sources[at];
-        if streak.demoted_since.is_some() {
-            return Standing::Demoted;
-        }
-        let other_read = state
-            .sources
-            .iter()
-            .enumerate()
-            .any(|(i, s)| i != at && s.read_at.is_some_and(|t| now.duration_since(t) < WINDOW));
-        if streak.refused >= DEMOTE_REFUSALS && streak.names() >= DEMOTE_NAMES && other_read {
-            return Standing::Demoted;
-        }
-        // A refusal on every route is the source's only while some other source is not
-        // refused everywhere too (a witness of the plan, or any source that read lately): when
-        // every source is, nothing tells the source from the routes (a banned pool, a gateway
-        // whose every exit is refused), and the routes rest.
-        let wide = |s: &Streak| {
-            s.refused >= WIDE_REFUSALS && s.routes & self.every_route == self.every_route
-        };
-        let read_lately = |s: &Streak| s.read_at.is_some_and(|t| now.duration_since(t) < WINDOW);
-        let witness = |i: usize| i < 32 && self.witnesses & (1 << i) != 0;
-        let another_unrefused = state
-            .sources
-            .iter()
-            .enumerate()
-            .any(|(i, s)| i != at && ((witness(i) && !wide(s)) || read_lately(s)));
-        if wide(streak) && another_unrefused {
-            return Standing::RefusedEverywhere;
-        }
-        Standing::Preferred
-    }
-
-    /// Records a change of source `at`'s standing from `before`: the demotion's start, the
-    /// metric and the log.
-    fn settle(&self, state: &mut State, at: usize, before: Standing) {
-        let now = Instant::now();
-        let after = self.judge(state, at, now);
-        let streak = &mut state.sources[at];
-        if after == Standing::Demoted && streak.demoted_since.is_none() {
-            streak.demoted_since = Some(now);
-            streak.next_probe = Some(now + self.reprobe_every);
-        }
-        if after != Standing::Demoted {
-            streak.demoted_since = None;
-        }
-        if after != before {
-            self.announce(at, after);
         }
     }
 
@@ -404,12 +266,7 @@ impl SourceEvidence {
             Standing::Demoted => tracing::warn!(
                 platform,
                 source,
-                "this source was refused for every recent name while another read: lookups ask it last"
-            ),
-            Standing::RefusedEverywhere => tracing::warn!(
-                platform,
-                source,
-                "this source is refused on every route: its refusals rest no proxy"
+                "blame found this source at fault: lookups ask it last until it reads"
             ),
             Standing::Preferred => {
                 tracing::info!(
@@ -420,12 +277,6 @@ impl SourceEvidence {
             }
         }
     }
-}
-
-/// A name as the evidence keeps it: 16 hex digits of its SHA-256, never the name.
-fn digest(name: &str) -> String {
-    let hash = Sha256::digest(name.as_bytes());
-    hash[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Keys {
@@ -463,119 +314,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn evidence(routes: usize) -> SourceEvidence {
+    fn evidence() -> SourceEvidence {
         SourceEvidence::new(
             &Fleet::local(),
             "photo-share",
             &["json", "page"],
-            routes,
             Duration::from_secs(60),
         )
     }
 
     #[tokio::test]
-    async fn every_source_refused_everywhere_blames_the_routes() {
-        let e = evidence(1);
-        for name in ["a", "b"] {
-            e.refused("json", 0, name);
-        }
-        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
-        for name in ["a", "b"] {
-            e.refused("page", 0, name);
-        }
-        // Both refused on the one route: nothing tells a source from the route.
+    async fn a_demoted_source_stays_demoted_until_it_reads() {
+        let e = evidence();
         assert_eq!(e.standing("json"), Standing::Preferred);
-        assert_eq!(e.standing("page"), Standing::Preferred);
-    }
-
-    /// A source the plan does not ask, or asks only by an id learned earlier (photo-share's
-    /// `graphql`), does not speak for the routes until it reads.
-    #[tokio::test]
-    async fn a_source_that_is_not_a_witness_speaks_for_the_routes_only_once_it_read() {
-        let e = SourceEvidence::new(
-            &Fleet::local(),
-            "photo-share",
-            &["json", "page", "graphql"],
-            1,
-            Duration::from_secs(60),
-        )
-        .witnessed_by(["json", "page"]);
-        for source in ["json", "page"] {
-            for name in ["a", "b"] {
-                e.refused(source, 0, name);
-            }
-        }
-        assert_eq!(e.standing("json"), Standing::Preferred);
-        assert_eq!(e.standing("page"), Standing::Preferred);
-        e.read("graphql");
-        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
-    }
-
-    #[tokio::test]
-    async fn a_source_the_plan_does_not_ask_is_no_evidence() {
-        let e = evidence(1).witnessed_by(["json"]);
-        for name in ["a", "b"] {
-            e.refused("json", 0, name);
-        }
-        assert_eq!(e.standing("json"), Standing::Preferred);
-    }
-
-    #[tokio::test]
-    async fn refused_on_every_route_is_the_sources() {
-        let e = evidence(3);
-        e.refused("json", 0, "a");
-        e.refused("json", 1, "a");
-        assert_eq!(
-            e.standing("json"),
-            Standing::Preferred,
-            "two routes of three"
-        );
-        e.refused("json", 2, "a");
-        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
-        e.read("json");
-        assert_eq!(e.standing("json"), Standing::Preferred);
-        // The direct route: twice.
-        let e = evidence(1);
-        e.refused("json", 0, "a");
-        assert_eq!(e.standing("json"), Standing::Preferred);
-        e.refused("json", 0, "b");
-        assert_eq!(e.standing("json"), Standing::RefusedEverywhere);
-    }
-
-    #[tokio::test]
-    async fn demoted_after_ten_refusals_over_three_names_while_another_reads() {
-        let e = evidence(1);
-        for i in 0..12 {
-            e.refused("json", 0, ["a", "b", "c"][i % 3]);
-        }
-        assert_eq!(
-            e.standing("json"),
-            Standing::RefusedEverywhere,
-            "no other source read"
-        );
-        e.read("page");
+        e.demote("json");
         assert_eq!(e.standing("json"), Standing::Demoted);
         assert!(e.demoted_for("json").is_some());
-        // One re-probe per interval.
+        // Another source reading restores nothing: only the source's own read does.
+        e.read("page");
+        assert_eq!(e.standing("json"), Standing::Demoted);
         assert!(!e.claim_reprobe("json").await, "not before the interval");
         e.read("json");
         assert_eq!(e.standing("json"), Standing::Preferred);
         assert!(e.demoted_for("json").is_none());
-        let e = evidence(1);
-        e.read("page");
-        for _ in 0..12 {
-            e.refused("json", 0, "a");
-        }
-        assert_ne!(
-            e.standing("json"),
-            Standing::Demoted,
-            "one name is not enough"
-        );
-    }
-
-    #[test]
-    fn names_are_kept_as_digests() {
-        assert_eq!(digest("lumen.trails").len(), 16);
-        assert_ne!(digest("lumen.trails"), digest("lumen.trail"));
+        e.demote("nope");
     }
 }

@@ -39,6 +39,9 @@ pub struct LookupLog {
     pub upstream_requests: u32,
     /// The platform source the answer came from (`x-source`), or `-`.
     pub source: &'static str,
+    /// Who blame said the fetch's last refusal, failure or silence belongs to (`name`,
+    /// `route`, `source`, `platform`, …), or `-`.
+    pub blame: &'static str,
 }
 
 /// The request's extension map, which the lookup handler takes (as its last extractor: the
@@ -188,6 +191,7 @@ impl Pending {
             upstream = lookup.map_or("-", |l| l.upstream),
             upstream_requests = lookup.map_or(0, |l| l.upstream_requests),
             source = lookup.map_or("-", |l| l.source),
+            blame = lookup.map_or("-", |l| l.blame),
             "request"
         );
     }
@@ -251,6 +255,7 @@ mod tests {
         upstream: "blocked",
         upstream_requests: 3,
         source: "embed",
+        blame: "-",
     };
 
     #[test]

@@ -58,6 +58,7 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
                     0
                 },
                 source: entry.source.unwrap_or("-"),
+                blame: "-",
             };
             let status = status_of(&entry.value);
             let cache_status = match how {
@@ -95,6 +96,7 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
                 upstream: failure.lookup.label(),
                 upstream_requests: failure.upstream_requests,
                 source: entry.source.unwrap_or("-"),
+                blame: blamed(&failure),
             };
             let status = api_error(&failure).status();
             let cache_status = cache_status(
@@ -103,6 +105,8 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
                     Part::Text("; fwd-status="),
                     Part::Number(u64::from(status.as_u16())),
                     Part::Text("; detail=stale-if-error"),
+                    Part::Text(blame_param(&failure)),
+                    Part::Text(blamed_or_empty(&failure)),
                 ],
                 Some(ttl),
             );
@@ -114,6 +118,7 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
                 upstream: report.lookup.label(),
                 upstream_requests: report.upstream_requests,
                 source: report.source.unwrap_or("-"),
+                blame: blamed(&report),
             };
             let mut response = api_error(&report).into_response();
             let status = response.status();
@@ -128,6 +133,8 @@ fn answer_served(served: Served) -> (Response, LookupLog) {
                         Part::Text(forward_param(forward)),
                         Part::Text("; fwd-status="),
                         Part::Number(u64::from(status.as_u16())),
+                        Part::Text(blame_param(&report)),
+                        Part::Text(blamed_or_empty(&report)),
                     ],
                     None,
                 ),
@@ -156,7 +163,37 @@ const NOT_FETCHED: LookupLog = LookupLog {
     upstream: "-",
     upstream_requests: 0,
     source: "-",
+    blame: "-",
 };
+
+/// The party blame named for a failed fetch, or `-`.
+fn blamed(fetched: &Fetched) -> &'static str {
+    fetched.blame.map_or("-", crate::blame::Party::label)
+}
+
+/// The party blame placed the failed fetch on, when it placed it (not `unknown` or
+/// `nobody`).
+fn placed(fetched: &Fetched) -> Option<crate::blame::Party> {
+    use crate::blame::Party;
+    fetched
+        .blame
+        .filter(|p| !matches!(p, Party::Unknown | Party::Nobody))
+}
+
+/// `; blame=` when blame placed the failed fetch on a party (an RFC 9211 extension
+/// parameter).
+fn blame_param(fetched: &Fetched) -> &'static str {
+    if placed(fetched).is_some() {
+        "; blame="
+    } else {
+        ""
+    }
+}
+
+/// The party's label, or nothing.
+fn blamed_or_empty(fetched: &Fetched) -> &'static str {
+    placed(fetched).map_or("", crate::blame::Party::label)
+}
 
 /// `error`'s answer with `cache_status`.
 fn not_fetched(error: ApiError, cache_status: &'static str) -> Response {

@@ -32,6 +32,11 @@ pub async fn status(State(state): State<AppState>, headers: HeaderMap) -> Respon
     let mut status = state.canary().status(state.settings());
     status.standings = standings(state.lookups().fetchers());
     status.query_ids = query_ids(state.lookups().fetchers());
+    for &platform in Platform::ALL {
+        status
+            .routes
+            .extend(state.lookups().fetchers().of(platform).routes().await);
+    }
     let mut response = if wants_html(&headers) {
         let mut response = Response::new(Body::from(page(&status, SystemTime::now())));
         let headers = response.headers_mut();
@@ -165,6 +170,26 @@ pub fn page(status: &Status, now: SystemTime) -> String {
                 escape(&s.source),
                 escape(&s.standing),
                 escape(&s.why)
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    if !status.routes.is_empty() {
+        out.push_str(
+            "<h2>Routes</h2><table><thead><tr><th>Platform</th><th>Route</th><th>Kind</th>\
+             <th>Standing</th><th>Usable in</th></tr></thead><tbody>",
+        );
+        for r in &status.routes {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&r.platform),
+                escape(&r.route),
+                escape(&r.kind),
+                escape(&r.standing),
+                r.resting_seconds
+                    .map(|s| format!("{s} s"))
+                    .unwrap_or_default()
             );
         }
         out.push_str("</tbody></table>");
@@ -312,6 +337,7 @@ mod tests {
                 demoted_seconds: Some(5),
             }],
             query_ids: Vec::new(),
+            routes: Vec::new(),
         }
     }
 
@@ -357,6 +383,7 @@ mod tests {
             sources: Vec::new(),
             standings: Vec::new(),
             query_ids: Vec::new(),
+            routes: Vec::new(),
         };
         let html = page(&off, SystemTime::now());
         assert!(html.contains("The canary is off") && !html.contains("<table"));

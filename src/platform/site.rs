@@ -40,10 +40,6 @@ pub trait Site: Send + Sync + Sized + 'static {
     /// equal). A lookup asks those `<section>.sources` names, in that order, the next only
     /// when one had nothing usable.
     const DOCUMENTS: &'static [Self::Doc];
-    /// Whether a document that could not be read hands over to the next source (after drift
-    /// capture kept it); otherwise it ends the lookup as `extraction_failed`, so the platform
-    /// changing its documents is never hidden by another source answering.
-    const FALLS_BACK_ON_UNREADABLE: bool = true;
     /// The block reasons whose document drift capture keeps (as it keeps every unreadable
     /// one): blocks that are a page of their own, worth seeing when the platform changes.
     const CAPTURED_BLOCKS: &'static [&'static str] = &[];
@@ -230,7 +226,10 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Whether the document is asked by the user's platform id rather than by name: the id
     /// is learned from an earlier answer about the name (kept by the fleet's
     /// [`KnownIds`](crate::fleet::ids::KnownIds)), and a name without one skips the document
-    /// as inconclusive ([`NO_KNOWN_ID`]).
+    /// as inconclusive ([`NO_KNOWN_ID`]). Must agree with the platform's registry line
+    /// (`by_id`, [`Platform::sources_by_id`](crate::registry::Platform::sources_by_id)), from
+    /// which the configuration checks that a source asked by name comes first (a test checks
+    /// both say the same).
     fn by_id(self) -> bool {
         false
     }
@@ -309,6 +308,24 @@ impl<P, H> Reading<P, H> {
         Reading::Blocked {
             reason,
             retry_after: None,
+        }
+    }
+
+    /// A word for what it is, for metrics and blame's signal: a block's reason, `http_5xx`,
+    /// `unreadable`, or the variant's name.
+    pub fn why_static(&self) -> &'static str {
+        match self {
+            Reading::Blocked { reason, .. } => reason,
+            Reading::Withheld(why) | Reading::Inconclusive(why) => why,
+            Reading::ServerError(_) => "failed",
+            Reading::Unreadable(_) => "unreadable",
+            Reading::Unavailable(_) => "unavailable",
+            Reading::Found(_) => "found",
+            Reading::NotFound => "not_found",
+            Reading::RegionLocked => "region_locked",
+            Reading::Restricted => "restricted",
+            Reading::Follow(_) => "redirect",
+            Reading::Hurdle(_) => "hurdle",
         }
     }
 

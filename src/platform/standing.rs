@@ -1,14 +1,12 @@
-//! A source's standing: whether lookups ask it in its configured place, or last, and whether
-//! its refusals are the route's or its own.
+//! A source's standing: whether lookups ask it in its configured place, or last.
 //!
 //! Two things demote a source. The canary (which sits above the platform layer) finds a
 //! source whose documents no longer read (`changed` two rounds in a row) and demotes it here
 //! ([`Standing::set`]; one `ok` round restores it): one bit per registered source, nothing
-//! here knows what a canary is. And the evidence of lookups and probes
-//! ([`SourceEvidence`], fleet-wide with Redis): a source refused for every recent name while
-//! another source read is demoted until it reads again, and a source refused on every route
-//! rests no proxy ([`Standing::is_source_wide`]). The fetcher reads both when it orders the
-//! plan of each lookup, so that callers get answers from the platform's other source.
+//! here knows what a canary is. And blame (`crate::blame`), which demotes a source it found at
+//! fault ([`Standing::demote`], kept fleet-wide by [`SourceEvidence`]) until it reads again.
+//! The fetcher reads both when it orders the plan of each lookup, so that callers get answers
+//! from the platform's other sources.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -42,15 +40,29 @@ pub struct SourceStanding {
     pub platform: String,
     /// The source (`json`, `page`, `embed`).
     pub source: String,
-    /// `preferred` (asked in its place), `refused` (refused on every route: asked in its place,
-    /// its refusals rest no proxy), `demoted` (refused for every recent name while another
-    /// source read: asked last, re-probed once per canary interval) or `changed` (the canary
-    /// found it changed twice in a row: asked last).
+    /// `preferred` (asked in its place), `demoted` (blame found it at fault: asked last,
+    /// re-probed once per interval, restored by a read) or `changed` (the canary found it
+    /// changed twice in a row: asked last).
     pub standing: String,
     /// Why, in words.
     pub why: String,
     /// How long it has been demoted by the evidence (seconds), when it is.
     pub demoted_seconds: Option<u64>,
+}
+
+/// One route of a platform, as `GET /status` shows it (a proxy by its position, never its URL).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct RouteStanding {
+    /// The platform label.
+    pub platform: String,
+    /// The proxy's position (`"0"`, `"1"`, …) or `"direct"`.
+    pub route: String,
+    /// `fixed`, `gateway` or `direct`.
+    pub kind: String,
+    /// `usable`, or `resting` (after blocks blame placed on it, or its own failures).
+    pub standing: String,
+    /// Seconds until it is usable again, while it rests.
+    pub resting_seconds: Option<u64>,
 }
 
 impl Standing {
@@ -65,13 +77,9 @@ impl Standing {
         } else {
             match evidence {
                 sources::Standing::Preferred => ("preferred", "asked in its configured place"),
-                sources::Standing::RefusedEverywhere => (
-                    "refused",
-                    "refused on every route since it last read: its refusals rest no proxy",
-                ),
                 sources::Standing::Demoted => (
                     "demoted",
-                    "refused for every recent name while another source read: asked last, re-probed once per interval",
+                    "blame found it at fault (refused, failing or unreadable for several names while another source read): asked last, re-probed once per interval",
                 ),
             }
         };
@@ -84,9 +92,9 @@ impl Standing {
         }
     }
 
-    /// Every source of `platform` in its place, with no evidence yet; the platform goes out on
-    /// `routes` routes, and a demoted source is re-probed once per `reprobe_every`.
-    pub fn new(platform: Platform, fleet: &Fleet, routes: usize, reprobe_every: Duration) -> Self {
+    /// Every source of `platform` in its place, with no evidence yet; a demoted source is
+    /// re-probed once per `reprobe_every`.
+    pub fn new(platform: Platform, fleet: &Fleet, reprobe_every: Duration) -> Self {
         let labels = platform.sources();
         for source in labels {
             crate::telemetry::source_standing(platform.as_str(), source, "preferred");
@@ -94,16 +102,8 @@ impl Standing {
         Self {
             platform,
             demoted: AtomicU32::new(0),
-            evidence: SourceEvidence::new(fleet, platform.as_str(), labels, routes, reprobe_every),
+            evidence: SourceEvidence::new(fleet, platform.as_str(), labels, reprobe_every),
         }
-    }
-
-    /// The standing of a platform whose plan asks `witnesses` by name (see
-    /// [`SourceEvidence::witnessed_by`]).
-    #[must_use]
-    pub fn witnessed_by<'a>(mut self, witnesses: impl IntoIterator<Item = &'a str>) -> Self {
-        self.evidence = self.evidence.witnessed_by(witnesses);
-        self
     }
 
     /// The evidence of lookups and probes about the platform's sources.
@@ -111,10 +111,9 @@ impl Standing {
         &self.evidence
     }
 
-    /// Whether a refusal of `source` is the source's (refused on every route, or demoted by
-    /// the evidence): it rests no proxy, and the lookup asks the next source at once.
-    pub fn is_source_wide(&self, source: &str) -> bool {
-        self.evidence.standing(source).is_source_wide()
+    /// Blame found `source` at fault: lookups ask it after the others until it reads again.
+    pub fn demote(&self, source: &str) {
+        self.evidence.demote(source);
     }
 
     /// Whether the evidence demoted `source` (refused for every recent name while another
@@ -197,32 +196,24 @@ mod tests {
         Standing::new(
             Platform::ShortVideo,
             &Fleet::local(),
-            1,
             Duration::from_secs(60),
         )
     }
 
     #[tokio::test]
-    async fn a_source_the_evidence_demoted_goes_last_but_for_its_reprobe() {
-        let standing = Standing::new(Platform::ShortVideo, &Fleet::local(), 1, Duration::ZERO);
+    async fn a_source_blame_demoted_goes_last_but_for_its_reprobe() {
+        let standing = Standing::new(Platform::ShortVideo, &Fleet::local(), Duration::ZERO);
         let plan = [Doc::Page, Doc::Embed];
-        standing.evidence().read("embed");
-        for name in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a"] {
-            standing.evidence().refused("page", 0, name);
-        }
-        assert!(standing.is_refused("page") && standing.is_source_wide("page"));
+        standing.demote("page");
+        assert!(standing.is_refused("page"));
         // A re-probe interval of zero: every lookup is the re-probe.
         assert_eq!(&*standing.order_for_lookup(&plan).await, &plan);
         let standing = Standing::new(
             Platform::ShortVideo,
             &Fleet::local(),
-            1,
             Duration::from_secs(3600),
         );
-        standing.evidence().read("embed");
-        for name in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a"] {
-            standing.evidence().refused("page", 0, name);
-        }
+        standing.demote("page");
         assert_eq!(
             &*standing.order_for_lookup(&plan).await,
             &[Doc::Embed, Doc::Page]

@@ -52,6 +52,10 @@ pub const QUERY_CHANGED: &str = "profile_lookup_query_changed_total";
 /// Counter: post counts asked of a complementing document (the photo-share embed page), by
 /// `platform` and `result` (`read`, `withheld`).
 pub const COMPLEMENTS: &str = "profile_lookup_complements_total";
+/// Counter: who each refusal, failure or silence was blamed on, by `platform`, `party`
+/// (`name`, `route`, `proxy`, `source`, `platform`, `nobody`, `unknown`) and `signal` (the
+/// block's reason, or what failed).
+pub const BLAME: &str = "profile_lookup_blame_total";
 /// Counter: cache lookups by `platform` and `result` (hit, miss, stale).
 pub const CACHE_LOOKUPS: &str = "profile_lookup_cache_lookups_total";
 /// The `result` labels of [`CACHE_LOOKUPS`].
@@ -161,6 +165,10 @@ fn describe() {
         "Lookups answered (a profile or a not-found) by each source, by platform and source"
     );
     metrics::describe_counter!(CACHE_LOOKUPS, "Cache lookups by platform and result");
+    metrics::describe_counter!(
+        BLAME,
+        "Who each refusal, failure or silence was blamed on, by platform, party and signal"
+    );
     metrics::describe_counter!(
         QUERY_IDS_LEARNED,
         "Query ids learned from the platform's documents, by platform, query and where"
@@ -336,6 +344,11 @@ pub fn retry(platform: &'static str, reason: &'static str) {
 pub fn upstream_block(platform: &'static str, source: &'static str, reason: &'static str) {
     counter!(UPSTREAM_BLOCKS, "platform" => platform, "source" => source, "reason" => reason)
         .increment(1);
+}
+
+/// Records who an outcome was blamed on.
+pub fn blame(platform: &'static str, party: &'static str, signal: &'static str) {
+    counter!(BLAME, "platform" => platform, "party" => party, "signal" => signal).increment(1);
 }
 
 /// Records a query id learned from the platform's documents.

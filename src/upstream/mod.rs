@@ -50,6 +50,8 @@ pub fn connect_deadline(timeout: Duration) -> Duration {
 pub struct Upstream {
     backend: Backend,
     timeout: Duration,
+    /// How long the response head may take (`upstream.head_timeout_ms`).
+    head_timeout: Duration,
     max_body: usize,
 }
 
@@ -108,9 +110,14 @@ pub enum UpstreamError {
     /// `upstream.timeout_ms`: the platform is slow (behind a proxy, the proxy worked).
     #[error("the upstream did not answer within {0:?}")]
     Timeout(Duration),
-    /// No connection could be made (refused, a proxy's CONNECT refused or answered 407, TLS).
-    #[error("the upstream could not be reached")]
-    Connect,
+    /// No response head within `upstream.head_timeout_ms` (connect included): the route is
+    /// silent (blame decides whether that is the route's).
+    #[error("no response head from the upstream within {0:?}")]
+    NoHead(Duration),
+    /// No connection could be made (refused, a proxy's CONNECT refused or answered 407, TLS);
+    /// the text is why, as the connector and the OS said it (never a URL).
+    #[error("the upstream could not be reached: {0}")]
+    Connect(String),
     /// The connection (TCP, a proxy's CONNECT tunnel, TLS) was not up within the connect
     /// deadline ([`connect_deadline`]): a proxy that accepts and never answers its CONNECT.
     #[error("no connection to the upstream within {0:?}")]
@@ -133,7 +140,7 @@ impl UpstreamError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            UpstreamError::Connect | UpstreamError::Transport(_) | UpstreamError::Decode(_)
+            UpstreamError::Connect(_) | UpstreamError::Transport(_) | UpstreamError::Decode(_)
         )
     }
 }
@@ -175,6 +182,7 @@ impl Upstream {
         profile: Option<BrowserProfile>,
     ) -> Result<Self, roots::ClientBuildError> {
         let timeout = ms(settings.upstream.timeout_ms);
+        let head_timeout = ms(settings.upstream.head_timeout_ms).min(timeout);
         let max_body = settings.upstream.max_body_bytes;
         if settings.upstream.client == crate::config::UpstreamClient::Browser {
             #[cfg(feature = "browser")]
@@ -185,6 +193,7 @@ impl Upstream {
                     profile.unwrap_or(BrowserProfile::Chrome),
                 )?),
                 timeout,
+                head_timeout,
                 max_body,
             });
             #[cfg(not(feature = "browser"))]
@@ -217,6 +226,7 @@ impl Upstream {
         Ok(Self {
             backend: Backend::Plain(http),
             timeout,
+            head_timeout,
             max_body,
         })
     }
@@ -237,7 +247,7 @@ impl Upstream {
         match &self.backend {
             Backend::Plain(http) => self.plain_send(http, url, headers, form).await,
             #[cfg(feature = "browser")]
-            Backend::Browser(client) => client.send(url, headers, form).await,
+            Backend::Browser(client) => client.send(url, headers, form, self.head_timeout).await,
         }
     }
 
@@ -270,11 +280,12 @@ impl Upstream {
                 .header(CONTENT_TYPE, Form::content_type())
                 .body(form.body()),
         };
+        let got_head = std::sync::atomic::AtomicBool::new(false);
         let read = async {
-            let mut response = request
-                .send()
-                .await
-                .map_err(|e| classify(e, self.timeout))?;
+            let mut response = head_within(self.head_timeout, request.send())
+                .await?
+                .map_err(|e| headless(classify(e, self.timeout)))?;
+            got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
                 std::mem::take(response.headers_mut()),
@@ -288,8 +299,36 @@ impl Upstream {
         // reqwest's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)
             .await
-            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+            .unwrap_or_else(|_| Err(late(&got_head, self.timeout)))
     }
+}
+
+/// An error before the response head: a time-out there is a silence.
+fn headless(err: UpstreamError) -> UpstreamError {
+    match err {
+        UpstreamError::Timeout(t) => UpstreamError::NoHead(t),
+        other => other,
+    }
+}
+
+/// What a request that ran out of `timeout` is: silent when no head came, else slow.
+fn late(got_head: &std::sync::atomic::AtomicBool, timeout: Duration) -> UpstreamError {
+    if got_head.load(std::sync::atomic::Ordering::Relaxed) {
+        UpstreamError::Timeout(timeout)
+    } else {
+        UpstreamError::NoHead(timeout)
+    }
+}
+
+/// Waits for a response head at most `deadline`: a route that gives none in time is silent
+/// ([`UpstreamError::NoHead`]), whatever the body would have taken.
+async fn head_within<T>(
+    deadline: Duration,
+    head: impl Future<Output = T>,
+) -> Result<T, UpstreamError> {
+    tokio::time::timeout(deadline, head)
+        .await
+        .map_err(|_| UpstreamError::NoHead(deadline))
 }
 
 /// Reads a response whose head has arrived into a [`Response`]: the body chunk by chunk into one
@@ -332,7 +371,7 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         if err.is_timeout() {
             UpstreamError::ConnectTimeout(connect_deadline(timeout))
         } else {
-            UpstreamError::Connect
+            UpstreamError::Connect(causes(&err))
         }
     } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
@@ -354,6 +393,14 @@ pub fn is_navigation(headers: &HeaderMap) -> bool {
 }
 
 /// An error and its sources on one line.
+/// Why `err` happened: the chain of its sources, without its own text (which names the URL).
+pub(crate) fn causes(err: &dyn std::error::Error) -> String {
+    match err.source() {
+        Some(source) => error_chain(source),
+        None => "no cause given".to_owned(),
+    }
+}
+
 fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
@@ -431,7 +478,8 @@ mod tests {
         let upstream = Upstream::new(&settings).unwrap();
         let url = Url::parse(&format!("http://{addr}/")).unwrap();
         let err = upstream.get(url, HeaderMap::new()).await.unwrap_err();
-        assert_eq!(err, UpstreamError::Timeout(Duration::from_millis(200)));
+        // No head at all within the (whole) deadline: a silence.
+        assert_eq!(err, UpstreamError::NoHead(Duration::from_millis(200)));
         held.abort();
     }
 

@@ -38,8 +38,19 @@ impl<S: Site> Run<'_, S> {
                 route.fresh_session();
             }
             let headers = |route: &RouteLease<'_>| site.headers(doc, name, route);
-            let response = match send(route, &fetcher.gate, self.mode, (&url, None), headers).await
-            {
+            // A complement is never evidence: the profile was read.
+            let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
+            let until = self.deadline();
+            let sent = send(
+                route,
+                &fetcher.gate,
+                self.mode,
+                (&url, None),
+                headers,
+                &nobody,
+                until,
+            );
+            let response = match sent.await {
                 Sent::Answered(response) => response,
                 Sent::Failed(_) | Sent::Refused(_) => break,
             };

@@ -7,6 +7,7 @@ use url::Url;
 
 use super::run::{Mode, Run, Step};
 use super::send::{Sent, send};
+use crate::blame::{Kind, Party};
 use crate::platform::last_word::Block;
 use crate::platform::site::{Alone, Document, NO_KNOWN_ID, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup, Profile};
@@ -56,7 +57,8 @@ impl<S: Site> Run<'_, S> {
                 Reading::Withheld(why) => Reading::Inconclusive(why),
                 miss @ (Reading::Blocked { .. }
                 | Reading::Inconclusive(_)
-                | Reading::Unreadable(_)) => miss,
+                | Reading::Unreadable(_)
+                | Reading::ServerError(_)) => miss,
                 ending => {
                     if matches!(
                         ending,
@@ -65,7 +67,7 @@ impl<S: Site> Run<'_, S> {
                             | Reading::Restricted
                             | Reading::RegionLocked
                     ) {
-                        self.fetcher.standing.evidence().read(doc.label());
+                        self.read(doc).await;
                     }
                     let ending = match ending {
                         Reading::Found(profile) => Reading::Found(self.complete(profile).await),
@@ -101,17 +103,27 @@ impl<S: Site> Run<'_, S> {
     async fn request(&self, doc: S::Doc, url: &Url, form: Option<&Form>) -> Step<S::Hurdle> {
         let (fetcher, name, route) = (self.fetcher, self.name, self.route);
         let platform = S::PLATFORM;
-        // A refusal that is the source's is not waited out: the next source is asked.
-        let retries_blocks = S::RETRIES_BLOCKS && !self.source_wide(doc);
+        // Only the platform's refusals are waited out (blame decides, at each refusal).
         let policy = fetcher
             .retry
-            .on(route, retries_blocks)
+            .on(route, S::RETRIES_BLOCKS)
             .within(self.started.elapsed());
         policy
             .run(platform.as_str(), || async {
                 // Built for whichever route the request goes through (see `send`).
                 let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
-                let sent = send(route, &fetcher.gate, self.mode, (url, form), headers).await;
+                let judge = |kind, signal| self.judge(doc, kind, signal);
+                let until = self.deadline();
+                let sent = send(
+                    route,
+                    &fetcher.gate,
+                    self.mode,
+                    (url, form),
+                    headers,
+                    &judge,
+                    until,
+                )
+                .await;
                 let response = match sent {
                     Sent::Answered(response) => response,
                     Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),
@@ -131,14 +143,25 @@ impl<S: Site> Run<'_, S> {
                     capture.save(platform.as_str(), name.as_str(), &response, &verdict);
                 }
                 match reading {
+                    // Waited out and asked again only when blame says it is the platform's.
                     Reading::Blocked {
                         reason,
                         retry_after,
-                    } => Attempt::Throttled {
-                        reason,
-                        retry_after,
-                        last: Step::Read(reading),
-                    },
+                    } => {
+                        let party = self.judge(doc, Kind::Refused, reason);
+                        self.keep_party(party);
+                        // Too little evidence: today's per-lookup behaviour (the policy
+                        // backs off only on a route that cannot move).
+                        if matches!(party, Party::Platform | Party::Unknown) {
+                            Attempt::Throttled {
+                                reason,
+                                retry_after,
+                                last: Step::Read(reading),
+                            }
+                        } else {
+                            Attempt::Done(Step::Read(reading))
+                        }
+                    }
                     Reading::ServerError(_) => Attempt::Transient {
                         reason: "http_5xx",
                         last: Step::Read(reading),
@@ -211,15 +234,16 @@ pub fn answer<H>(reading: Reading<Box<Profile>, H>, block_wait: Duration) -> Loo
     Lookup::Failed(failure)
 }
 
-/// An upstream error as an attempt: transport faults may be retried once, the rest are final.
+/// An upstream error as an attempt: transport faults may be retried once; what is left is
+/// the document failing (a miss blame judges, the next source asked), never the lookup's end.
 fn transport_failure<H>(err: UpstreamError) -> Attempt<Step<H>> {
-    let lookup = Lookup::unavailable(err.to_string());
+    let failed = Step::Read(Reading::ServerError(err.to_string()));
     if err.is_transient() {
         Attempt::Transient {
             reason: "transport",
-            last: Step::Ended(lookup),
+            last: failed,
         }
     } else {
-        Attempt::Done(Step::Ended(lookup))
+        Attempt::Done(failed)
     }
 }

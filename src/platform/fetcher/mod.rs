@@ -35,6 +35,7 @@
 
 mod complement;
 mod document;
+mod names;
 mod plan;
 mod rediscover;
 mod run;
@@ -93,6 +94,8 @@ pub struct Fetched {
     pub status: Option<u16>,
     /// The length of the last answer's body (after decompression; 0 without one).
     pub bytes: u64,
+    /// Who the last refusal, failure or silence of the fetch was blamed on, if any.
+    pub blame: Option<crate::blame::Party>,
 }
 
 impl Fetched {
@@ -112,6 +115,7 @@ impl Fetched {
             source: None,
             status: None,
             bytes: 0,
+            blame: None,
         }
     }
 }
@@ -138,6 +142,9 @@ pub trait Fetch: Send + Sync + 'static {
 
     /// The query ids the platform's site posts and learns, when it has any.
     fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds>;
+
+    /// Each route's standing now (for `/status`).
+    fn routes(&self) -> BoxFuture<'_, Vec<crate::platform::standing::RouteStanding>>;
 }
 
 /// One platform's fetcher: its site and everything a fetch needs around it.
@@ -160,6 +167,15 @@ pub struct Fetcher<S: Site> {
     ids: Option<KnownIds>,
     /// This fetcher, for the work it starts in the background (a rediscovery).
     me: std::sync::Weak<Self>,
+    /// Who each refusal, failure or silence belongs to.
+    blame: crate::blame::Blame,
+    /// The names blame found at fault lately, and their answers.
+    names: names::BlamedNames,
+    /// How long a fetch may go on asking: nine tenths of the caller's request deadline, so
+    /// that a stale copy can still be served in time.
+    deadline: Duration,
+    /// `upstream.head_timeout_ms`.
+    head_timeout: Duration,
 }
 
 impl<S: Site> Fetcher<S> {
@@ -178,15 +194,18 @@ impl<S: Site> Fetcher<S> {
         let ids = plan
             .iter()
             .any(|d| d.by_id())
-            .then(|| KnownIds::new(fleet, scope));
-        let witnesses: Vec<&str> = plan
-            .iter()
-            .filter(|d| !d.by_id())
-            .map(|d| d.label())
-            .collect();
+            .then(|| KnownIds::new(fleet, scope, crate::fleet::ids::life(&settings.cache)));
+        let labels: Vec<&str> = plan.iter().map(|d| d.label()).collect();
+        let egress = Egress::new(scope, settings, config, fleet)?;
+        let routes = if egress.has_gateway() {
+            usize::MAX
+        } else {
+            route_count(settings, config)
+        };
+        let blame = crate::blame::Blame::new(S::PLATFORM, &labels, routes, &settings.blame, fleet);
         Ok(Self {
             site: S::new(settings, fleet),
-            egress: Egress::new(scope, settings, config, fleet)?,
+            egress,
             gate: Gate::new(scope, config, settings, fleet),
             retry: RetryPolicy::new(&settings.retry),
             capture: Capture::new(&settings.upstream),
@@ -195,16 +214,17 @@ impl<S: Site> Fetcher<S> {
             block_wait: ms(settings.retry.max_delay_ms)
                 .max(Duration::from_secs(settings.breaker.cooldown_seconds).min(MAX_DEFAULT_WAIT)),
             last_words: LastWords::default(),
-            standing: Standing::new(
-                S::PLATFORM,
-                fleet,
-                route_count(settings, config),
-                reprobe_every(settings),
-            )
-            .witnessed_by(witnesses),
+            standing: Standing::new(S::PLATFORM, fleet, reprobe_every(settings)),
             ids,
             plan,
             me: std::sync::Weak::new(),
+            blame,
+            names: names::BlamedNames::new(std::time::Duration::from_secs(
+                settings.cache.negative_ttl_seconds,
+            )),
+            deadline: ms(settings.server.request_timeout_ms) * 9 / 10,
+            head_timeout: ms(settings.upstream.head_timeout_ms)
+                .min(ms(settings.upstream.timeout_ms)),
         })
     }
 
@@ -231,6 +251,16 @@ impl<S: Site> Fetcher<S> {
                 }
             },
         };
+        // A name blamed lately is answered as it was, with no request.
+        if mode != Mode::Probe
+            && let Some(failure) = self.names.recall(name)
+        {
+            return Fetched {
+                blame: Some(crate::blame::Party::Name),
+                ..Fetched::unsent(failure)
+            };
+        }
+        self.blame.sync().await;
         let _listening = (mode != Mode::Probe).then(|| self.last_words.listen(name));
         let fetched = match self.gate.admit(mode).await {
             Err(refusal) => Fetched::unsent(send::refused(refusal)),
@@ -243,9 +273,17 @@ impl<S: Site> Fetcher<S> {
                 Ok(route) => {
                     let run = run::Run::new(self, name, &route, mode);
                     let fetched = run.through_routes(&docs).await;
+                    // Only the platform's refusals (or refusals too little evidence could
+                    // place) count toward the breaker: a name's, a route's or a source's never.
+                    let platforms = matches!(
+                        fetched.blame,
+                        None | Some(crate::blame::Party::Platform | crate::blame::Party::Unknown)
+                    );
                     let outcome = match &fetched.lookup {
-                        Lookup::Failed(Failure::Blocked { .. }) => Signal::Blocked,
-                        Lookup::Failed(Failure::Overloaded { .. }) => Signal::Inconclusive,
+                        Lookup::Failed(Failure::Blocked { .. }) if platforms => Signal::Blocked,
+                        Lookup::Failed(Failure::Blocked { .. } | Failure::Overloaded { .. }) => {
+                            Signal::Inconclusive
+                        }
                         _ => Signal::Answered,
                     };
                     self.gate.record(ticket, outcome).await;
@@ -311,6 +349,30 @@ impl<S: Site> Fetch for Fetcher<S> {
 
     fn query_ids(&self) -> Option<&crate::fleet::query_ids::QueryIds> {
         self.site.query_ids()
+    }
+
+    fn routes(&self) -> BoxFuture<'_, Vec<crate::platform::standing::RouteStanding>> {
+        Box::pin(async move {
+            self.egress
+                .standing()
+                .await
+                .into_iter()
+                .map(
+                    |(route, kind, resting)| crate::platform::standing::RouteStanding {
+                        platform: S::PLATFORM.as_str().to_owned(),
+                        route,
+                        kind: kind.to_owned(),
+                        standing: if resting.is_some() {
+                            "resting"
+                        } else {
+                            "usable"
+                        }
+                        .to_owned(),
+                        resting_seconds: resting.map(|d| d.as_secs().max(1)),
+                    },
+                )
+                .collect()
+        })
     }
 }
 

@@ -1,21 +1,42 @@
 //! One fetch on its route lease: the plan's documents in order until one answers, and the
-//! plan again from the start on another route each time it ends blocked on one.
-
-use std::sync::atomic::Ordering;
+//! plan again from the start on another route when blame says the route (or, on a platform
+//! that throttles everything, the platform) is at fault.
+//!
+//! Every document that does not read is judged by blame ([`crate::blame`]), and the plan acts
+//! on the party it names, deciding nothing itself: the **name**'s ends the lookup at once (no
+//! rest, no evidence for the source, no breaker count); the **route**'s (or the proxy's) rests
+//! the route and runs the plan again on another; the **source**'s demotes it and asks the next
+//! source on the same route at once; the **platform**'s moves to another route resting this
+//! one and those the lookup left unrested (after the backoff the document's retries already
+//! waited on a route that cannot move);
+//! **unknown** moves to another route without resting this one (it rests once the same source
+//! reads the name elsewhere), and, where no route is left, asks the next source. A document
+//! that failed (5xx, no answer) or could not be read falls through to the next source exactly
+//! as a refused one does.
 
 use super::Fetched;
 use super::run::{Mode, Run, Step};
+use crate::blame::{Kind, Party};
 use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::Switch;
 
-/// How a run of the plan ended: the lookup's answer, and the document it came from (`None`
-/// when none was asked).
+/// How a run of the plan left its route, when it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leave {
+    /// Rest the route (its blame, or the platform's) for `reason`, and run the plan again.
+    Rest(&'static str),
+    /// Leave it unrested (too little evidence): it rests if `source` reads the name elsewhere.
+    Unrested(&'static str),
+}
+
+/// How a run of the plan ended: the lookup's answer, the document it came from (`None` when
+/// none was asked), who its last refusal was blamed on, and whether it leaves the route.
 struct Ended<D> {
     lookup: Lookup,
     doc: Option<D>,
-    /// Whether every refusal of the run was its source's: no reason to leave the route.
-    sources_refused: bool,
+    party: Option<Party>,
+    leave: Option<Leave>,
 }
 
 impl<D> Ended<D> {
@@ -23,15 +44,15 @@ impl<D> Ended<D> {
         Self {
             lookup,
             doc: Some(doc),
-            sources_refused: false,
+            party: None,
+            leave: None,
         }
     }
 }
 
 impl<'a, S: Site> Run<'a, S> {
-    /// Runs `plan` on the lease, and again from the start on another route each time it ends
-    /// blocked (or region-locked) on one; a fetch leaves each route at most once, so this
-    /// ends.
+    /// Runs `plan` on the lease, and again from the start on another route each time a run
+    /// leaves its route; a fetch leaves each route at most once, so this ends.
     pub(super) async fn through_routes(&self, plan: &[S::Doc]) -> Fetched {
         let ended = self.on_routes(plan).await;
         Fetched {
@@ -40,6 +61,7 @@ impl<'a, S: Site> Run<'a, S> {
             source: ended.doc.map(Document::label),
             status: self.seen.status(),
             bytes: self.seen.bytes(),
+            blame: ended.party,
         }
     }
 
@@ -47,110 +69,185 @@ impl<'a, S: Site> Run<'a, S> {
         let route = self.route;
         loop {
             let ended = self.run_plan(plan).await;
-            if let Some(wait) = route.exhausted() {
+            // Every route rests after blocks: 429 until the first is back (a run that ended
+            // otherwise, every proxy failing as a proxy, keeps its own answer).
+            if let Some(wait) = route.exhausted()
+                && matches!(ended.lookup, Lookup::Failed(Failure::Blocked { .. }))
+            {
                 return Ended {
                     lookup: super::send::proxies_resting(wait),
                     ..ended
                 };
             }
-            let reason = match &ended.lookup {
-                // Refusals that are the sources' are no reason to leave the route.
-                Lookup::Failed(Failure::Blocked { .. }) if ended.sources_refused => return ended,
-                Lookup::Failed(Failure::Blocked { reason, .. }) => *reason,
-                // A region lock is tried on another proxy, then answered 451.
-                Lookup::Failed(Failure::RegionLocked { .. }) => "region_locked",
-                _ => {
-                    // Answered by another source after a refusal that proved the source's:
-                    // the routes this lookup left for that refusal did nothing wrong.
-                    if self.refused_by_source.load(Ordering::Relaxed) {
-                        route.lift_rests().await;
-                    }
-                    return ended;
-                }
+            // A region lock is tried on another proxy, then answered 451.
+            let leave = match (&ended.lookup, ended.leave) {
+                (Lookup::Failed(Failure::RegionLocked { .. }), _) => Leave::Rest("region_locked"),
+                (_, Some(leave)) => leave,
+                (_, None) => return ended,
             };
-            match route.rest_and_switch(reason).await {
+            if ended.party == Some(Party::Platform) {
+                route.rest_every_suspect().await;
+            }
+            let switch = match leave {
+                Leave::Rest(reason) => route.rest_and_switch(reason).await,
+                Leave::Unrested(source) => route.leave_unrested(source).await,
+            };
+            match switch {
                 Switch::Moved => {
                     tracing::debug!(
-                        reason,
+                        ?leave,
                         proxy = route.label(),
-                        "trying the lookup on another proxy"
+                        "the lookup moves to another route"
                     );
                 }
-                Switch::AllResting(_) if reason == "region_locked" => return ended,
-                Switch::AllResting(wait) => {
+                // Every other route rests: the first is back after `wait`.
+                Switch::AllResting(wait)
+                    if leave != Leave::Rest("region_locked") && matches!(leave, Leave::Rest(_)) =>
+                {
                     return Ended {
                         lookup: super::send::proxies_resting(wait),
                         ..ended
                     };
                 }
-                Switch::Direct => return ended,
+                // Nowhere else to go (or a region lock everywhere): the run's own answer.
+                Switch::AllResting(_) | Switch::Direct => return ended,
             }
         }
     }
 
-    /// Asks the plan's documents in order until one answers, then lets the site conclude (a
-    /// plan of one document asked alone concludes by [`Site::alone`]).
-    ///
-    /// A blocked document ends the run blocked, so that the lookup moves to another route;
-    /// when the route is the last one left (or direct), or the refusal is the source's, the
-    /// next document is asked on it instead, and the run ends blocked only if every document
-    /// was (with the longest wait, and the reason and source of that block). An unreadable
-    /// document ends the run at once unless the site hands those over too.
+    /// Asks the plan's documents in order until one answers, acting on blame's verdict for
+    /// each that did not (see the module docs), then lets the site conclude (a plan of one
+    /// document asked alone concludes by [`Site::alone`]). A run in which every document was
+    /// blocked ends blocked (with the longest wait, and the reason and source of that block).
     async fn run_plan(&self, plan: &[S::Doc]) -> Ended<S::Doc> {
         let mut misses = Vec::with_capacity(plan.len());
+        let mut last_party = None;
         for (at, &doc) in plan.iter().enumerate() {
+            let last = at + 1 == plan.len();
             let miss = match self.read_document(doc).await {
-                // A source handed over to that cannot be reached (or that our budget kept us
-                // from asking) leaves the block standing.
+                // A source handed over to that cannot be reached, or that our budget or the
+                // deadline kept us from asking, leaves the block standing.
                 Step::Ended(
                     lookup @ Lookup::Failed(Failure::Unavailable(_) | Failure::Overloaded { .. }),
                 ) if !misses.is_empty() => {
-                    if let Some(block) = self.longest_block(&misses) {
-                        return block;
-                    }
-                    return Ended::by(lookup, doc);
+                    let mut ended = self
+                        .longest_block(&misses)
+                        .unwrap_or_else(|| Ended::by(lookup, doc));
+                    ended.party = last_party;
+                    return ended;
                 }
                 Step::Ended(lookup) => return Ended::by(lookup, doc),
                 Step::Read(reading) => return Ended::by(self.answer(reading), doc),
                 Step::Missed(miss) => miss,
             };
-            match &miss {
+            let party = match &miss {
                 Reading::Blocked { reason, .. } => {
                     self.note_block(doc, reason);
-                    if self.source_wide(doc) {
-                        self.refused_by_source.store(true, Ordering::Relaxed);
-                    }
-                    // Blocked on every route left, or refused by the source itself: the next
-                    // source, on this route, at once.
-                    let next = at + 1 < plan.len();
-                    let hands_over = next && (!self.route.can_move() || self.source_wide(doc));
+                    self.take_party().unwrap_or(Party::Unknown)
+                }
+                Reading::ServerError(_) => self.judge(doc, Kind::Failed, "failed"),
+                Reading::Unreadable(_) => self.judge(doc, Kind::Unreadable, "unreadable"),
+                _ => {
                     misses.push((doc, miss));
-                    if !hands_over {
-                        break;
-                    }
+                    continue;
                 }
-                Reading::Unreadable(_) if !S::FALLS_BACK_ON_UNREADABLE => {
-                    return Ended::by(self.answer(miss), doc);
+            };
+            last_party = Some(party);
+            let blocked = matches!(miss, Reading::Blocked { .. });
+            let can_move = self.route.can_move();
+            let leave = match party {
+                Party::Name => return self.for_the_name(doc, &miss),
+                Party::Source => {
+                    self.fetcher.standing.demote(doc.label());
+                    None
                 }
-                _ => misses.push((doc, miss)),
+                Party::Route | Party::Proxy if can_move => Some(Leave::Rest(miss.why_static())),
+                // The platform's: routes rest, this one and those left unrested before (on a
+                // route that cannot move, once no other source is left to ask on it).
+                Party::Platform if blocked && (can_move || last) => {
+                    Some(Leave::Rest(miss.why_static()))
+                }
+                Party::Unknown if blocked && can_move => Some(Leave::Unrested(doc.label())),
+                _ => None,
+            };
+            misses.push((doc, miss));
+            if let Some(leave) = leave {
+                let mut ended = self
+                    .longest_block(&misses)
+                    .unwrap_or_else(|| self.concluded(&mut misses));
+                ended.party = Some(party);
+                ended.leave = Some(leave);
+                return ended;
             }
         }
-        if let Some(ended) = self.longest_block(&misses) {
-            return ended;
-        }
+        let mut ended = match self.longest_block(&misses) {
+            Some(ended) => ended,
+            None => self.concluded(&mut misses),
+        };
+        ended.party = last_party;
+        ended
+    }
+
+    /// What a run whose documents all missed without a block comes to: every one failed →
+    /// the platform is unavailable; else what the site concludes (a probe's one document: what
+    /// it is alone).
+    fn concluded(&self, misses: &mut Vec<(S::Doc, SiteReading<S>)>) -> Ended<S::Doc> {
         let doc = misses.last().map(|(doc, _)| *doc);
-        let reading = if self.mode == Mode::Probe
+        let all_failed = !misses.is_empty()
+            && misses
+                .iter()
+                .all(|(_, m)| matches!(m, Reading::ServerError(_)));
+        let reading = if all_failed {
+            let why = misses
+                .iter()
+                .map(|(d, m)| format!("{}: {}", d.label(), m.why()))
+                .collect::<Vec<_>>()
+                .join("; ");
+            Reading::Unavailable(why)
+        } else if self.mode == Mode::Probe
             && misses.len() == 1
             && let Some((doc, miss)) = misses.pop()
         {
             alone::<S>(doc, miss)
         } else {
-            self.fetcher.site.conclude(&misses)
+            let unreadable = misses.iter().find_map(|(d, m)| match m {
+                Reading::Unreadable(why) => Some(format!("{}: {why}", d.label())),
+                _ => None,
+            });
+            match (self.fetcher.site.conclude(misses), unreadable) {
+                // A document that moved, and no other that answered: the platform moved.
+                (Reading::Withheld(_), Some(why)) => Reading::Unreadable(why),
+                (reading, _) => reading,
+            }
         };
         Ended {
             lookup: self.answer(reading),
             doc,
-            sources_refused: false,
+            party: None,
+            leave: None,
+        }
+    }
+
+    /// The name's blame: the lookup ends for this name alone. A login wall is the platform
+    /// showing the profile to logged-in viewers only (403 `profile_restricted`); any other
+    /// refusal is 429 for the negative TTL. Remembered for the negative TTL, so asking again
+    /// costs no request.
+    fn for_the_name(&self, doc: S::Doc, miss: &SiteReading<S>) -> Ended<S::Doc> {
+        let failure = match miss {
+            Reading::Blocked { reason, .. } if crate::blame::is_login_wall(reason) => {
+                Failure::Restricted
+            }
+            miss => Failure::Blocked {
+                reason: miss.why_static(),
+                retry_after: self.fetcher.names.remembered_for(),
+            },
+        };
+        self.fetcher.names.remember(self.name, failure.clone());
+        Ended {
+            lookup: Lookup::Failed(failure),
+            doc: Some(doc),
+            party: Some(Party::Name),
+            leave: None,
         }
     }
 
@@ -173,30 +270,12 @@ impl<'a, S: Site> Run<'a, S> {
             reason,
             retry_after: wait,
         });
-        let sources_refused = misses
-            .iter()
-            .filter(|(_, miss)| matches!(miss, Reading::Blocked { .. }))
-            .all(|(doc, _)| self.source_wide(*doc));
-        Some(Ended {
-            sources_refused,
-            ..Ended::by(lookup, doc)
-        })
+        Some(Ended::by(lookup, doc))
     }
 
-    /// Whether the refusals of `doc` are the source's (see [`Standing::is_source_wide`]).
-    ///
-    /// [`Standing::is_source_wide`]: crate::platform::standing::Standing::is_source_wide
-    pub(super) fn source_wide(&self, doc: S::Doc) -> bool {
-        self.fetcher.standing.is_source_wide(doc.label())
-    }
-
-    /// Counts and logs a document the platform refused, by source and reason, and tells the
-    /// evidence on which route and for which name.
+    /// Counts and logs a document the platform refused, by source and reason.
     fn note_block(&self, doc: S::Doc, reason: &'static str) {
         let (platform, source) = (S::PLATFORM.as_str(), doc.label());
-        let route = self.route.label().parse().unwrap_or(0);
-        let evidence = self.fetcher.standing.evidence();
-        evidence.refused(source, route, self.name.as_str());
         crate::telemetry::upstream_block(platform, source, reason);
         tracing::info!(
             platform,

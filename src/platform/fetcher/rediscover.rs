@@ -48,8 +48,21 @@ impl<S: Site> Fetcher<S> {
             }
             read += 1;
             let headers = |_: &RouteLease<'_>| self.site.discovery_headers();
-            let response = match send(&route, &self.gate, Mode::Probe, (&url, None), headers).await
-            {
+            let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
+            let until = super::send::Deadline {
+                at: std::time::Instant::now() + self.deadline,
+                head: self.head_timeout,
+            };
+            let sent = send(
+                &route,
+                &self.gate,
+                Mode::Probe,
+                (&url, None),
+                headers,
+                &nobody,
+                until,
+            );
+            let response = match sent.await {
                 Sent::Answered(response) => response,
                 Sent::Failed(err) => {
                     tracing::info!(platform, error = %err, "a rediscovery read failed");

@@ -1,11 +1,12 @@
 //! One fetch on its route lease: what each of its steps needs, and where a step got to.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::Fetcher;
 use super::send::Seen;
-use crate::platform::site::{Reading, Site};
+use crate::blame::{Kind, Party};
+use crate::platform::site::{Document, Reading, Site};
 use crate::platform::{Lookup, Profile};
 use crate::upstream::egress::RouteLease;
 use crate::username::Username;
@@ -20,9 +21,8 @@ pub(super) struct Run<'a, S: Site> {
     pub(super) mode: Mode,
     /// The status and size of the platform's last answer.
     pub(super) seen: Seen,
-    /// Whether a source refused this lookup with a refusal that is the source's (see
-    /// `Standing::is_source_wide`).
-    pub(super) refused_by_source: AtomicBool,
+    /// Who blame said the last refusal belongs to, for the plan to act on.
+    pub(super) party: Mutex<Option<Party>>,
     /// When the fetch began: every source it asks shares one retry budget.
     pub(super) started: Instant,
 }
@@ -40,9 +40,64 @@ impl<'a, S: Site> Run<'a, S> {
             route,
             mode,
             seen: Seen::default(),
-            refused_by_source: AtomicBool::new(false),
+            party: Mutex::new(None),
             started: Instant::now(),
         }
+    }
+}
+
+impl<S: Site> Run<'_, S> {
+    /// Records that `doc` came to `kind` on the current route for this lookup's name, and
+    /// says who it belongs to (`signal`: the block's reason, or what failed).
+    pub(super) fn judge(&self, doc: S::Doc, kind: Kind, signal: &'static str) -> Party {
+        let party = self.fetcher.blame.judge(
+            self.name.as_str(),
+            self.route.route_id(),
+            doc.label(),
+            kind,
+            signal,
+        );
+        tracing::debug!(
+            source = doc.label(),
+            signal,
+            party = party.label(),
+            "blamed"
+        );
+        party
+    }
+
+    /// When this fetch's last response head must come ([`Fetcher::deadline`]).
+    pub(super) fn deadline(&self) -> super::send::Deadline {
+        super::send::Deadline {
+            at: self.started + self.fetcher.deadline,
+            head: self.fetcher.head_timeout,
+        }
+    }
+
+    /// Keeps the party a refusal was blamed on, for the plan.
+    pub(super) fn keep_party(&self, party: Party) {
+        *self
+            .party
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(party);
+    }
+
+    /// The party the last refusal was blamed on, taken.
+    pub(super) fn take_party(&self) -> Option<Party> {
+        self.party
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// `doc` read for this lookup's name on the current route: the evidence learns it, and
+    /// the routes this lookup left unrested after that source refused there rest now.
+    pub(super) async fn read(&self, doc: S::Doc) {
+        self.fetcher
+            .blame
+            .read(self.name.as_str(), self.route.route_id(), doc.label());
+        self.fetcher.standing.evidence().read(doc.label());
+        self.route.rest_suspects(doc.label()).await;
     }
 }
 

@@ -9,6 +9,7 @@ use reqwest::header::HeaderMap;
 use url::Url;
 
 use super::Mode;
+use crate::blame::{Kind, Party};
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::{PROXY_AUTH, PROXY_FAILED, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal};
@@ -29,11 +30,13 @@ pub(super) enum Sent {
 /// and the fetch's route, counting it.
 ///
 /// On a proxy route, a failure of the proxy itself (see [`is_proxy_failure`], or a 407 from an
-/// HTTP proxy) leaves that proxy (resting it, unless the lease rests nothing) and the request
-/// goes again at once through another one; when none is left, the answer is 429
-/// `upstream_blocked` until the first proxy is back. A route that gave no answer in time is
-/// left too, unrested ([`RouteLease::leave_silent`]: it rests only once another route
-/// answers); when no other route is left, the time-out is the answer.
+/// HTTP proxy) is the route's alone (`judge` records it so; it is never evidence about the
+/// platform): the proxy rests, is logged at WARN with the OS error, and the request goes again
+/// at once through another one. When every proxy failed so, the platform was never asked: 500
+/// `upstream_unavailable` naming the proxies' positions and the errors, never a block. A route
+/// that gave no response head in time is left for another ([`RouteLease::leave_silent`]),
+/// resting only when `judge` says the silence is the route's; when no other route is left, the
+/// time-out is the answer.
 ///
 /// `headers` builds the request's headers for the route it is about to go through, on every
 /// attempt: what a site derives from a route's session (the `X-CSRFToken` echoing that route's
@@ -44,10 +47,22 @@ pub(super) async fn send(
     mode: Mode,
     (url, form): (&Url, Option<&Form>),
     headers: impl Fn(&RouteLease<'_>) -> HeaderMap,
+    judge: &(dyn Fn(Kind, &'static str) -> Party + Sync),
+    until: Deadline,
 ) -> Sent {
+    let mut proxy_failures: Vec<String> = Vec::new();
     loop {
         if let Some(wait) = route.exhausted() {
             return Sent::Refused(proxies_resting(wait));
+        }
+        // No attempt but the first starts whose head deadline falls after the lookup's: the
+        // caller then gets the last block, or the stale copy when one is held, rather than a
+        // late answer nobody waits for.
+        if route.sent() > 0
+            && let Some(left) = until.too_late()
+        {
+            let why = format!("no time left for another attempt ({left:?})");
+            return Sent::Refused(Lookup::Failed(Failure::Unavailable(why)));
         }
         let _pass = match gate.pass(mode).await {
             Ok(pass) => pass,
@@ -56,25 +71,66 @@ pub(super) async fn send(
         crate::telemetry::upstream_request(gate.platform());
         let result = route.send(url.clone(), headers(route), form).await;
         let failure = match &result {
-            Err(UpstreamError::Timeout(_)) => {
-                if route.leave_silent().await {
+            Err(UpstreamError::NoHead(_)) => {
+                let rest = judge(Kind::Silent, "silent") == Party::Route;
+                if route.leave_silent(rest).await {
                     continue;
                 }
                 return sent(result);
             }
-            Err(err) if is_proxy_failure(err) => PROXY_FAILED,
-            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => PROXY_AUTH,
+            Err(err) if is_proxy_failure(err) => {
+                proxy_failed(route, &mut proxy_failures, &err.to_string());
+                PROXY_FAILED
+            }
+            Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => {
+                proxy_failed(route, &mut proxy_failures, "HTTP 407 from the proxy");
+                PROXY_AUTH
+            }
             _ => return sent(result),
         };
         if !route.is_proxied() {
             return sent(result);
         }
+        judge(Kind::ProxyFailed, failure);
         match route.rest_and_switch(failure).await {
             Switch::Moved => continue,
+            // Every proxy failed as a proxy in this lookup: the platform was never asked.
+            Switch::AllResting(_) if !proxy_failures.is_empty() && route.sent_through_none() => {
+                let why = format!(
+                    "every proxy failed as a proxy, the platform was not asked: {}",
+                    proxy_failures.join("; ")
+                );
+                return Sent::Refused(Lookup::Failed(Failure::Unavailable(why)));
+            }
             Switch::AllResting(wait) => return Sent::Refused(proxies_resting(wait)),
             Switch::Direct => return sent(result),
         }
     }
+}
+
+/// When a fetch must have its last response head: its start plus the lookup's deadline (a
+/// little inside the caller's request deadline), and how long a head may take.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Deadline {
+    /// The fetch's end.
+    pub(super) at: std::time::Instant,
+    /// `upstream.head_timeout_ms`.
+    pub(super) head: Duration,
+}
+
+impl Deadline {
+    /// `Some(left)` when an attempt started now could not have its head before the end.
+    fn too_late(self) -> Option<Duration> {
+        let left = self.at.saturating_duration_since(std::time::Instant::now());
+        (left < self.head).then_some(left)
+    }
+}
+
+/// Notes a proxy's own failure: logged at WARN with its position and the error, kept for the
+/// caller's answer should every proxy fail so.
+fn proxy_failed(route: &RouteLease<'_>, failures: &mut Vec<String>, error: &str) {
+    tracing::warn!(proxy = route.label(), error, "the proxy failed as a proxy");
+    failures.push(format!("proxy {}: {error}", route.label()));
 }
 
 fn sent(result: Result<Response, UpstreamError>) -> Sent {
@@ -101,11 +157,12 @@ pub(super) fn proxies_resting(wait: Duration) -> Lookup {
     Lookup::Failed(resting(wait))
 }
 
-/// The failure of a fetch every proxy of whose platform rests.
+/// The failure of a fetch every proxy of whose platform rests: its `Retry-After` is when the
+/// first is usable again (a second at least: never the cool-down when nothing rests).
 pub(super) fn resting(wait: Duration) -> Failure {
     Failure::Blocked {
         reason: "proxies_resting",
-        retry_after: wait,
+        retry_after: wait.max(Duration::from_secs(1)),
     }
 }
 

@@ -111,6 +111,8 @@ impl Document for Doc {
         self == Doc::ProfileJson
     }
 
+    /// The profile query is posted by the account's pk: `graphql`, the registry line's one
+    /// source `by_id`.
     fn by_id(self) -> bool {
         self == Doc::ProfileQuery
     }
@@ -139,7 +141,7 @@ impl Site for PhotoShare {
         example_username: "lumen.trails",
         found: "The profile (private accounts have `is_private: true`)",
         region_locks: false,
-        restricts: false,
+        restricts: true,
     };
     type Body = PhotoShareProfile;
     const RETRIES_BLOCKS: bool = true;

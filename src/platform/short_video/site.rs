@@ -86,8 +86,6 @@ impl Site for ShortVideo {
     type Doc = Doc;
     type Hurdle = WafChallenge;
     const DOCUMENTS: &'static [Doc] = &[Doc::Page, Doc::Embed];
-    // An unreadable page is the platform moving: it must not hide behind the embed.
-    const FALLS_BACK_ON_UNREADABLE: bool = false;
     const CAPTURED_BLOCKS: &'static [&'static str] = &stateless::KINDS;
 
     fn new(settings: &Settings, _: &crate::fleet::Fleet) -> Self {

@@ -131,7 +131,7 @@ impl BrowserClient {
 
     /// Sends `GET url` with `headers` (see [`BrowserClient::send`]).
     pub async fn get(&self, url: Url, headers: HeaderMap) -> Result<Response, UpstreamError> {
-        self.send(url, headers, None).await
+        self.send(url, headers, None, self.timeout).await
     }
 
     /// Sends `url` with `headers` (less the identity headers the profile owns), a GET or a POST
@@ -143,6 +143,7 @@ impl BrowserClient {
         url: Url,
         mut headers: HeaderMap,
         form: Option<&Form>,
+        head_timeout: Duration,
     ) -> Result<Response, UpstreamError> {
         for name in IDENTITY_HEADERS {
             headers.remove(HeaderName::from_static(name));
@@ -170,11 +171,12 @@ impl BrowserClient {
         if let Some(navigation) = navigation {
             request = request.orig_headers((*navigation.order).clone());
         }
+        let got_head = std::sync::atomic::AtomicBool::new(false);
         let read = async {
-            let mut response = request
-                .send()
-                .await
-                .map_err(|e| classify(e, self.timeout))?;
+            let mut response = super::head_within(head_timeout, request.send())
+                .await?
+                .map_err(|e| super::headless(classify(e, self.timeout)))?;
+            got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
                 std::mem::take(response.headers_mut()),
@@ -188,7 +190,7 @@ impl BrowserClient {
         // wreq's own timeout covers the same span; this one also bounds our own reading.
         tokio::time::timeout(self.timeout, read)
             .await
-            .unwrap_or(Err(UpstreamError::Timeout(self.timeout)))
+            .unwrap_or_else(|_| Err(super::late(&got_head, self.timeout)))
     }
 }
 
@@ -200,7 +202,7 @@ fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
         if err.is_timeout() {
             UpstreamError::ConnectTimeout(connect_deadline(timeout))
         } else {
-            UpstreamError::Connect
+            UpstreamError::Connect(super::causes(&err))
         }
     } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)

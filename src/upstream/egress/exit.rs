@@ -31,6 +31,9 @@ pub(super) struct Exit {
 /// One gateway session's bookkeeping (its id is only in its clients).
 #[derive(Debug)]
 pub(super) struct Session {
+    /// A number no other session of this process had: what blame knows the session by (never
+    /// its id, which is part of the gateway's credentials).
+    pub(super) serial: u64,
     pub(super) started: Instant,
     /// Lookups that took it.
     pub(super) lookups: AtomicU32,
@@ -43,7 +46,9 @@ pub(super) struct Session {
 impl Session {
     /// A session just started: no lookup, no answer yet.
     pub(super) fn new() -> Self {
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Self {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
             started: Instant::now(),
             lookups: AtomicU32::new(0),
             answered: AtomicBool::new(false),

@@ -276,19 +276,31 @@ mod lease_tests {
     }
 
     #[tokio::test]
-    async fn a_silent_session_is_retired_once_then_the_gateway_is_left() {
+    async fn a_silent_session_is_left_once_then_the_gateway_is_left() {
         let routes = one_gateway("test-gw-silent", 3);
         let lease = routes.lease(true).await.unwrap();
         let first = lease.exit();
+        // Blame did not place the silence: another session, nothing retired or rested.
         assert!(
-            lease.leave_silent().await,
+            lease.leave_silent(false).await,
             "a new session of the same gateway"
         );
         assert!(!Arc::ptr_eq(&first, &lease.exit()));
-        assert!(!lease.leave_silent().await, "no other route");
+        assert!(!lease.leave_silent(false).await, "no other route");
         assert!(
             routes.lease(true).await.is_ok(),
-            "nothing answered: nothing rests"
+            "nothing placed the silence: nothing rests"
+        );
+        // Blame placed it on the route: the session is retired.
+        let lease = routes.lease(true).await.unwrap();
+        let held = lease.exit();
+        assert!(lease.leave_silent(true).await);
+        assert!(
+            held.session
+                .as_ref()
+                .unwrap()
+                .retired
+                .load(std::sync::atomic::Ordering::Relaxed)
         );
     }
 }

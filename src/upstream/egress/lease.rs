@@ -33,11 +33,14 @@ pub struct RouteLease<'a> {
     /// How many profiles this lookup has presented (the direct route's bound).
     pub(super) presented: AtomicUsize,
     pub(super) rested: Mutex<Vec<usize>>,
-    /// The routes this lookup left because they were silent ([`RouteLease::leave_silent`]),
-    /// not rested yet: they rest as soon as another route answers the lookup.
-    pub(super) silent: Mutex<Vec<usize>>,
+    /// The routes this lookup left unrested after a refusal blame could not place yet
+    /// ([`RouteLease::leave_unrested`]), with the source that refused: each rests once that
+    /// source reads the name on another route ([`RouteLease::rest_suspects`]).
+    pub(super) suspects: Mutex<Vec<(usize, &'static str)>>,
     pub(super) exhausted: Mutex<Option<Duration>>,
     pub(super) sent: AtomicU32,
+    /// How many of them the platform answered (any status but a proxy's 407).
+    pub(super) answered: AtomicU32,
     /// Whether a route this lease leaves rests (for every lookup); a probe's only moves on.
     pub(super) rests: bool,
 }
@@ -73,6 +76,97 @@ impl RouteLease<'_> {
         *lock(&self.exit) = self.routes.routes[index].exit();
     }
 
+    /// The route the platform sees this lease as now: a fixed proxy, the gateway session it
+    /// holds, or the direct route as the profile it presents (what blame records against).
+    pub fn route_id(&self) -> crate::blame::RouteId {
+        use crate::blame::RouteId;
+        if !self.routes.proxied {
+            return RouteId::direct(self.profile.load(Ordering::Relaxed));
+        }
+        let index = self.current.load(Ordering::Relaxed);
+        match &self.exit().session {
+            Some(session) => RouteId::session(index, &session.serial.to_string()),
+            None => RouteId::fixed(index),
+        }
+    }
+
+    /// Leaves the current route without resting it, for another route (a fresh session of a
+    /// gateway, the next profile on the direct route), after `source` refused there and blame
+    /// could not yet say whose the refusal is. The route rests only if `source` then reads the
+    /// name on another route ([`RouteLease::rest_suspects`]): that comparison is the route's
+    /// blame. [`Switch::AllResting`] or [`Switch::Direct`] when there is nowhere to go.
+    pub async fn leave_unrested(&self, source: &'static str) -> Switch {
+        let index = self.current.load(Ordering::Relaxed);
+        if !self.routes.proxied {
+            if !self.moves_on_block() {
+                return Switch::Direct;
+            }
+            lock(&self.suspects).push((index, source));
+            self.next_profile("unplaced");
+            return Switch::Moved;
+        }
+        if self.route().gateway().is_some() && self.keeps_retiring() {
+            self.retired.fetch_add(1, Ordering::Relaxed);
+            lock(&self.suspects).push((index, source));
+            if self.fresh_session() {
+                self.next_profile("unplaced");
+                return Switch::Moved;
+            }
+        }
+        let left = {
+            let mut rested = lock(&self.rested);
+            if !rested.contains(&index) {
+                rested.push(index);
+            }
+            rested.clone()
+        };
+        lock(&self.suspects).push((index, source));
+        match self.routes.pick(&left).await {
+            Ok(next) => {
+                self.go_to(next);
+                self.next_profile("unplaced");
+                Switch::Moved
+            }
+            Err(wait) => Switch::AllResting(wait),
+        }
+    }
+
+    /// `source` read the name on the current route: the routes this lookup left unrested after
+    /// `source` refused there rest now (the same source, the same name, another route: the
+    /// refusal was the route's). A gateway's left session was retired already by leaving it.
+    pub async fn rest_suspects(&self, source: &'static str) {
+        let current = self.current.load(Ordering::Relaxed);
+        let suspects: Vec<usize> = {
+            let mut all = lock(&self.suspects);
+            let (theirs, others): (Vec<_>, Vec<_>) = all.drain(..).partition(|(_, s)| *s == source);
+            *all = others;
+            theirs.into_iter().map(|(i, _)| i).collect()
+        };
+        if !self.rests || !self.routes.proxied {
+            return;
+        }
+        for index in suspects {
+            if index != current && self.routes.routes[index].gateway().is_none() {
+                self.routes.routes[index].blocks.increment(1);
+                self.routes.rest(index, "refused_where_another_read").await;
+            }
+        }
+    }
+
+    /// Blame found the platform refusing everything: the routes this lookup left unrested
+    /// rest now (politeness, not blame: they are as refused as every other).
+    pub async fn rest_every_suspect(&self) {
+        let suspects: Vec<usize> = lock(&self.suspects).drain(..).map(|(i, _)| i).collect();
+        if !self.rests || !self.routes.proxied {
+            return;
+        }
+        for index in suspects {
+            if self.routes.routes[index].gateway().is_none() {
+                self.routes.rest(index, "platform").await;
+            }
+        }
+    }
+
     /// The current route's metric label: its position (`"0"`, `"1"`, …) or `"direct"`.
     pub fn label(&self) -> &str {
         &self.route().label
@@ -81,6 +175,12 @@ impl RouteLease<'_> {
     /// Whether the lease goes through a proxy (else straight out).
     pub fn is_proxied(&self) -> bool {
         self.routes.proxied
+    }
+
+    /// Whether no request of this lease reached the platform: every one it sent failed at its
+    /// proxy (what `sent` counts includes them).
+    pub fn sent_through_none(&self) -> bool {
+        self.answered.load(Ordering::Relaxed) == 0
     }
 
     /// How many requests went out on this lease.
@@ -127,12 +227,14 @@ impl RouteLease<'_> {
         route.requests.increment(1);
         let result = identity.upstream.send(url, headers, form).await;
         if let Ok(response) = &result {
+            if response.status.as_u16() != 407 {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+            }
             identity.cookies.keep_from(&response.url, &response.headers);
             {
                 let names = lock(&self.routes.session_names);
                 identity.session.keep_from(&names, &response.headers);
             }
-            self.blame_the_silent().await;
             let answered = response.status.is_success() || response.status.as_u16() == 404;
             if answered && exit.session.as_ref().is_some_and(|s| s.first_answer()) {
                 // A session of this gateway answered: its pool is not refused as a whole.
@@ -143,14 +245,12 @@ impl RouteLease<'_> {
         result
     }
 
-    /// The current route took the request and gave no answer within the upstream timeout:
-    /// the lookup leaves it, without resting it yet, for a route it has not left that is not
-    /// resting. `false` when there is none (or on the direct route): the lookup then ends on
-    /// the timeout, and if no route answered it, nothing rests (the platform is slow).
-    ///
-    /// Blame is by comparison: a route left silent rests as soon as another route answers
-    /// this lookup (any status: the platform was reachable, so the silence was the route's).
-    pub async fn leave_silent(&self) -> bool {
+    /// The current route gave no response head in time: the lookup leaves it for a route it
+    /// has not left that is not resting (a fresh session on a gateway). It rests only when
+    /// blame says the silence is the route's (`rest`: silent twice while other routes answered
+    /// in time); one slow answer, or a platform slow everywhere, rests nothing. `false` when
+    /// there is nowhere to go (or on the direct route): the lookup then ends on the time-out.
+    pub async fn leave_silent(&self, rest: bool) -> bool {
         if !self.routes.proxied {
             return false;
         }
@@ -158,11 +258,17 @@ impl RouteLease<'_> {
         if let Some(gateway) = self.route().gateway()
             && !self.silent_retired.swap(true, Ordering::Relaxed)
         {
-            // A silent session is retired at once: its exit, not the gateway, may be at
-            // fault, and a new session is another exit.
-            gateway.retire(&self.exit(), Retirement::Silent);
-            self.go_to(index);
-            return true;
+            // Its exit, not the gateway, may be at fault: another session is another exit.
+            if rest {
+                gateway.retire(&self.exit(), Retirement::Silent);
+                self.go_to(index);
+                return true;
+            }
+            return self.fresh_session();
+        }
+        if rest && self.rests {
+            self.routes.routes[index].blocks.increment(1);
+            self.routes.rest(index, "silent").await;
         }
         let left = {
             let mut rested = lock(&self.rested);
@@ -171,31 +277,18 @@ impl RouteLease<'_> {
             }
             rested.clone()
         };
-        lock(&self.silent).push(index);
         match self.routes.pick(&left).await {
             Ok(next) => {
                 tracing::info!(
                     platform = self.routes.scope,
                     proxy = %self.route().label,
+                    rested = rest,
                     "no answer through this proxy in time: the lookup tries another"
                 );
                 self.go_to(next);
                 true
             }
             Err(_) => false,
-        }
-    }
-
-    /// Another route answered: the routes this lookup left silent rest (a lease that rests
-    /// nothing, a probe's, only forgets them).
-    async fn blame_the_silent(&self) {
-        let silent = std::mem::take(&mut *lock(&self.silent));
-        if !self.rests {
-            return;
-        }
-        for index in silent {
-            self.routes.routes[index].blocks.increment(1);
-            self.routes.rest(index, "silent").await;
         }
     }
 

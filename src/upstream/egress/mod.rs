@@ -8,16 +8,18 @@
 //!   challenge answer, fallback, retries) through it, so the platform sees one address for
 //!   the whole lookup.
 //! - **In turn.** Leases take proxies round robin among those not resting.
-//! - **Rests.** A block signal or a failure of the proxy itself (refused, reset, its CONNECT
-//!   unanswered, 407; see [`is_proxy_failure`]) rests that proxy for
-//!   `upstream.proxy_cooldown_seconds`
+//! - **Rests.** A failure of the proxy itself (refused, reset, its CONNECT unanswered, 407;
+//!   see [`is_proxy_failure`]), or a refusal blame says is the route's (or the platform's),
+//!   rests that proxy for `upstream.proxy_cooldown_seconds`
 //!   ([`RouteLease::rest_and_switch`]), and the lease moves to another proxy at once. A
-//!   lookup never goes back to a proxy it rested. When none is left the lookup answers 429
-//!   `upstream_blocked` with `Retry-After` until the first proxy is back.
-//! - **Silent routes.** A proxy that takes a request and gives no answer within
-//!   `upstream.timeout_ms` is left for another route at once
-//!   ([`RouteLease::leave_silent`]); it rests when another route answers that lookup, and
-//!   nothing rests when every route tried was silent (the platform is slow, not the proxies).
+//!   refusal blame cannot place yet moves the lease without a rest
+//!   ([`RouteLease::leave_unrested`]); the route rests once the same source reads the name
+//!   elsewhere ([`RouteLease::rest_suspects`]). A lookup never goes back to a proxy it left.
+//!   When every proxy rests after blocks the lookup answers 429 `upstream_blocked` with
+//!   `Retry-After` until the first proxy is back.
+//! - **Silent routes.** A proxy that gives no response head in time is left for another route
+//!   at once ([`RouteLease::leave_silent`]); it rests only when blame says so (silent twice
+//!   while other routes answered in time), and nothing rests when every route is slow.
 //! - **Fleet.** With `[redis]`, rests are written to and read from Redis (scope = platform,
 //!   a proxy named by its position), so a proxy blocked on one replica rests on all; when Redis
 //!   cannot be used the replica's own rests stand in.
@@ -184,6 +186,33 @@ impl Egress {
         })
     }
 
+    /// Each route's label, kind (`fixed`, `gateway`, `direct`) and how long it still rests
+    /// (fleet-wide with Redis): what `/status` shows.
+    pub async fn standing(&self) -> Vec<(String, &'static str, Option<Duration>)> {
+        if !self.proxied {
+            return vec![("direct".to_owned(), "direct", None)];
+        }
+        let left = self.rests.resting(Instant::now()).await;
+        self.routes
+            .iter()
+            .zip(left)
+            .map(|(route, left)| {
+                let kind = if route.gateway().is_some() {
+                    "gateway"
+                } else {
+                    "fixed"
+                };
+                (route.label.clone(), kind, left)
+            })
+            .collect()
+    }
+
+    /// Whether one of the routes is a provider's gateway (whose sessions are routes of
+    /// their own, as many as it hands out).
+    pub fn has_gateway(&self) -> bool {
+        self.routes.iter().any(|r| r.gateway().is_some())
+    }
+
     /// Whether requests go through proxies (else straight out, on the direct route).
     pub fn is_proxied(&self) -> bool {
         self.proxied
@@ -210,9 +239,10 @@ impl Egress {
             profile: AtomicUsize::new(profile),
             presented: AtomicUsize::new(1),
             rested: Mutex::new(Vec::new()),
-            silent: Mutex::new(Vec::new()),
+            suspects: Mutex::new(Vec::new()),
             exhausted: Mutex::new(None),
             sent: AtomicU32::new(0),
+            answered: AtomicU32::new(0),
             rests,
         })
     }
@@ -242,12 +272,13 @@ impl Egress {
                 *next = (i + 1) % n;
                 Ok(i)
             }
+            // When nothing rests (this lookup left every route), there is no wait to tell.
             None => Err(left
                 .iter()
                 .flatten()
                 .min()
                 .copied()
-                .unwrap_or(self.cooldown)),
+                .unwrap_or(Duration::ZERO)),
         }
     }
 
@@ -308,10 +339,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
     match err {
-        UpstreamError::Connect | UpstreamError::ConnectTimeout(_) | UpstreamError::Transport(_) => {
-            true
-        }
-        UpstreamError::Timeout(_) | UpstreamError::TooLarge(_) | UpstreamError::Decode(_) => false,
+        UpstreamError::Connect(_)
+        | UpstreamError::ConnectTimeout(_)
+        | UpstreamError::Transport(_) => true,
+        UpstreamError::Timeout(_)
+        | UpstreamError::NoHead(_)
+        | UpstreamError::TooLarge(_)
+        | UpstreamError::Decode(_) => false,
     }
 }
 

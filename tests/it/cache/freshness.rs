@@ -115,8 +115,9 @@ async fn a_failed_refresh_keeps_the_old_entry() {
     platform.set(FAILING);
     let stale = lookup(&app).await;
     assert!(stale.header("cache-status").contains("; hit; ttl=-"));
-    // The refresh fails (a 503, retried once): the entry stays and is still served.
-    app.upstream().settles_at(3).await;
+    // The refresh fails (a 503, retried once, then the next source, retried once): the entry
+    // stays and is still served.
+    app.upstream().settles_at(5).await;
     let still = lookup(&app).await.expect_status(200);
     assert!(
         still

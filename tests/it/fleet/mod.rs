@@ -6,6 +6,7 @@ mod cluster;
 mod credentials;
 mod freshness;
 mod gone;
+mod known_ids;
 mod memory;
 mod quota_lease;
 mod shared;

@@ -73,16 +73,24 @@ fn the_document_states_the_contract() {
 }
 
 /// 403 `profile_restricted` is an answer of the platforms that restrict profiles (short-video
-/// status 209002), and only of theirs; the README's problem table names it too.
+/// status 209002; on either platform, a login wall blame places on the name alone); the
+/// README's problem table names it too.
 #[test]
 fn the_restricted_problem_is_documented_where_it_is_answered() {
     let doc: Value = serde_json::from_str(&profile_lookup::http::openapi::document_json()).unwrap();
     let forbidden = |path: &str| doc["paths"][path]["get"]["responses"]["403"].clone();
-    let short_video = forbidden("/short-video/profile/{username}");
-    let description = short_video["description"].as_str().unwrap_or_default();
-    assert!(description.contains("profile_restricted"), "{short_video}");
-    assert!(short_video["content"]["application/problem+json"].is_object());
-    assert!(forbidden("/photo-share/profile/{username}").is_null());
+    for path in [
+        "/short-video/profile/{username}",
+        "/photo-share/profile/{username}",
+    ] {
+        let documented = forbidden(path);
+        let description = documented["description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains("profile_restricted"),
+            "{path}: {documented}"
+        );
+        assert!(documented["content"]["application/problem+json"].is_object());
+    }
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
     assert!(readme.unwrap().contains("| 403 | `profile_restricted` |"));
 }

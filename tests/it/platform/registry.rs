@@ -128,6 +128,42 @@ fn every_platform_is_in_the_openapi_document_and_the_cli() {
     }
 }
 
+/// Which of a platform's documents its site asks by the account id (`Document::by_id`).
+struct AskedById;
+
+impl SiteJob for AskedById {
+    type Output = Vec<(&'static str, bool)>;
+    fn run<S: Site>(self) -> Self::Output {
+        use profile_lookup::platform::site::Document;
+        S::DOCUMENTS
+            .iter()
+            .map(|d| (d.label(), d.by_id()))
+            .collect()
+    }
+}
+
+/// The registry line's `by_id` (what the configuration checks the order of `sources` by) and
+/// the site's `Document::by_id` (what the fetcher asks by) agree for every source of every
+/// platform.
+#[test]
+fn the_sources_asked_by_id_are_the_same_in_the_registry_and_the_site() {
+    for &p in Platform::ALL {
+        let docs = with_site(p, AskedById);
+        for source in p.sources() {
+            let (_, by_id) = docs
+                .iter()
+                .find(|(label, _)| label == source)
+                .unwrap_or_else(|| panic!("{p}'s site has no document {source}"));
+            assert_eq!(
+                p.source_by_id(source),
+                *by_id,
+                "{p}'s {source}: src/registry.rs's by_id and the site's Document::by_id disagree"
+            );
+        }
+    }
+    assert!(Platform::PhotoShare.source_by_id("graphql"));
+}
+
 /// The example username the API documents for a platform.
 struct ExampleName;
 

@@ -85,6 +85,72 @@ fn sources_are_validated_by_name_at_load() {
     }
 }
 
+/// Why a list is refused whose source asked by id has no source asked by name before it.
+const NEEDS_A_NAME: &str = "asks by the account id an earlier source learned: \
+                            list a source that asks by name before it";
+
+/// A source asked by the account id (photo-share's `graphql`, by pk) has nothing to ask until
+/// a source asked by name learned the id: a list where it comes first, or alone, is refused
+/// at load (before, every lookup answered 500 without a request), naming the key and why;
+/// after any source asked by name it loads.
+#[test]
+fn a_source_asked_by_id_needs_a_source_asked_by_name_before_it() {
+    let with = |sources: &[&str]| {
+        let mut s = Settings::default();
+        s.platform_mut(Platform::PhotoShare).sources =
+            sources.iter().map(|s| (*s).to_owned()).collect();
+        s.validate().map(|_| ()).map_err(|e| e.to_string())
+    };
+    for sources in [
+        &["graphql"][..],
+        &["graphql", "loggedout"],
+        &["graphql", "page", "json"],
+    ] {
+        let err = with(sources).expect_err(&format!("{sources:?} is refused"));
+        assert!(
+            err.contains(&format!(
+                "photo_share.sources[0] \"graphql\" {NEEDS_A_NAME}"
+            )),
+            "{sources:?}: {err}"
+        );
+    }
+    for sources in [
+        &["loggedout", "graphql"][..],
+        &["page", "graphql"],
+        &["json", "graphql"],
+        &["loggedout", "page", "json", "graphql"],
+        &["json", "graphql", "page"],
+    ] {
+        assert_eq!(with(sources), Ok(()), "{sources:?}");
+    }
+}
+
+/// `serve` with the source asked by id alone refuses to start, and says why.
+#[test]
+fn serve_refuses_a_source_asked_by_id_alone() {
+    let config = crate::support::temp_file(
+        "ps-graphql-alone",
+        ".toml",
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\n[auth]\napi_keys = [\"{key}\"]\n\
+             [photo_share]\nsources = [\"graphql\"]\n",
+            key = crate::support::KEY,
+        )
+        .as_bytes(),
+    );
+    let out = crate::support::binary::Binary::serve_with(config.path())
+        .output_within(std::time::Duration::from_secs(20))
+        .expect("serve refuses to start: it started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "photo_share.sources[0] \"graphql\" {NEEDS_A_NAME}"
+        )),
+        "{stderr}"
+    );
+}
+
 /// Each site's documents are its registry line's sources, in the same order: the names the
 /// config, `x-source` and the metrics use are the ones the code asks.
 #[test]

@@ -16,6 +16,8 @@ use crate::support::routers::both_platforms;
 use crate::support::{AppBuilder, PhotoShare, ShortVideo, TestApp};
 
 const NAME: &str = "sunny.kitchen.lab";
+/// Another name of the stand-in's.
+const OTHER_NAME: &str = "tiny.baker_7";
 
 /// Requests per exit identity (session id) the upstream saw.
 #[derive(Clone, Default)]
@@ -146,6 +148,12 @@ async fn a_gateway_rests_only_when_fresh_sessions_are_refused_in_a_row() {
         .await
         .expect_problem(429, "upstream_blocked");
     assert_eq!(exits.count(), 3, "three fresh sessions, each refused");
+    // No evidence yet placed the refusals (blame: unknown), so nothing rested; another name
+    // refused on every session too is the platform's, and fresh sessions refused in a row
+    // rest the gateway.
+    app.lookup(ShortVideo, OTHER_NAME)
+        .await
+        .expect_problem(429, "upstream_blocked");
     // The gateway rests: the next lookup sends nothing.
     let hits = app.hits();
     app.lookup(ShortVideo, NAME)
@@ -201,11 +209,14 @@ async fn a_fleet_shares_a_gateway_rest_and_redis_holds_no_session_id() {
         .replicas(2)
         .await;
     let (first, second) = (&apps[0], &apps[1]);
-    first
-        .lookup(ShortVideo, NAME)
-        .await
-        .expect_problem(429, "upstream_blocked");
-    // Three fresh sessions refused on the first replica: the gateway rests for the fleet.
+    // The first lookup gathers the evidence (nothing rests on too little), the second's, of
+    // another name, fresh sessions refused in a row rest the gateway for the fleet.
+    for name in [NAME, OTHER_NAME] {
+        first
+            .lookup(ShortVideo, name)
+            .await
+            .expect_problem(429, "upstream_blocked");
+    }
     let hits = first.hits();
     second
         .lookup(ShortVideo, NAME)

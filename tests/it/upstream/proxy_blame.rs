@@ -49,15 +49,16 @@ async fn a_platform_slow_behind_working_proxies_rests_none_of_them() {
     assert!(took < Duration::from_secs(2), "one time-out per proxy");
     assert_eq!(
         app.upstream().via(),
-        ["a", "b"],
-        "a silent route is left for another one, and the other is silent too"
+        ["a", "b", "b"],
+        "a silent route is left for another one, the other is silent too, then the next \
+         source (silent too) on the last route"
     );
     // Neither proxy rests (every route tried was silent: the platform is slow): the next
     // lookups take both in turn, with no 429 anywhere.
     for _ in 0..4 {
         app.lookup(ShortVideo, FAST).await.expect_status(200);
     }
-    assert_eq!(app.upstream().via(), ["a", "b", "a", "b", "a", "b"]);
+    assert_eq!(app.upstream().via(), ["a", "b", "b", "a", "b", "a", "b"]);
 }
 
 #[tokio::test]
@@ -106,7 +107,8 @@ async fn classify_connect_tunnels(client: profile_lookup::config::UpstreamClient
         !is_proxy_failure(&err),
         "slow platform blamed on the proxy: {err:?}"
     );
-    assert_eq!(err, UpstreamError::Timeout(Duration::from_millis(600)));
+    // No response head in time: a silence, which blame places by comparison.
+    assert_eq!(err, UpstreamError::NoHead(Duration::from_millis(600)));
     // A proxy that accepts and never answers the CONNECT.
     let hanging = ForwardProxy::start("h", Mode::Hang, None).await;
     let err = via(&hanging)
@@ -127,7 +129,7 @@ async fn classify_connect_tunnels(client: profile_lookup::config::UpstreamClient
         .get(server.url("/profile"), Default::default())
         .await
         .unwrap_err();
-    assert_eq!(err, UpstreamError::Connect);
+    assert!(matches!(err, UpstreamError::Connect(_)), "{err:?}");
     let resetting = ForwardProxy::start("r", Mode::Reset, None).await;
     let err = via(&resetting)
         .get(server.url("/profile"), Default::default())

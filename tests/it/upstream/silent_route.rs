@@ -1,7 +1,7 @@
 //! A silent route (a proxy that takes the request and never answers) on loopback: it never
 //! fails a lookup on its own. The lookup's next attempt goes through another route at once;
-//! blame is by comparison: the silent one rests when another route answered that lookup, and
-//! nothing rests when every route tried was silent (the platform is slow: `proxy_blame`).
+//! blame is by comparison: the silent one rests once it was silent twice while other routes
+//! answered in time, and nothing rests when every route is slow (`proxy_blame`).
 
 use std::time::Duration;
 
@@ -25,15 +25,15 @@ async fn a_silent_proxy_among_failing_and_working_ones_never_fails_a_lookup() {
         })
         .start()
         .await;
-    for _ in 0..8 {
+    for _ in 0..16 {
         let (answer, took) = app.timed_lookup(ShortVideo, NAME).await;
         answer.expect_status(200);
         assert!(took < Duration::from_secs(2), "{took:?}");
     }
-    assert_eq!(app.upstream().via(), ["good"; 8]);
-    // The silent one was asked once: it rests after its first time-out, since another route
-    // answered that lookup.
-    assert_eq!(silent.held(), 1);
+    assert_eq!(app.upstream().via(), ["good"; 16]);
+    // The silent one rests once it is an outlier: silent in a row while the other route
+    // answered in time five times and more (a silence or two among few answers rests nothing).
+    assert!((2..=7).contains(&silent.held()), "{}", silent.held());
     let metrics = app.metrics().await;
     assert!(
         metrics.contains("profile_lookup_proxy_resting{platform=\"short-video\",proxy=\"1\"} 1"),

@@ -218,6 +218,8 @@ async fn every_photo_share_answer_says_its_source() {
         (ps::PRIVATE_USER.username, 200, "json"),
         (ps::NOT_FOUND_NAME, 404, "page"),
         (ps::BUSINESS_USER.username, 200, "page"),
+        // Refused by both sources, and nothing read since its refusals began: too little to
+        // place it, the first block answers.
         (ps::HTML_FOR_JSON_NAME, 429, "json"),
     ] {
         let answer = app

@@ -191,7 +191,9 @@ async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
         .await
         .expect_status(200)
         .expect_header("x-source", "embed");
-    // The page through a, b and c (a and b rest), then the embed through c.
+    // The page through a, b and c, then the embed through c. Blame cannot yet tell whose the
+    // page's refusals are (one name): the lookup moves on without resting a or b, and since
+    // the page never read this name where another route did, none of them rests.
     let page = format!("/@{name}");
     let embed = format!("/embed/@{name}");
     let expected: Vec<(String, String)> = [("a", &page), ("b", &page), ("c", &page), ("c", &embed)]
@@ -206,15 +208,20 @@ async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
             .collect()
     };
     assert_eq!(seen(), expected);
-    // The page was refused on every route: the refusal is the source's, so the rests of a
-    // and b are lifted, and the next lookup takes a again: its page (handed over at once),
-    // then its embed.
-    app.lookup(ShortVideo, name).await.expect_status(200);
-    let next: Vec<(String, String)> = [("a", &page), ("a", &embed)]
-        .iter()
-        .map(|(via, p)| ((*via).to_owned(), (*p).clone()))
-        .collect();
-    assert_eq!(seen()[4..], next);
+    let metrics = app.metrics().await;
+    for proxy in ["0", "1", "2"] {
+        let resting =
+            format!("profile_lookup_proxy_resting{{platform=\"short-video\",proxy=\"{proxy}\"}} 1");
+        assert!(
+            !metrics.contains(&resting),
+            "proxy {proxy} rests: {metrics}"
+        );
+    }
+    // The next lookup goes through every proxy again (none rests), and is answered.
+    app.lookup(ShortVideo, name)
+        .await
+        .expect_status(200)
+        .expect_header("x-source", "embed");
 }
 
 #[tokio::test]
@@ -225,22 +232,29 @@ async fn blocked_everywhere_every_proxy_rests_once_and_the_caller_gets_429() {
         .with(|s| s.upstream.proxy_cooldown_seconds = 120)
         .start()
         .await;
-    let wait = app
-        .lookup(ShortVideo, "anyone.at.all")
+    // One name refused everywhere, with nothing to compare: nobody's yet, nothing rests.
+    app.lookup(ShortVideo, "anyone.at.all")
         .await
-        .expect_status(429)
-        .retry_after();
-    assert!((100..=120).contains(&wait), "{wait}");
+        .expect_status(429);
     assert_eq!(
         app.upstream().via(),
         ["a", "b", "b"],
         "page on a, page on b, embed on b"
     );
+    // A second name refused everywhere too: the platform's. Every proxy rests, and the caller
+    // is told when the first is back.
+    let wait = app
+        .lookup(ShortVideo, "someone.else")
+        .await
+        .expect_status(429)
+        .retry_after();
+    assert!((100..=120).contains(&wait), "{wait}");
     // Every proxy rests now: nothing is sent.
+    let hits = app.hits();
     app.lookup(ShortVideo, "anyone.at.all")
         .await
         .expect_status(429);
-    assert_eq!(app.hits(), 3);
+    assert_eq!(app.hits(), hits);
 }
 
 #[tokio::test]
