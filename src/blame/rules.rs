@@ -8,18 +8,20 @@
 //!    (half of its recent outcomes silences, the other routes' one in 20 at most, over five
 //!    outcomes or more) → **route**;
 //!    otherwise **nobody** (one slow answer, or a platform slow everywhere, rests nothing);
-//! 3. a refusal of name N by source S: N refused by S on `name_routes` routes, on each of
-//!    which S's last answer for another name read (within [`VOUCH`]); or N refused by every
-//!    source of the plan while each one's last answer for another name read → **name**;
+//! 3. a refusal of name N by source S: N refused by S at `name_routes` places (a fixed proxy;
+//!    a gateway's sessions together), at each of which S read another name since N's first
+//!    refusal there; or N refused by every source of the plan, each of which read another name
+//!    since → **name**;
 //! 4. route R refused or failing for `route_names` names since it last read, while another
 //!    route's last answer from S read, after R's streak began → **route**;
-//! 5. source S refused, failing or unreadable for `source_names` names on `source_routes`
-//!    routes (or every route there is) since it last read, while another source's last
-//!    answer read (it reads *now*, not "lately") → **source**;
-//! 6. a refusal while every source's last answer is a refusal and no route's last answer read
-//!    → **platform**;
-//! 7. otherwise → **unknown** (too little evidence): the lookup moves on, and rests at most
-//!    one route.
+//! 5. source S refused, failing or unreadable for `source_names` names at `source_routes`
+//!    places (or every place there is) since it last read, while another source read since
+//!    (*now*, not "lately") → **source**;
+//! 6. a refusal while every source of the plan last answered with a refusal, nothing read
+//!    anywhere since the first of those, and the refusals since anything read span two
+//!    routes (every route, when there is one) and two names → **platform**;
+//! 7. otherwise → **unknown** (too little evidence): the lookup moves on without a rest (a
+//!    route left so rests once the same source reads the name elsewhere).
 
 use std::time::Instant;
 
