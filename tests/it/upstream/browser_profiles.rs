@@ -264,10 +264,9 @@ mod profiles {
         assert_eq!(response.status(), 200);
         assert_eq!(agents(&server), ["chrome", "chrome_previous"]);
 
-        // Every profile refused: the page is tried with the next profile in turn; refused twice
-        // on the direct route (the evidence's one route: profiles are not routes to it), its
-        // refusal counts as the page's own, so each later profile hands the lookup to the
-        // embed at once; then the lookup ends.
+        // Every profile refused: nothing compares yet (one name), so the page is tried with
+        // the next profile in turn without a rest, and with the last one the embed is asked;
+        // then the lookup ends.
         server.block_agents(&["Chrome/", "Firefox/", "Version/26.4"]);
         let response = app.get(&lookup_path()).await;
         assert_eq!(response.status(), 429);
@@ -276,13 +275,11 @@ mod profiles {
             [
                 "firefox",
                 "safari",
-                "safari",
-                "chrome",
                 "chrome",
                 "chrome_previous",
                 "chrome_previous"
             ],
-            "the page with each profile, then the embed with the same one once the page's refusal is its own"
+            "the page with each profile, then the embed with the last one"
         );
         let paths: Vec<bool> = server.requests()[2..]
             .iter()
@@ -290,8 +287,8 @@ mod profiles {
             .collect();
         assert_eq!(
             paths,
-            [false, false, true, false, true, false, true],
-            "page, page, then page and embed per profile"
+            [false, false, false, false, true],
+            "the page with each profile, then the embed"
         );
     }
 
