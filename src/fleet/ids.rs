@@ -26,7 +26,7 @@ use crate::config::CacheConfig;
 pub const MAX_LOCAL: u64 = 100_000;
 
 /// The longest id kept (real ones are up to 20 digits).
-const MAX_ID_LEN: usize = 32;
+pub(super) const MAX_ID_LEN: usize = 32;
 
 /// How long an id is kept after it was learned: the longest the fleet's cache keeps a found
 /// profile of the name, from `[cache]`'s figures (whether or not the cache is on), as
@@ -119,8 +119,8 @@ impl KnownIds {
     }
 }
 
-/// Whether `id` looks like a platform id: digits only, not too long.
-fn is_id(id: &str) -> bool {
+/// Whether `id` looks like a platform id (a user's, a query's): digits only, not too long.
+pub(super) fn is_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= MAX_ID_LEN && id.bytes().all(|b| b.is_ascii_digit())
 }
 

@@ -65,7 +65,7 @@
 //! | [`budget::Budget`] | a platform's outbound budget, or its refresh share | a governor GCRA | `gcra.lua`, reserve then wait | `{o:…}`, `{o:…}:r` |
 //! | [`breaker::Breaker`] | a platform's open breaker | the replica's own breaker (always consulted) | `rest.lua` mark, `PTTL` | `{b:…}` |
 //! | [`gateways::GatewayRefusals`] | a gateway's fresh sessions refused in a row | the replica's own count | `refused.lua`, `DEL` on an answer | `{g:…}:N` |
-//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua`, `DEL` to lift one | `{r:…}:N` |
+//! | [`rests::Rests`] | a platform's proxy rests | the replica's record (merged with Redis's on every read) | `rest.lua` marks, `resting.lua` | `{r:…}:N` |
 //! | [`entries::Entries`] | answers and stale records (copies, tombstones) | none: reads find nothing, writes keep nothing (the replica's memory in front is the only store) | `read.lua`, `put.lua` (fenced by the flight's lock) | `{n:…}:e`, `{n:…}:s` |
 //! | [`flight::NameLocks`] | one flight per name, and the wait for another replica's | every claim granted at once (the cache's own one flight per name) | `lock.lua`, `renew.lua`, `release.lua`, `peek.lua` | `{n:…}:l` |
 //! | [`ids::KnownIds`] | the platform id learned for a name (written only when the source asked by id is configured) | a bounded memory of [`ids::MAX_LOCAL`] names, each kept [`ids::life`] | `SET PX` (only when this replica did not write the same id within half its life), `GET` | `{n:…}:i` |

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::ids::is_id;
 use super::keys::Keys;
 use super::{Fleet, expiry_ms};
 
@@ -23,9 +24,6 @@ pub const LEARNED_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// How often a replica reads the fleet's learned id of a query it asks.
 pub const REREAD_EVERY: Duration = Duration::from_secs(5);
-
-/// The longest id kept (real ones are 15 to 17 digits).
-const MAX_ID_LEN: usize = 32;
 
 /// A query id learned from the platform: what it is, when and where it was learned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,11 +193,6 @@ impl QueryIds {
     }
 }
 
-/// Whether `id` looks like a query id: digits only, not too long.
-fn is_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= MAX_ID_LEN && id.bytes().all(|b| b.is_ascii_digit())
-}
-
 impl Keys {
     /// The id learned for `query` of `platform`.
     pub fn query_id(&self, platform: &str, query: &str) -> String {
@@ -212,19 +205,7 @@ impl Fleet {
     /// (`SET NX PX`): whether this replica got it; `None` without Redis.
     pub async fn query_turn(&self, platform: &str, what: &str, every: Duration) -> Option<bool> {
         let key = format!("{}:t:{what}", self.keys()?.tag("d", &[platform]));
-        let set: Option<String> = self
-            .run("query_turn", |mut conn| async move {
-                redis::cmd("SET")
-                    .arg(key)
-                    .arg("1")
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(expiry_ms(every))
-                    .query_async(&mut conn)
-                    .await
-            })
-            .await?;
-        Some(set.is_some())
+        self.claim_turn(key, every).await
     }
 
     /// Keeps `learned` as `query`'s id for [`LEARNED_TTL`]; `None` without Redis.
@@ -312,7 +293,7 @@ mod tests {
         assert!(!ids.changed("q", "222").await, "a learned id is dropped");
         assert_eq!(ids.id("q").await, "111");
         assert!(ids.changed("q", "111").await, "the seed itself changed");
-        for odd in ["", "1a", &"9".repeat(MAX_ID_LEN + 1)] {
+        for odd in ["", "1a", &"9".repeat(super::super::ids::MAX_ID_LEN + 1)] {
             assert!(!ids.learn("q", odd, "page").await, "{odd:?}");
         }
     }

@@ -69,15 +69,6 @@ impl Rests {
         let _ = self.fleet.proxy_rest(self.scope, index, rest).await;
     }
 
-    /// Ends the rest of proxy `index`, here and for the fleet (a replica that already read it
-    /// keeps its own copy until it ends).
-    pub async fn lift(&self, index: usize) {
-        if let Some(until) = self.until.get(index) {
-            *lock(until) = None;
-        }
-        let _ = self.fleet.proxy_lift(self.scope, index).await;
-    }
-
     /// Keeps a rest of proxy `index` until `now + rest`, unless it already rests longer.
     fn keep(&self, index: usize, now: Instant, rest: Duration) {
         let Some(until) = self.until.get(index) else {
@@ -105,17 +96,6 @@ impl Fleet {
     pub async fn proxy_rest(&self, scope: &str, index: usize, rest: Duration) -> Option<()> {
         let key = self.keys()?.proxy(scope, index);
         self.mark_resting("proxy_rest", key, rest).await
-    }
-
-    /// Ends the rest of proxy `index` of `scope` for every replica that reads it from now on.
-    pub async fn proxy_lift(&self, scope: &str, index: usize) -> Option<()> {
-        let key = self.keys()?.proxy(scope, index);
-        let _: i64 = self
-            .run("proxy_lift", |mut conn| async move {
-                redis::cmd("DEL").arg(key).query_async(&mut conn).await
-            })
-            .await?;
-        Some(())
     }
 
     /// For each of `indexes` (at most [`MAX_PROXIES`]), how long that proxy of `scope` still

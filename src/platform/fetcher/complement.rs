@@ -39,7 +39,6 @@ impl<S: Site> Run<'_, S> {
             }
             let headers = |route: &RouteLease<'_>| site.headers(doc, name, route);
             // A complement is never evidence: the profile was read.
-            let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
             let until = self.deadline();
             let sent = send(
                 route,
@@ -47,7 +46,7 @@ impl<S: Site> Run<'_, S> {
                 self.mode,
                 (&url, None),
                 headers,
-                &nobody,
+                &super::send::nobody,
                 until,
             );
             let response = match sent.await {

@@ -101,8 +101,7 @@ impl<'a, S: Site> Run<'a, S> {
                     );
                 }
                 // Every other route rests: the first is back after `wait`.
-                Switch::AllResting(wait)
-                    if leave != Leave::Rest("region_locked") && matches!(leave, Leave::Rest(_)) =>
+                Switch::AllResting(wait) if matches!(leave, Leave::Rest(r) if r != "region_locked") =>
                 {
                     return Ended {
                         lookup: super::send::proxies_resting(wait),

@@ -48,7 +48,6 @@ impl<S: Site> Fetcher<S> {
             }
             read += 1;
             let headers = |_: &RouteLease<'_>| self.site.discovery_headers();
-            let nobody = |_: crate::blame::Kind, _: &'static str| crate::blame::Party::Nobody;
             let until = super::send::Deadline {
                 at: std::time::Instant::now() + self.deadline,
                 head: self.head_timeout,
@@ -59,7 +58,7 @@ impl<S: Site> Fetcher<S> {
                 Mode::Probe,
                 (&url, None),
                 headers,
-                &nobody,
+                &super::send::nobody,
                 until,
             );
             let response = match sent.await {

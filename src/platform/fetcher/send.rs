@@ -26,6 +26,12 @@ pub(super) enum Sent {
     Refused(Lookup),
 }
 
+/// The judge of a request that is never evidence about anyone (a complement of a profile
+/// already read, a rediscovery read): whatever befalls it is nobody's.
+pub(super) fn nobody(_: Kind, _: &'static str) -> Party {
+    Party::Nobody
+}
+
 /// Sends one request (a GET of `url`, or a POST of `form` to it) through the platform's gate
 /// and the fetch's route, counting it.
 ///

@@ -105,23 +105,15 @@ impl RouteLease<'_> {
             self.next_profile("unplaced");
             return Switch::Moved;
         }
+        lock(&self.suspects).push((index, source));
         if self.route().gateway().is_some() && self.keeps_retiring() {
             self.retired.fetch_add(1, Ordering::Relaxed);
-            lock(&self.suspects).push((index, source));
             if self.fresh_session() {
                 self.next_profile("unplaced");
                 return Switch::Moved;
             }
         }
-        let left = {
-            let mut rested = lock(&self.rested);
-            if !rested.contains(&index) {
-                rested.push(index);
-            }
-            rested.clone()
-        };
-        lock(&self.suspects).push((index, source));
-        match self.routes.pick(&left).await {
+        match self.leave(index).await {
             Ok(next) => {
                 self.go_to(next);
                 self.next_profile("unplaced");
@@ -270,14 +262,7 @@ impl RouteLease<'_> {
             self.routes.routes[index].blocks.increment(1);
             self.routes.rest(index, "silent").await;
         }
-        let left = {
-            let mut rested = lock(&self.rested);
-            if !rested.contains(&index) {
-                rested.push(index);
-            }
-            rested.clone()
-        };
-        match self.routes.pick(&left).await {
+        match self.leave(index).await {
             Ok(next) => {
                 tracing::info!(
                     platform = self.routes.scope,
@@ -417,47 +402,29 @@ impl RouteLease<'_> {
         if let Some(reason) = rest {
             self.routes.rest(index, reason).await;
         }
-        let rested = {
-            let mut rested = self
-                .rested
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !rested.contains(&index) {
-                rested.push(index);
-            }
-            rested.clone()
-        };
-        match self.routes.pick(&rested).await {
+        match self.leave(index).await {
             Ok(next) => {
                 self.go_to(next);
                 self.next_profile(reason);
                 Switch::Moved
             }
             Err(wait) => {
-                *self
-                    .exhausted
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(wait);
+                *lock(&self.exhausted) = Some(wait);
                 Switch::AllResting(wait)
             }
         }
     }
 
-    /// Lifts the rests this lease gave the routes it left: their refusals turned out to be a
-    /// source's (refused on every route), not theirs. A proxy it left for a failure of its own
-    /// is lifted too; it rests again at its next failure.
-    pub async fn lift_rests(&self) {
-        let rested = std::mem::take(
-            &mut *self
-                .rested
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        if !self.rests {
-            return;
-        }
-        for index in rested {
-            self.routes.lift(index).await;
-        }
+    /// Marks route `index` as left by this lookup and picks the next route it has not left
+    /// that is not resting (the wait until one is free when there is none).
+    async fn leave(&self, index: usize) -> Result<usize, Duration> {
+        let left = {
+            let mut left = lock(&self.rested);
+            if !left.contains(&index) {
+                left.push(index);
+            }
+            left.clone()
+        };
+        self.routes.pick(&left).await
     }
 }

@@ -304,22 +304,6 @@ impl Egress {
     }
 }
 
-impl Egress {
-    /// Ends the rest of route `index` (a proxy), here and in the fleet.
-    async fn lift(&self, index: usize) {
-        let Some(route) = self.routes.get(index) else {
-            return;
-        };
-        self.rests.lift(index).await;
-        route.resting.set(0.0);
-        tracing::info!(
-            platform = self.scope,
-            proxy = %route.label,
-            "proxy rest lifted: the refusal was the source's"
-        );
-    }
-}
-
 /// Locks `m`, whatever a panicking holder left in it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
