@@ -163,10 +163,19 @@ for path in "${public[@]}"; do
 done
 redis-cli -p "$redis_port" CONFIG SET maxmemory 0 >/dev/null
 
-# A stale answer: the public photo-share user's entry is past its TTL and window; throttled
-# lookups open the breaker (2 in a row: a canary round in between may reset the count, so until
-# the gauge says open), and the next fetch is refused and the old answer stands in.
+# The name the stand-in always refuses is that name's (blame: refused by every source that reads
+# other names), a 429 that opens no breaker.
+lookup "$throttled"
+expect 429 "$throttled: refused ($(header retry-after) s)"
+
+# A stale answer: the public photo-share user's entry is past its TTL and window; the
+# photo-share stand-in then throttles every request (its throttle switch), so lookups of other
+# names are refused too, blame says the platform's, and the breaker opens (2 in a row: a canary
+# round in between may reset the count, so until the gauge says open); the next fetch is
+# refused and the old answer stands in.
 ps_public=$(printf '%s\n' "${public[@]}" | grep -m1 '^/photo-share/') || die "no public photo-share user"
+ps_standin=$(sed -n 's#.*photo-share [a-z]* moves: curl -s -X POST \(http://[0-9.:]*\)/__drift/on.*#\1#p' "$DEMO_LOG" | head -n1)
+[[ -n $ps_standin ]] || die "the demo's banner names no photo-share stand-in"
 lookup "$ps_public" -H 'Cache-Control: no-cache'
 expect 200 "$ps_public, fetched"
 sleep 4.5
@@ -174,12 +183,14 @@ breaker_open() {
   curl -s --max-time 5 "$DEMO_URL/metrics" |
     awk '$1 == "profile_lookup_breaker_state{platform=\"photo-share\"}" && $2 == 1 { found = 1 } END { exit !found }'
 }
-for _ in $(seq 6); do
-  lookup "$throttled"
-  expect 429 "$throttled: refused ($(header retry-after) s)"
+curl -sf -X POST "$ps_standin/__throttle/on" >/dev/null || die "POST $ps_standin/__throttle/on"
+for n in $(seq 8); do
+  lookup "/photo-share/profile/nobody.asked.$n"
+  expect 429 "nobody.asked.$n while the platform throttles: $(header retry-after) s"
   breaker_open && break
 done
-breaker_open || die "the photo-share breaker did not open after 6 refused lookups"
+breaker_open || die "the photo-share breaker did not open after 8 lookups the platform throttled"
+curl -sf -X POST "$ps_standin/__throttle/off" >/dev/null || die "POST $ps_standin/__throttle/off"
 lookup "$ps_public"
 expect 200 "$ps_public with the breaker open: $(header cache-status)"
 [[ $(header x-cache) == stale ]] || die "$ps_public was not answered stale: $HEADERS"

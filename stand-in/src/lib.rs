@@ -17,7 +17,8 @@
 //! registered by one line in [`PLATFORMS`], under the label the service gives the platform,
 //! so the service finds a platform's stand-in with [`platform`] and loops over its own
 //! platforms without naming any. [`drift`] switches a running stand-in to a moved document
-//! shape; [`spawn`] serves one on a free loopback port.
+//! shape, [`throttle`] to a platform that throttles every request; [`spawn`] serves one on a
+//! free loopback port.
 
 #![warn(missing_docs)]
 
@@ -27,8 +28,10 @@ mod json_text;
 pub mod photo_share;
 pub mod short_video;
 mod stand_in;
+mod switch;
 #[cfg(test)]
 mod test_call;
+pub mod throttle;
 
 use std::net::SocketAddr;
 
@@ -36,6 +39,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 pub use stand_in::{DemoCall, StandIn};
+pub use switch::Switch;
 
 /// Every platform's stand-in, one line each, under the label the service gives the platform.
 pub static PLATFORMS: &[StandIn] = &[short_video::STAND_IN, photo_share::STAND_IN];

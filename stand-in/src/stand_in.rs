@@ -3,6 +3,8 @@
 use axum::Router;
 
 use crate::drift::{DriftSwitch, switchable};
+use crate::switch::Switch;
+use crate::throttle::throttleable;
 
 /// One platform's stand-in: its routers, the source its drifted twin moves, and the lookups
 /// and accounts the demo shows on it. Each platform's folder defines one, registered in
@@ -43,9 +45,11 @@ impl StandIn {
     }
 
     /// The stand-in serving its usual or its drifted shape as `switch` says, with the switch's
-    /// control routes (see [`drift`](crate::drift)).
+    /// control routes (see [`drift`](crate::drift)), and a throttle switch of its own, off,
+    /// turned by its control routes only (see [`throttle`](crate::throttle)).
     pub fn switchable(&self, switch: DriftSwitch) -> Router {
-        switchable(self.router(), self.drifted_router(), switch)
+        let drifting = switchable(self.router(), self.drifted_router(), switch);
+        throttleable(drifting, Switch::default())
     }
 
     /// The lookups the demo suggests on this platform, each a name the stand-in serves and
