@@ -47,7 +47,11 @@ pub(super) fn start(
 ) -> Landing {
     let (tx, landing) = watch::channel(None);
     flights.insert(name.clone(), landing.clone());
-    let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight);
+    let span = crate::telemetry::trace_context::flight_span(
+        flight.refresh.is_some(),
+        name.platform().as_str(),
+    );
+    let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight).instrument(span);
     // The flight's log lines carry the id of the request that started it.
     tokio::spawn(task.instrument(tracing::Span::current()));
     landing
@@ -118,7 +122,23 @@ async fn past_memory(
     let claim = stores
         .names
         .claim(platform, key, flight.need.unix_ms(), give_up);
-    let held = match claim.await {
+    // The fleet's answer, the claim, or the wait on another replica's fetch of the name.
+    let fleet = tracing::info_span!(
+        target: crate::telemetry::traces::TARGET,
+        "fleet",
+        profile_lookup.fleet = tracing::field::Empty,
+    );
+    let claimed = claim.instrument(fleet.clone()).await;
+    fleet.record(
+        "profile_lookup.fleet",
+        match &claimed {
+            Claim::Stored(_) => "stored",
+            Claim::Waited(_) => "waited_on_another_replica",
+            Claim::TimedOut => "timed_out",
+            Claim::Fetch(_) => "claimed",
+        },
+    );
+    let held = match claimed {
         Claim::Stored(found) => return kept(stores, name, found, Came::Stored).await,
         Claim::Waited(found) => {
             // The wait is part of another replica's fetch: a fetch time, too.

@@ -215,7 +215,16 @@ async fn probe_row(
     }
     let own_deadline = started + limits.per_probe;
     let until = own_deadline.min(limits.round_ends);
+    // A trace of its own (never naming the account), not part of whatever ran the round.
+    let span = tracing::info_span!(
+        target: crate::telemetry::traces::TARGET,
+        parent: None,
+        "canary_probe",
+        profile_lookup.platform = platform.as_str(),
+        profile_lookup.source = source,
+    );
     let probe = fetcher.fetch(account, Plan::One(source), Mode::Probe);
+    let probe = tracing::Instrument::instrument(probe, span);
     match tokio::time::timeout_at(until, probe).await {
         Ok(fetched) => {
             let finding = Finding::of(&fetched);

@@ -37,6 +37,7 @@ pub mod retry;
 mod secret_list;
 mod sections;
 pub mod server;
+pub mod telemetry;
 pub mod upstream;
 
 pub use auth::{AuthConfig, parse_digest};
@@ -51,6 +52,7 @@ pub use rate_limit::RateLimitConfig;
 pub use redis::{RedisConfig, RedisTarget};
 pub use retry::RetryConfig;
 pub use server::ServerConfig;
+pub use telemetry::TelemetryConfig;
 pub use upstream::{UpstreamClient, UpstreamConfig};
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -90,6 +92,8 @@ sections::settings! {
     redis: RedisConfig,
     /// The canary: accounts looked up through each source every interval.
     canary: CanaryConfig,
+    /// Where traces go (empty endpoint: nowhere).
+    telemetry: TelemetryConfig,
 }
 
 /// Why the configuration could not be used.
@@ -239,7 +243,15 @@ mod tests {
             .into_iter()
             .chain(sections)
             .chain([
-                "upstream", "retry", "cache", "breaker", "blame", "log", "redis", "canary",
+                "upstream",
+                "retry",
+                "cache",
+                "breaker",
+                "blame",
+                "log",
+                "redis",
+                "canary",
+                "telemetry",
             ])
             .map(|name| format!("`{name}`"))
             .collect();

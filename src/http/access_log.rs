@@ -21,12 +21,13 @@ use axum::http::request::Parts;
 use axum::http::{self, Extensions, Method};
 use axum::response::Response;
 use futures_util::future::BoxFuture;
+use opentelemetry::trace::TraceId;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
 use crate::error::ApiError;
 use crate::http::request_id::{self, RequestId};
-use crate::telemetry;
+use crate::telemetry::{self, trace_context};
 
 /// What a lookup handler did, handed up to this layer on its response ([`LogCarrier`]) to log.
 #[derive(Clone, Copy, Debug)]
@@ -119,11 +120,17 @@ where
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         let id = request_id::settle(&mut request);
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        let template = route
+            .as_ref()
+            .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
         let mut pending = Pending {
             started: Instant::now(),
             method: request.method().clone(),
             id: Some(RequestId(id.clone())),
-            route: request.extensions().get::<MatchedPath>().cloned(),
+            route: route.clone(),
+            trace: TraceId::INVALID,
+            server: tracing::Span::none(),
             done: false,
         };
         telemetry::in_flight(1.0);
@@ -137,7 +144,13 @@ where
                 .and_then(|i| i.0.to_str().ok())
                 .unwrap_or("-")
         );
-        let answer = self.inner.call(request).instrument(span);
+        // Inside the log's span, so log lines written under the trace's spans keep the id.
+        let (server, trace) = span
+            .in_scope(|| trace_context::server_span(request.method(), template, request.headers()));
+        pending.trace = trace;
+        pending.server = server.clone();
+        let answer = self.inner.call(request).instrument(server);
+        let answer = trace_context::scope(trace, answer).instrument(span);
         Box::pin(async move {
             let Ok(mut response) = answer.await;
             response
@@ -165,6 +178,9 @@ struct Pending {
     id: Option<RequestId>,
     /// The route template (`None`: no route matched).
     route: Option<MatchedPath>,
+    /// The trace the request belongs to, and its server span (disabled when traces are off).
+    trace: TraceId,
+    server: tracing::Span,
     done: bool,
 }
 
@@ -180,8 +196,10 @@ impl Pending {
             .as_ref()
             .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
         telemetry::request_done(route, status, elapsed);
+        trace_context::finish(&self.server, status, code);
         tracing::info!(
             request_id = self.id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-"),
+            trace_id = %self.trace,
             method = %self.method,
             route = %route,
             status,
@@ -290,6 +308,7 @@ mod tests {
             assert_eq!(line["upstream"], "blocked", "{line}");
             assert_eq!(line["upstream_requests"], 3, "{line}");
             assert_eq!(line["source"], "embed", "{line}");
+            assert_eq!(line["trace_id"].as_str().map(str::len), Some(32), "{line}");
             assert!(response.extensions().get::<LookupLog>().is_none());
         }
     }

@@ -1,0 +1,156 @@
+//! The trace a request belongs to: the caller's (W3C `traceparent`/`tracestate`) or a new one,
+//! with traces exported or not, so the access log line and a problem document always name it.
+//!
+//! A malformed `traceparent` starts a new trace; it is never an error. Nothing here ever writes
+//! a trace header: requests to the platforms carry none (no propagator is installed).
+
+use axum::http::{HeaderMap, Method};
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
+use opentelemetry::trace::{TraceContextExt, TraceId};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::traces::TARGET;
+
+tokio::task_local! {
+    /// The trace of the request being answered, for the problem documents built inside it.
+    static CURRENT: TraceId;
+}
+
+/// The trace id of the request this task answers, if any, as 32 lowercase hex digits (as the
+/// log line writes it: `TraceId`'s `Display`).
+pub fn current() -> Option<String> {
+    CURRENT.try_with(|id| id.to_string()).ok()
+}
+
+/// Runs `answer` with `id` as [`current`].
+pub fn scope<F: Future>(id: TraceId, answer: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(id, answer)
+}
+
+/// The server span of a request (named by its route template, never its path) and its trace
+/// id: the caller's when its `traceparent` is valid, else a new one.
+pub fn server_span(method: &Method, route: &str, headers: &HeaderMap) -> (tracing::Span, TraceId) {
+    let span = tracing::info_span!(
+        target: TARGET,
+        "request",
+        otel.name = %format_args!("{method} {route}"),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        http.request.method = %method,
+        http.route = route,
+        http.response.status_code = tracing::field::Empty,
+        profile_lookup.key_id = tracing::field::Empty,
+        profile_lookup.problem_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    );
+    let caller = caller_context(headers);
+    if !span.is_disabled() {
+        if let Some(caller) = &caller {
+            let _ = span.set_parent(caller.clone());
+        }
+        let id = span.context().span().span_context().trace_id();
+        if id != TraceId::INVALID {
+            return (span, id);
+        }
+    }
+    let id = caller
+        .map(|c| c.span().span_context().trace_id())
+        .filter(|id| *id != TraceId::INVALID)
+        .unwrap_or_else(fresh);
+    (span, id)
+}
+
+/// The span of a flight: a caller's is part of the lookup that started it; a background
+/// refresh is a trace of its own, linked to that lookup.
+pub fn flight_span(refresh: bool, platform: &'static str) -> tracing::Span {
+    if !refresh {
+        return tracing::info_span!(target: TARGET, "flight", profile_lookup.platform = platform);
+    }
+    let span = tracing::info_span!(
+        target: TARGET,
+        parent: None,
+        "refresh",
+        profile_lookup.platform = platform,
+    );
+    if !span.is_disabled() {
+        let started_by = tracing::Span::current().context();
+        span.add_link(started_by.span().span_context().clone());
+    }
+    span
+}
+
+/// Records how the request ended on its server span.
+pub fn finish(span: &tracing::Span, status: u16, code: Option<&'static str>) {
+    span.record("http.response.status_code", status);
+    if let Some(code) = code {
+        span.record("profile_lookup.problem_code", code);
+        if status >= 500 {
+            span.record("error.type", code);
+            span.record("otel.status_code", "error");
+        }
+    }
+}
+
+/// The caller's context from its `traceparent` (and `tracestate`), when it sent one that is
+/// valid; parsed by the SDK's W3C propagator.
+fn caller_context(headers: &HeaderMap) -> Option<opentelemetry::Context> {
+    if !headers.contains_key("traceparent") {
+        return None;
+    }
+    let cx = TraceContextPropagator::new().extract(&Headers(headers));
+    cx.span().span_context().is_valid().then_some(cx)
+}
+
+/// A new random trace id (never the invalid all-zero one).
+pub fn fresh() -> TraceId {
+    let mut bytes = [0u8; 16];
+    fastrand::fill(&mut bytes);
+    bytes[15] |= 1;
+    TraceId::from_bytes(bytes)
+}
+
+/// The request's headers as the propagator reads them.
+struct Headers<'a>(&'a HeaderMap);
+
+impl Extractor for Headers<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|k| k.as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(traceparent: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("traceparent", traceparent.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn a_valid_traceparent_is_continued_and_a_malformed_one_starts_a_new_trace() {
+        let valid = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let (_, id) = server_span(&Method::GET, "/x", &with(valid));
+        assert_eq!(id.to_string(), "0af7651916cd43dd8448eb211c80319c");
+        for bad in [
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "zz-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "garbage",
+        ] {
+            let (_, id) = server_span(&Method::GET, "/x", &with(bad));
+            assert_ne!(id, TraceId::INVALID, "{bad}");
+            assert_ne!(id.to_string(), "0af7651916cd43dd8448eb211c80319c", "{bad}");
+        }
+        let (_, a) = server_span(&Method::GET, "/x", &HeaderMap::new());
+        let (_, b) = server_span(&Method::GET, "/x", &HeaderMap::new());
+        assert_ne!(a, b);
+        assert_eq!(a.to_string().len(), 32);
+    }
+}
