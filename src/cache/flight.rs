@@ -33,6 +33,7 @@ use crate::fleet::SharedEntry;
 use crate::fleet::flight::Claim;
 use crate::platform::Failure;
 use crate::platform::fetcher::{Fetch, Fetched};
+use crate::telemetry::trace_context;
 use crate::username::Username;
 
 /// Starts the flight of `name` (none is in the air: the caller holds the map `flights` and has
@@ -47,11 +48,11 @@ pub(super) fn start(
 ) -> Landing {
     let (tx, landing) = watch::channel(None);
     flights.insert(name.clone(), landing.clone());
-    let span = crate::telemetry::trace_context::flight_span(
-        flight.refresh.is_some(),
-        name.platform().as_str(),
-    );
+    let refresh = flight.refresh.is_some();
+    let span = trace_context::flight_span(refresh, name.platform().as_str());
     let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight).instrument(span);
+    // In the trace of the request that started it (a refresh: its own).
+    let task = trace_context::carry(refresh, task);
     // The flight's log lines carry the id of the request that started it.
     tokio::spawn(task.instrument(tracing::Span::current()));
     landing

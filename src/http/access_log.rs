@@ -145,12 +145,12 @@ where
                 .unwrap_or("-")
         );
         // Inside the log's span, so log lines written under the trace's spans keep the id.
-        let (server, trace) = span
+        let (server, trace, sampled) = span
             .in_scope(|| trace_context::server_span(request.method(), template, request.headers()));
         pending.trace = trace;
         pending.server = server.clone();
         let answer = self.inner.call(request).instrument(server);
-        let answer = trace_context::scope(trace, answer).instrument(span);
+        let answer = trace_context::scope(trace, sampled, answer).instrument(span);
         Box::pin(async move {
             let Ok(mut response) = answer.await;
             response

@@ -1,4 +1,5 @@
-//! Logs and metrics: the tracing subscriber, and every metric name in one place.
+//! Logs, metrics and traces: the tracing subscriber (with the trace exporter, [`traces`], when
+//! one is set), and every metric name in one place.
 //!
 //! The Prometheus recorder is process-global, so it is installed at most once ([`metrics_handle`])
 //! however many times the app is built (tests build it many times). Series of closed label sets
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use metrics::{SharedString, counter, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use opentelemetry_sdk::trace::SdkTracer;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat, TelemetryConfig};
@@ -511,27 +513,41 @@ pub fn init(log: &LogConfig, telemetry: &TelemetryConfig) -> Result<Option<Trace
             .boxed(),
         LogFormat::Pretty => layer.compact().fmt_fields(EscapedFields).boxed(),
     };
-    let spans = tracing_subscriber::filter::Targets::new()
-        .with_target(traces::TARGET, tracing::Level::TRACE);
     let _ = tracing_subscriber::registry()
         .with(logs.with_filter(log_filter(log)))
-        .with(
-            // Only what the spans say: no source locations, threads, timings or target, which
-            // cost allocations per span and tell an operator nothing about the lookup.
-            tracing_opentelemetry::layer()
-                .with_tracer(tracer)
-                .with_location(false)
-                .with_threads(false)
-                .with_tracked_inactivity(false)
-                .with_target(false)
-                .with_filter(spans),
-        )
+        .with(trace_layer(tracer))
         .try_init();
     Ok(Some(traces))
 }
 
+/// The layer that makes OpenTelemetry spans of the trace spans ([`traces::TARGET`]) for
+/// `tracer`, and of nothing else (no log event becomes a span event).
+pub fn trace_layer<S>(tracer: SdkTracer) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
+    // The trace spans of sampled traces only: one not sampled makes no span (see
+    // `trace_context::server_span`).
+    let spans = tracing_subscriber::filter::Targets::new()
+        .with_target(traces::TARGET, tracing::Level::TRACE)
+        .and(tracing_subscriber::filter::filter_fn(|_| {
+            trace_context::sampled_now()
+        }));
+    // Only what the spans say: no source locations, threads, timings or target, which cost
+    // allocations per span and tell an operator nothing about the lookup.
+    tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_location(false)
+        .with_threads(false)
+        .with_tracked_inactivity(false)
+        .with_target(false)
+        .with_filter(spans)
+}
+
 /// The log lines' filter: `RUST_LOG`, else `log.level`; never the trace spans' target.
-fn log_filter(log: &LogConfig) -> EnvFilter {
+pub fn log_filter(log: &LogConfig) -> EnvFilter {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&log.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));

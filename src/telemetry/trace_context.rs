@@ -10,27 +10,67 @@ use opentelemetry::trace::{TraceContextExt, TraceId};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::traces::TARGET;
+use super::traces::{self, TARGET};
 
 tokio::task_local! {
-    /// The trace of the request being answered, for the problem documents built inside it.
-    static CURRENT: TraceId;
+    /// The trace of the request being answered: for the problem documents built inside it, and
+    /// for the trace spans, which are made only when it is sampled.
+    static CURRENT: Current;
+}
+
+/// The trace a task works for.
+#[derive(Clone, Copy, Debug)]
+struct Current {
+    id: TraceId,
+    sampled: bool,
 }
 
 /// The trace id of the request this task answers, if any, as 32 lowercase hex digits (as the
 /// log line writes it: `TraceId`'s `Display`).
 pub fn current() -> Option<String> {
-    CURRENT.try_with(|id| id.to_string()).ok()
+    CURRENT.try_with(|c| c.id.to_string()).ok()
 }
 
-/// Runs `answer` with `id` as [`current`].
-pub fn scope<F: Future>(id: TraceId, answer: F) -> impl Future<Output = F::Output> {
-    CURRENT.scope(id, answer)
+/// Whether the trace this task works for is sampled (true outside any request: a canary
+/// probe, or a refresh's own trace, is the exporter's sampler's to decide).
+pub fn sampled_now() -> bool {
+    CURRENT.try_with(|c| c.sampled).unwrap_or(true)
 }
 
-/// The server span of a request (named by its route template, never its path) and its trace
-/// id: the caller's when its `traceparent` is valid, else a new one.
-pub fn server_span(method: &Method, route: &str, headers: &HeaderMap) -> (tracing::Span, TraceId) {
+/// Runs `answer` in the trace `id` ([`current`]), sampled or not ([`sampled_now`]).
+pub fn scope<F: Future>(id: TraceId, sampled: bool, answer: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(Current { id, sampled }, answer)
+}
+
+/// Runs `task` (spawned apart from the request that starts it) in that request's trace; a
+/// refresh (`own`) is sampled as a trace of its own.
+pub fn carry<F: Future>(own: bool, task: F) -> impl Future<Output = F::Output> {
+    let current = CURRENT.try_with(|c| *c).unwrap_or(Current {
+        id: TraceId::INVALID,
+        sampled: true,
+    });
+    let sampled = own || current.sampled;
+    CURRENT.scope(Current { sampled, ..current }, task)
+}
+
+/// The server span of a request (named by its route template, never its path), its trace id
+/// (the caller's when its `traceparent` is valid, else a new one) and whether it is sampled.
+///
+/// The exporter's sampler decides here, before any span is made ([`traces::sampled`]): a
+/// request not sampled makes no span at all, so traces sampled at 0 % cost what traces off
+/// cost. A sampled request's span gets the very trace id decided here.
+pub fn server_span(
+    method: &Method,
+    route: &str,
+    headers: &HeaderMap,
+) -> (tracing::Span, TraceId, bool) {
+    let caller = caller_context(headers);
+    let id = caller
+        .as_ref()
+        .map_or_else(fresh, |c| c.span().span_context().trace_id());
+    if !traces::sampled(caller.as_ref(), id, route) {
+        return (tracing::Span::none(), id, false);
+    }
     let span = tracing::info_span!(
         target: TARGET,
         "request",
@@ -44,36 +84,39 @@ pub fn server_span(method: &Method, route: &str, headers: &HeaderMap) -> (tracin
         profile_lookup.problem_code = tracing::field::Empty,
         error.type = tracing::field::Empty,
     );
-    let caller = caller_context(headers);
-    if !span.is_disabled() {
-        if let Some(caller) = &caller {
-            let _ = span.set_parent(caller.clone());
-        }
-        let id = span.context().span().span_context().trace_id();
-        if id != TraceId::INVALID {
-            return (span, id);
-        }
+    if span.is_disabled() {
+        return (span, id, false);
     }
-    let id = caller
-        .map(|c| c.span().span_context().trace_id())
-        .filter(|id| *id != TraceId::INVALID)
-        .unwrap_or_else(fresh);
-    (span, id)
+    // Built now, with the id decided above: the caller's, or the new one given to the SDK.
+    match caller {
+        Some(caller) => drop(span.set_parent(caller)),
+        None => traces::next_trace_id(Some(id)),
+    }
+    let _ = span.context();
+    traces::next_trace_id(None);
+    (span, id, true)
 }
 
 /// The span of a flight: a caller's is part of the lookup that started it; a background
-/// refresh is a trace of its own, linked to that lookup.
+/// refresh is a trace of its own (sampled by itself), linked to that lookup.
 pub fn flight_span(refresh: bool, platform: &'static str) -> tracing::Span {
     if !refresh {
         return tracing::info_span!(target: TARGET, "flight", profile_lookup.platform = platform);
     }
-    let span = tracing::info_span!(
-        target: TARGET,
-        parent: None,
-        "refresh",
-        profile_lookup.platform = platform,
-    );
-    if !span.is_disabled() {
+    let current = CURRENT.try_with(|c| *c).ok();
+    let own = Current {
+        id: TraceId::INVALID,
+        sampled: true,
+    };
+    let span = CURRENT.sync_scope(own, || {
+        tracing::info_span!(
+            target: TARGET,
+            parent: None,
+            "refresh",
+            profile_lookup.platform = platform,
+        )
+    });
+    if !span.is_disabled() && current.is_some_and(|c| c.sampled) {
         let started_by = tracing::Span::current().context();
         span.add_link(started_by.span().span_context().clone());
     }
@@ -136,7 +179,7 @@ mod tests {
     #[test]
     fn a_valid_traceparent_is_continued_and_a_malformed_one_starts_a_new_trace() {
         let valid = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-        let (_, id) = server_span(&Method::GET, "/x", &with(valid));
+        let (_, id, _) = server_span(&Method::GET, "/x", &with(valid));
         assert_eq!(id.to_string(), "0af7651916cd43dd8448eb211c80319c");
         for bad in [
             "00-00000000000000000000000000000000-b7ad6b7169203331-01",
@@ -144,12 +187,12 @@ mod tests {
             "zz-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
             "garbage",
         ] {
-            let (_, id) = server_span(&Method::GET, "/x", &with(bad));
+            let (_, id, _) = server_span(&Method::GET, "/x", &with(bad));
             assert_ne!(id, TraceId::INVALID, "{bad}");
             assert_ne!(id.to_string(), "0af7651916cd43dd8448eb211c80319c", "{bad}");
         }
-        let (_, a) = server_span(&Method::GET, "/x", &HeaderMap::new());
-        let (_, b) = server_span(&Method::GET, "/x", &HeaderMap::new());
+        let (_, a, _) = server_span(&Method::GET, "/x", &HeaderMap::new());
+        let (_, b, _) = server_span(&Method::GET, "/x", &HeaderMap::new());
         assert_ne!(a, b);
         assert_eq!(a.to_string().len(), 32);
     }

@@ -10,18 +10,19 @@
 //! and never a request. What waits for it is bounded ([`Bounded`]): a span finished while
 //! `telemetry.max_queued_spans` wait is dropped and counted ([`super::TRACE_SPANS_DROPPED`]).
 
-use std::sync::Arc;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::Context;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{SpanId, SpanKind, TraceId, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, Span, SpanData,
-    SpanExporter, SpanProcessor,
+    BatchConfigBuilder, BatchSpanProcessor, Config, IdGenerator, SamplingDecision, SdkTracer,
+    SdkTracerProvider, ShouldSample, Span, SpanData, SpanExporter, SpanProcessor,
 };
 
 use crate::config::TelemetryConfig;
@@ -84,9 +85,15 @@ impl Traces {
             limit,
             dropped: metrics::counter!(super::TRACE_SPANS_DROPPED),
         };
+        // The sampler `OTEL_TRACES_SAMPLER` names, asked by the edge before any span is made
+        // ([`sampled`]) and by the SDK as usual.
+        let sampler = Config::default().sampler;
+        let _ = EDGE_SAMPLER.set(sampler.clone());
         let provider = SdkTracerProvider::builder()
             .with_span_processor(processor)
             .with_resource(resource())
+            .with_sampler(sampler)
+            .with_id_generator(EdgeIds)
             .build();
         let tracer = provider.tracer(SERVICE_NAME);
         Ok(Some((Self { provider }, tracer)))
@@ -101,6 +108,47 @@ impl Traces {
             Ok(Ok(Ok(()))) => tracing::info!("traces flushed"),
             _ => tracing::warn!("traces not flushed within the shutdown grace period"),
         }
+    }
+}
+
+/// The exporter's sampler, once traces are on.
+static EDGE_SAMPLER: OnceLock<Box<dyn ShouldSample>> = OnceLock::new();
+
+thread_local! {
+    /// The trace id the next root span built on this thread takes ([`next_trace_id`]).
+    static NEXT_TRACE_ID: Cell<Option<TraceId>> = const { Cell::new(None) };
+}
+
+/// Whether a request's server span named by `route` in trace `id` (continuing `caller`) is
+/// sampled; never while traces are off.
+pub fn sampled(caller: Option<&Context>, id: TraceId, route: &str) -> bool {
+    EDGE_SAMPLER.get().is_some_and(|sampler| {
+        let decision = sampler
+            .should_sample(caller, id, route, &SpanKind::Server, &[], &[])
+            .decision;
+        decision == SamplingDecision::RecordAndSample
+    })
+}
+
+/// Makes `id` the trace id of the next root span built on this thread (`None`: a random one
+/// again): the edge decided it, and sampled by it, before the span was made.
+pub fn next_trace_id(id: Option<TraceId>) {
+    NEXT_TRACE_ID.with(|next| next.set(id));
+}
+
+/// Trace ids as the edge decided them ([`next_trace_id`]), else random; span ids random.
+#[derive(Debug)]
+struct EdgeIds;
+
+impl IdGenerator for EdgeIds {
+    fn new_trace_id(&self) -> TraceId {
+        NEXT_TRACE_ID
+            .with(Cell::take)
+            .unwrap_or_else(super::trace_context::fresh)
+    }
+
+    fn new_span_id(&self) -> SpanId {
+        SpanId::from(fastrand::u64(1..))
     }
 }
 

@@ -485,3 +485,25 @@ async fn a_collector_down_slow_or_refusing_never_slows_a_lookup_and_drops_are_co
     );
     assert_eq!(dropped(&replicas[0].1).await, 0.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_not_sampled_makes_no_span_and_still_has_its_id() {
+    let collector = Collector::start(Mode::Accept).await;
+    let upstream = upstream().await;
+    let sampler = [("OTEL_TRACES_SAMPLER", "always_off")];
+    let replica = traced(&upstream, &collector.endpoint(), "", &sampler);
+    let path = profile_path(ShortVideo, sv::PUBLIC_USER.unique_id);
+    assert_eq!(get(&replica, &path, &[]).await.0, 200);
+    assert_eq!(get(&replica, &path, &[]).await.0, 200);
+    let (status, body, _) = get(&replica, "/nowhere", &[]).await;
+    assert_eq!(status, 404);
+    let problem: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        problem["trace_id"].as_str().map(str::len),
+        Some(32),
+        "{problem}"
+    );
+    // Three times the batch's delay: anything made would have been sent.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(collector.spans().is_empty(), "{:#?}", collector.spans());
+}
