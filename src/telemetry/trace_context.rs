@@ -67,7 +67,7 @@ pub fn server_span(
     let caller = caller_context(headers);
     let id = caller
         .as_ref()
-        .map_or_else(fresh, |c| c.span().span_context().trace_id());
+        .map_or_else(traces::fresh, |c| c.span().span_context().trace_id());
     if !traces::sampled(caller.as_ref(), id, route) {
         return (tracing::Span::none(), id, false);
     }
@@ -143,14 +143,6 @@ fn caller_context(headers: &HeaderMap) -> Option<opentelemetry::Context> {
     }
     let cx = TraceContextPropagator::new().extract(&Headers(headers));
     cx.span().span_context().is_valid().then_some(cx)
-}
-
-/// A new random trace id (never the invalid all-zero one).
-pub fn fresh() -> TraceId {
-    let mut bytes = [0u8; 16];
-    fastrand::fill(&mut bytes);
-    bytes[15] |= 1;
-    TraceId::from_bytes(bytes)
 }
 
 /// The request's headers as the propagator reads them.

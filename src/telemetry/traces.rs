@@ -142,14 +142,20 @@ struct EdgeIds;
 
 impl IdGenerator for EdgeIds {
     fn new_trace_id(&self) -> TraceId {
-        NEXT_TRACE_ID
-            .with(Cell::take)
-            .unwrap_or_else(super::trace_context::fresh)
+        NEXT_TRACE_ID.with(Cell::take).unwrap_or_else(fresh)
     }
 
     fn new_span_id(&self) -> SpanId {
         SpanId::from(fastrand::u64(1..))
     }
+}
+
+/// A new random trace id (never the invalid all-zero one).
+pub fn fresh() -> TraceId {
+    let mut bytes = [0u8; 16];
+    fastrand::fill(&mut bytes);
+    bytes[15] |= 1;
+    TraceId::from_bytes(bytes)
 }
 
 /// The service's resource: the SDK reads `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`;
