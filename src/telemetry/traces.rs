@@ -7,7 +7,7 @@
 //!
 //! Exporting happens on the SDK's own thread (a batch processor), sending protobuf with
 //! reqwest's blocking client, so a collector that is down, slow or refusing holds that thread
-//! and never a request. What waits for it is bounded ([`Bounded`]): a span finished while
+//! and never a request. What waits for it is bounded (`Bounded`): a span finished while
 //! `telemetry.max_queued_spans` wait is dropped and counted ([`super::TRACE_SPANS_DROPPED`]).
 
 use std::cell::Cell;
