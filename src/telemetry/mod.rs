@@ -529,10 +529,11 @@ where
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::FilterExt as _;
     // The trace spans of sampled traces only: one not sampled makes no span (see
-    // `trace_context::server_span`).
+    // `trace_context::server_span`). Asked at every span, never cached per callsite (a plain
+    // `filter_fn` is: the first request's sampling would decide every later one's).
     let spans = tracing_subscriber::filter::Targets::new()
         .with_target(traces::TARGET, tracing::Level::TRACE)
-        .and(tracing_subscriber::filter::filter_fn(|_| {
+        .and(tracing_subscriber::filter::dynamic_filter_fn(|_, _| {
             trace_context::sampled_now()
         }));
     // Only what the spans say: no source locations, threads, timings or target, which cost

@@ -31,10 +31,20 @@ pub fn current() -> Option<String> {
     CURRENT.try_with(|c| c.id.to_string()).ok()
 }
 
-/// Whether the trace this task works for is sampled (true outside any request: a canary
-/// probe, or a refresh's own trace, is the exporter's sampler's to decide).
+/// Whether the trace this task works for is sampled. Outside any trace (a background task's
+/// Redis calls, say) no span is made: only requests, flights, refreshes and canary probes
+/// have traces.
 pub fn sampled_now() -> bool {
-    CURRENT.try_with(|c| c.sampled).unwrap_or(true)
+    CURRENT.try_with(|c| c.sampled).unwrap_or(false)
+}
+
+/// Makes the root span of a trace of its own (`make`): the exporter's sampler decides it.
+pub fn root_span(make: impl FnOnce() -> tracing::Span) -> tracing::Span {
+    let own = Current {
+        id: TraceId::INVALID,
+        sampled: true,
+    };
+    CURRENT.sync_scope(own, make)
 }
 
 /// Runs `answer` in the trace `id` ([`current`]), sampled or not ([`sampled_now`]).
@@ -42,12 +52,12 @@ pub fn scope<F: Future>(id: TraceId, sampled: bool, answer: F) -> impl Future<Ou
     CURRENT.scope(Current { id, sampled }, answer)
 }
 
-/// Runs `task` (spawned apart from the request that starts it) in that request's trace; a
-/// refresh (`own`) is sampled as a trace of its own.
+/// Runs `task` (spawned apart from the request that starts it) in that request's trace; one
+/// that is a trace of its own (`own`: a refresh, a canary probe) is the sampler's to decide.
 pub fn carry<F: Future>(own: bool, task: F) -> impl Future<Output = F::Output> {
     let current = CURRENT.try_with(|c| *c).unwrap_or(Current {
         id: TraceId::INVALID,
-        sampled: true,
+        sampled: false,
     });
     let sampled = own || current.sampled;
     CURRENT.scope(Current { sampled, ..current }, task)
@@ -71,19 +81,21 @@ pub fn server_span(
     if !traces::sampled(caller.as_ref(), id, route) {
         return (tracing::Span::none(), id, false);
     }
-    let span = tracing::info_span!(
-        target: TARGET,
-        "request",
-        otel.name = %format_args!("{method} {route}"),
-        otel.kind = "server",
-        otel.status_code = tracing::field::Empty,
-        http.request.method = %method,
-        http.route = route,
-        http.response.status_code = tracing::field::Empty,
-        profile_lookup.key_id = tracing::field::Empty,
-        profile_lookup.problem_code = tracing::field::Empty,
-        error.type = tracing::field::Empty,
-    );
+    let span = root_span(|| {
+        tracing::info_span!(
+            target: TARGET,
+            "request",
+            otel.name = %format_args!("{method} {route}"),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            http.request.method = %method,
+            http.route = route,
+            http.response.status_code = tracing::field::Empty,
+            profile_lookup.key_id = tracing::field::Empty,
+            profile_lookup.problem_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        )
+    });
     if span.is_disabled() {
         return (span, id, false);
     }
@@ -104,11 +116,7 @@ pub fn flight_span(refresh: bool, platform: &'static str) -> tracing::Span {
         return tracing::info_span!(target: TARGET, "flight", profile_lookup.platform = platform);
     }
     let current = CURRENT.try_with(|c| *c).ok();
-    let own = Current {
-        id: TraceId::INVALID,
-        sampled: true,
-    };
-    let span = CURRENT.sync_scope(own, || {
+    let span = root_span(|| {
         tracing::info_span!(
             target: TARGET,
             parent: None,

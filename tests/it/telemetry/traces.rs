@@ -357,6 +357,13 @@ async fn a_replica_waiting_on_another_replicas_fetch_says_so_in_its_trace() {
         "waited_on_another_replica"
     );
     assert!(all(&waited, "upstream_attempt").is_empty());
+    // A background task's Redis calls (a health ping, a renewal) are in no trace of their own.
+    let spans = collector.spans();
+    let orphans: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "redis" && s.parent.is_empty())
+        .collect();
+    assert!(orphans.is_empty(), "{orphans:#?}");
     assert_clean(&collector.spans(), &[sv::PUBLIC_USER.unique_id, KEY, "it:"]);
 }
 
@@ -484,6 +491,45 @@ async fn a_collector_down_slow_or_refusing_never_slows_a_lookup_and_drops_are_co
         "a slow collector's spans are dropped, counted"
     );
     assert_eq!(dropped(&replicas[0].1).await, 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lookup_not_sampled_first_leaves_the_next_sampled_one_whole() {
+    let collector = Collector::start(Mode::Accept).await;
+    let upstream = upstream().await;
+    let replica = traced(&upstream, &collector.endpoint(), "", &[]);
+    let path = profile_path(ShortVideo, sv::PUBLIC_USER.unique_id);
+    // The caller's flag 00: not sampled, so the first lookup (a miss) makes no span.
+    let unsampled = [(
+        "traceparent",
+        "00-dbf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+    )];
+    assert_eq!(get(&replica, &path, &unsampled).await.0, 200);
+    let other = profile_path(ShortVideo, sv::PRIVATE_USER.unique_id);
+    let sampled = [(
+        "traceparent",
+        "00-ebf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    )];
+    assert_eq!(get(&replica, &other, &sampled).await.0, 200);
+    let trace = collector
+        .trace(|s| s.trace_id == "ebf92f3577b34da6a3ce929d0e0e4736")
+        .await;
+    for name in [
+        "auth_and_quota",
+        "cache",
+        "flight",
+        "source",
+        "upstream_attempt",
+        "extract",
+    ] {
+        one(&trace, name);
+    }
+    assert!(
+        collector
+            .spans()
+            .iter()
+            .all(|s| s.trace_id != "dbf92f3577b34da6a3ce929d0e0e4736")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
