@@ -2,8 +2,10 @@
 //! its rules live, whichever form (the edge-style user of the API and the legacy page, the
 //! current page's xig object, the profile query's user) the values came from.
 
-use super::PhotoShareProfile;
-use crate::platform::fields::{self, PHOTO_SHARE, Record, Table, Tabled, View};
+use url::Url;
+
+use super::{PhotoShareBioLink, PhotoShareProfile};
+use crate::platform::fields::{self, Item, PHOTO_SHARE, Record, Table, Tabled, View};
 use crate::platform::{Count, Reading};
 use crate::username::Subject;
 
@@ -42,7 +44,57 @@ pub(super) fn profile(record: &Record<'_>) -> PhotoShareProfile {
         edge_followed_by: count("edge_followed_by"),
         edge_follow: count("edge_follow"),
         edge_owner_to_timeline_media: count("edge_owner_to_timeline_media"),
+        external_url: Some(unwrapped(&v.text("external_url"))).filter(|u| !u.is_empty()),
+        bio_links: v.list("bio_links").iter().filter_map(bio_link).collect(),
+        pronouns: v
+            .list("pronouns")
+            .iter()
+            .filter_map(|item| match item {
+                Item::Text(text) if !text.is_empty() => Some(text.clone().into_owned()),
+                _ => None,
+            })
+            .collect(),
+        // `""` is how the platform says the owner hides it: no category.
+        category_name: Some(text("category_name")).filter(|c| !c.is_empty()),
     }
+}
+
+/// The host of the platform's link redirector, which wraps the links of a profile (`lynx_url`,
+/// `external_url_linkshimmed`) as `https://l.instagram.com/?u=<the link, percent-encoded>&e=…`.
+const REDIRECTOR_HOST: &str = "l.instagram.com";
+
+/// `link` unwrapped from the platform's redirector (its `u` parameter, percent-decoded); any
+/// other link as it is.
+pub(super) fn unwrapped(link: &str) -> String {
+    let Ok(url) = Url::parse(link) else {
+        return link.to_owned();
+    };
+    if url.host_str() != Some(REDIRECTOR_HOST) {
+        return link.to_owned();
+    }
+    url.query_pairs()
+        .find(|(key, _)| key == "u")
+        .map(|(_, target)| target.into_owned())
+        .filter(|target| !target.is_empty())
+        .unwrap_or_else(|| link.to_owned())
+}
+
+/// A bio link of the body: its `url` (else its redirector-wrapped `lynx_url`), unwrapped, and
+/// its title; `None` for an element that gives no link.
+fn bio_link(item: &Item<'_>) -> Option<PhotoShareBioLink> {
+    let Item::Link {
+        url,
+        lynx_url,
+        title,
+    } = item
+    else {
+        return None;
+    };
+    let link = if url.is_empty() { lynx_url } else { url };
+    (!link.is_empty()).then(|| PhotoShareBioLink {
+        url: unwrapped(link),
+        title: title.clone().into_owned(),
+    })
 }
 
 /// The reading of the requested user's profile: the profile, unless the account is public and

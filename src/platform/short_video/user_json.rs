@@ -17,7 +17,9 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
-use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
+use super::{
+    ShortVideoBioLink, ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+};
 use crate::cost;
 use crate::platform::Reading;
 use crate::platform::fields::{
@@ -182,6 +184,7 @@ pub(super) fn profile(
         ));
     }
     let text = |key| v.text(key).into_owned();
+    let some_text = |key| Some(text(key)).filter(|t| !t.is_empty());
     let user = ShortVideoUser {
         id: text("id"),
         unique_id: unique_id.into_owned(),
@@ -195,6 +198,11 @@ pub(super) fn profile(
         sec_uid: text("secUid"),
         relation: v.code("relation"),
         open_favorite: v.flag("openFavorite"),
+        bio_link: some_text("bioLink").map(|link| ShortVideoBioLink { link }),
+        // `0` is how a page hides it: no time, never 1970.
+        create_time: v.num("createTime").value().filter(|&t| t > 0),
+        language: some_text("language"),
+        is_organization: v.switch("isOrganization"),
     };
     let stats = ShortVideoStats {
         follower_count: v.count("followerCount"),
