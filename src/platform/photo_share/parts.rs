@@ -128,3 +128,78 @@ pub(super) fn searched<'a>(
 pub(super) fn is_requested(profile: &PhotoShareProfile, requested: Subject<'_>) -> bool {
     requested.matches(&profile.username)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_platforms_redirector_is_unwrapped() {
+        let cases = [
+            (
+                "https://l.instagram.com/?u=https%3A%2F%2Fshop.example%2Fa%3Fb%3D1%26c%3D2&e=AT0x",
+                "https://shop.example/a?b=1&c=2",
+            ),
+            (
+                "http://l.instagram.com/?e=AT0x&u=http%3A%2F%2Fa.example",
+                "http://a.example",
+            ),
+            // No target, another host, a look-alike host, no URL at all: as given.
+            (
+                "https://l.instagram.com/?e=AT0x",
+                "https://l.instagram.com/?e=AT0x",
+            ),
+            ("https://l.instagram.com/?u=", "https://l.instagram.com/?u="),
+            (
+                "https://shop.example/?u=https%3A%2F%2Fx",
+                "https://shop.example/?u=https%3A%2F%2Fx",
+            ),
+            (
+                "https://l.instagram.com.evil.example/?u=https%3A%2F%2Fx",
+                "https://l.instagram.com.evil.example/?u=https%3A%2F%2Fx",
+            ),
+            ("linktr.ee/name", "linktr.ee/name"),
+        ];
+        for (link, want) in cases {
+            assert_eq!(unwrapped(link), want, "{link}");
+        }
+    }
+
+    #[test]
+    fn a_bio_link_takes_its_url_else_its_wrapped_link_and_needs_one() {
+        let link = |url: &'static str, lynx_url: &'static str| Item::Link {
+            url: url.into(),
+            lynx_url: lynx_url.into(),
+            title: "T".into(),
+        };
+        let got = |item| bio_link(&item).map(|l| l.url);
+        assert_eq!(
+            got(link(
+                "https://a.example",
+                "https://l.instagram.com/?u=https%3A%2F%2Fb"
+            )),
+            Some("https://a.example".to_owned())
+        );
+        assert_eq!(
+            got(link(
+                "",
+                "https://l.instagram.com/?u=https%3A%2F%2Fb.example"
+            )),
+            Some("https://b.example".to_owned())
+        );
+        assert_eq!(got(link("", "")), None);
+        assert_eq!(got(Item::Text("https://a.example".into())), None);
+    }
+
+    #[test]
+    fn an_empty_category_or_link_is_null_and_empty_lists_are_empty() {
+        let record: fields::UserObject<'_, Names> = serde_json::from_str(
+            r#"{"username":"bo","category_name":"","external_url":"","bio_links":null,"pronouns":[]}"#,
+        )
+        .unwrap();
+        let body = profile(&record.0);
+        assert_eq!(body.category_name, None);
+        assert_eq!(body.external_url, None);
+        assert!(body.bio_links.is_empty() && body.pronouns.is_empty());
+    }
+}
