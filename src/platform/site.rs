@@ -224,9 +224,8 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     }
 
     /// The documented nullable fields the document never gives (dotted paths of the body, as
-    /// [`Body::unset`](crate::platform::Body::unset) names them): when the profile came from
-    /// it, each of them that is `null` is one the platform withheld, and `Profile-Withheld`
-    /// names it. None by default.
+    /// [`Body::unset`] names them): when the profile came from it, each of them that is `null`
+    /// is one the platform withheld, and `Profile-Withheld` names it. None by default.
     fn withholds(self) -> &'static [&'static str] {
         &[]
     }
