@@ -58,6 +58,8 @@ mod answer;
 mod flight;
 mod rules;
 mod stores;
+#[cfg(test)]
+mod upgrade_tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

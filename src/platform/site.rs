@@ -223,6 +223,13 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         true
     }
 
+    /// The documented nullable fields the document never gives (dotted paths of the body, as
+    /// [`Body::unset`] names them): when the profile came from it, each of them that is `null`
+    /// is one the platform withheld, and `Profile-Withheld` names it. None by default.
+    fn withholds(self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether the document is asked by the user's platform id rather than by name: the id
     /// is learned from an earlier answer about the name (kept by the fleet's
     /// [`KnownIds`](crate::fleet::ids::KnownIds)), and a name without one skips the document

@@ -61,7 +61,20 @@ impl Document for Doc {
     fn gives_posts(self) -> bool {
         self == Doc::Page
     }
+
+    /// The embed's flat `userInfo` has no bio link, creation time or language.
+    fn withholds(self) -> &'static [&'static str] {
+        match self {
+            Doc::Page => &[],
+            Doc::Embed => &[BIO_LINK, CREATE_TIME, LANGUAGE],
+        }
+    }
 }
+
+/// The body's added nullable fields, as `Profile-Withheld` names them.
+const BIO_LINK: &str = "userInfo.user.bioLink";
+const CREATE_TIME: &str = "userInfo.user.createTime";
+const LANGUAGE: &str = "userInfo.user.language";
 
 /// The block a saved WAF proof-of-work page is, as `profile-lookup extract` names it.
 pub const WAF_CHALLENGE: &str = "waf_challenge";

@@ -41,7 +41,11 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
                 "avatarLarger",
                 "avatarMedium",
                 "avatarThumb",
+                "bioLink",
+                "createTime",
                 "id",
+                "isOrganization",
+                "language",
                 "nickname",
                 "openFavorite",
                 "privateAccount",
@@ -146,16 +150,20 @@ async fn photo_share_bodies_are_exactly_the_spec_shape() {
     assert_eq!(
         keys(&body),
         [
+            "bio_links",
             "biography",
+            "category_name",
             "edge_follow",
             "edge_followed_by",
             "edge_owner_to_timeline_media",
+            "external_url",
             "full_name",
             "id",
             "is_private",
             "is_verified",
             "profile_pic_url",
             "profile_pic_url_hd",
+            "pronouns",
             "username"
         ]
     );
