@@ -75,6 +75,7 @@
 
 pub mod auth;
 pub mod blame;
+pub mod build_info;
 pub mod cache;
 pub mod canary;
 pub mod commands;

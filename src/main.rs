@@ -12,7 +12,7 @@ use profile_lookup::platform::Platform;
 
 /// Public profiles of one user per request, from a short-video and a photo-share platform.
 #[derive(Parser)]
-#[command(name = "profile-lookup", version, about)]
+#[command(name = "profile-lookup", version = profile_lookup::build_info::LONG_VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
