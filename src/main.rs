@@ -26,6 +26,18 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Check a configuration as `serve` would (Redis included, unless --offline) and print
+    /// it, secrets masked, with where each value that is not a default was set. Exit 0 when
+    /// `serve` would start, 2 when it would refuse the settings, 1 when Redis cannot be
+    /// reached.
+    Check {
+        /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Do not ask Redis (no network at all).
+        #[arg(long)]
+        offline: bool,
+    },
     /// Run the service on loopback against a built-in sample upstream, with a printed demo key.
     Demo {
         /// Where the demo service listens (default: `server.listen`, 127.0.0.1:8080 unless
@@ -88,6 +100,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => commands::serve(config.as_deref()),
+        Command::Check { config, offline } => commands::check(config.as_deref(), offline),
         Command::Demo {
             listen,
             drift_after,
