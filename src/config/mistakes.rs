@@ -269,11 +269,11 @@ fn reword(key: Option<&str>, why: &str) -> String {
     ];
     let value = why.split_once(": ").map_or("", |(_, value)| value);
     if key == Some("server.listen") || why.starts_with("invalid socket address syntax") {
-        return format!(
-            "{value} is not an IP address and port; host names are not accepted: write \
-             \"127.0.0.1:8080\" (this machine only), \"0.0.0.0:8080\" (every interface) or \
-             \"[::]:8080\""
-        );
+        // The address parser's message quotes nothing: say what the key takes.
+        return "not an IP address and a port; host names are not accepted: write \
+                \"127.0.0.1:8080\" (this machine only), \"0.0.0.0:8080\" (every interface) \
+                or \"[::]:8080\""
+            .to_owned();
     }
     if URL_REASONS.iter().any(|r| why.starts_with(r)) {
         return format!(
