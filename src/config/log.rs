@@ -76,7 +76,8 @@ impl Section for LogConfig {
 fn check_level(level: &str) -> Result<(), String> {
     let refuse = |what: &str| {
         Err(format!(
-            "log.level {level:?}: {what}; write a level, one of {}, or target=level              directives such as \"info,profile_lookup=debug\"",
+            "log.level {level:?}: {what}; write a level, one of {}, or target=level \
+             directives such as \"info,profile_lookup=debug\"",
             super::words::allowed(&LEVELS)
         ))
     };

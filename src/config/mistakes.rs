@@ -164,8 +164,10 @@ fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// Why the file's `given` cannot stand where the defaults hold `known`: text where a number
-/// or a boolean belongs, a value where a section belongs, or the other way round.
+/// Why the file's `given` cannot stand where the defaults hold `known`: text, a boolean or a
+/// fraction where a number belongs (a whole one), text or a number where a boolean belongs, a
+/// value where a section belongs, or the other way round. (The `config` crate would turn
+/// `"60"` into 60, `true` into 1 and 1.5 into 1.)
 fn misfit(path: &[String], known: &Kind, given: &Kind) -> Option<String> {
     let key = path.join(".");
     let last = path.last().map_or("", String::as_str);
@@ -180,6 +182,16 @@ fn misfit(path: &[String], known: &Kind, given: &Kind) -> Option<String> {
                 "{key} is the text {text:?}, where a number belongs: {write}"
             ))
         }
+        (Kind::Integer | Kind::Float, Kind::Bool) => Some(format!(
+            "{key} is true or false, where a number belongs: write a number"
+        )),
+        (Kind::Bool, Kind::Integer | Kind::Float) => Some(format!(
+            "{key} is a number, where true or false belongs: write `{last} = true` or \
+             `{last} = false`"
+        )),
+        (Kind::Integer, Kind::Float) => Some(format!(
+            "{key} has a fraction, where a whole number belongs: write it without one"
+        )),
         (Kind::Bool, Kind::Text(text)) => Some(format!(
             "{key} is the text {text:?}, where true or false belongs: write `{last} = true` \
              or `{last} = false`, without quotes"
@@ -280,6 +292,23 @@ fn reword(key: Option<&str>, why: &str) -> String {
             "{value} is not a URL: write the scheme and the host, e.g. \
              \"https://www.example.com\" or \"http://127.0.0.1:9000\""
         );
+    }
+    // serde's own type message (`invalid type: string "x", expected a sequence`).
+    if let Some((given, expected)) = why
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        if expected.contains("sequence") {
+            let given = given.strip_prefix("string ").unwrap_or(given);
+            return format!("{given} is not a list: write it in brackets, e.g. [\"…\"]");
+        }
+        return type_mismatch(given, expected);
+    }
+    // An untagged choice of shapes (one URL or a list of them) that fits none.
+    if why.starts_with("data did not match any variant") {
+        return "this value has none of the shapes the key takes: write it as \
+                config/default.toml shows"
+            .to_owned();
     }
     // serde's words for a missing key or an unknown one (the shape check catches those in
     // the file and the environment first): `field` is the Rust word for a key.

@@ -128,6 +128,26 @@ fn file_mistakes_name_the_key_the_file_and_line_and_what_is_valid() {
             "[retry]\nmax_attempts = 0\n",
             &["retry.max_attempts", "@:2"],
         ),
+        (
+            "[cache]\nttl_seconds = 1.5\n",
+            &["cache.ttl_seconds", "@:2", "a whole number"],
+        ),
+        (
+            "[cache]\nenabled = 1\n",
+            &["cache.enabled", "@:2", "true or false"],
+        ),
+        (
+            "[server]\nmax_headers = true\n",
+            &["server.max_headers", "@:2", "a number"],
+        ),
+        (
+            "[upstream]\nbrowser_profiles = \"chrome\"\n",
+            &["upstream.browser_profiles", "@:2", "not a list"],
+        ),
+        (
+            "[redis]\nurl = 5\n",
+            &["redis.url", "@:2", "config/default.toml"],
+        ),
     ];
     for (toml, needles) in cases {
         let (code, stderr, path) = check(Some(toml), &[]);
