@@ -12,7 +12,7 @@ use profile_lookup::platform::Platform;
 
 /// Public profiles of one user per request, from a short-video and a photo-share platform.
 #[derive(Parser)]
-#[command(name = "profile-lookup", version, about)]
+#[command(name = "profile-lookup", version = profile_lookup::build_info::LONG_VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -25,6 +25,18 @@ enum Command {
         /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+    },
+    /// Check a configuration as `serve` would (Redis included, unless --offline) and print
+    /// it, secrets masked, with where each value that is not a default was set. Exit 0 when
+    /// `serve` would start, 2 when it would refuse the settings, 1 when Redis cannot be
+    /// reached.
+    Check {
+        /// A TOML config file (else $PROFILE_LOOKUP_CONFIG, else built-in defaults).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Do not ask Redis (no network at all).
+        #[arg(long)]
+        offline: bool,
     },
     /// Run the service on loopback against a built-in sample upstream, with a printed demo key.
     Demo {
@@ -88,6 +100,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => commands::serve(config.as_deref()),
+        Command::Check { config, offline } => commands::check(config.as_deref(), offline),
         Command::Demo {
             listen,
             drift_after,

@@ -163,7 +163,7 @@ pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
 pub use keys::key_id;
 pub use quota::QuotaDecision;
-pub use start::{Refused, START_TRIES};
+pub use start::{AtStart, Refused, START_TRIES};
 
 use conn::Conn;
 use health::Health;

@@ -219,7 +219,7 @@ async fn settings_it_cannot_use_exit_3_and_say_why() {
         ),
         (
             "intervl_seconds = 5",
-            "canary.intervl_seconds is not a key of [canary]",
+            "unknown key `canary.intervl_seconds`; did you mean `interval_seconds`?",
         ),
     ];
     for (body, said) in cases {
