@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::{AuthConfig, parse_digest};
-use crate::error::ApiError;
+use crate::error::{ApiError, AuthFailure};
 
 /// Longest token looked at; anything longer cannot be a configured key.
 const MAX_TOKEN_BYTES: usize = 4096;
@@ -52,10 +52,13 @@ impl Keys {
     /// The key id of a request's single `Authorization: Bearer <key>` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<KeyId, ApiError> {
         let mut values = headers.get_all(AUTHORIZATION).iter();
-        let (Some(value), None) = (values.next(), values.next()) else {
-            return Err(ApiError::Unauthorized);
+        let value = match (values.next(), values.next()) {
+            (Some(value), None) => value,
+            (None, _) => return Err(ApiError::Unauthorized(AuthFailure::Missing)),
+            (Some(_), Some(_)) => return Err(ApiError::Unauthorized(AuthFailure::Duplicate)),
         };
-        let token = bearer_token(value.as_bytes()).ok_or(ApiError::Unauthorized)?;
+        let token =
+            bearer_token(value.as_bytes()).ok_or(ApiError::Unauthorized(AuthFailure::Malformed))?;
         let presented = sha256(token);
         let mut matched = None;
         for (index, digest) in self.digests.iter().enumerate() {
@@ -63,7 +66,7 @@ impl Keys {
                 matched = Some(KeyId(index as u32));
             }
         }
-        matched.ok_or(ApiError::Unauthorized)
+        matched.ok_or(ApiError::Unauthorized(AuthFailure::Unknown))
     }
 }
 
@@ -134,26 +137,27 @@ mod tests {
     }
 
     #[test]
-    fn refuses_everything_else() {
-        for v in [
-            &b"Bearer"[..],
-            b"Bearer ",
-            b"Bearer\tk-one",
-            b"Basic k-one",
-            b"Token k-one",
-            b"Bearer k-one ",
-            b"Bearer k-on",
-            b"Bearer k-one1",
-            b"Bearer k-o e",
-            b"k-one",
+    fn refuses_everything_else_saying_which() {
+        let malformed = Err(ApiError::Unauthorized(AuthFailure::Malformed));
+        let unknown = Err(ApiError::Unauthorized(AuthFailure::Unknown));
+        for (v, expected) in [
+            (&b"Bearer"[..], &malformed),
+            (b"Bearer ", &malformed),
+            (b"Bearer\tk-one", &malformed),
+            (b"Basic k-one", &malformed),
+            (b"Token k-one", &malformed),
+            (b"Bearer k-one ", &malformed),
+            (b"Bearer k-on", &unknown),
+            (b"Bearer k-one1", &unknown),
+            (b"Bearer k-o e", &malformed),
+            (b"k-one", &malformed),
         ] {
-            assert_eq!(
-                keys().authenticate(&with(&[v])),
-                Err(ApiError::Unauthorized),
-                "{v:?}"
-            );
+            assert_eq!(&keys().authenticate(&with(&[v])), expected, "{v:?}");
         }
-        assert!(keys().authenticate(&HeaderMap::new()).is_err());
+        assert_eq!(
+            keys().authenticate(&HeaderMap::new()),
+            Err(ApiError::Unauthorized(AuthFailure::Missing))
+        );
         let long = format!("Bearer {}", "a".repeat(8192));
         assert!(keys().authenticate(&with(&[long.as_bytes()])).is_err());
         assert!(keys().authenticate(&with(&[b"Bearer \xff\xfe"])).is_err());
@@ -161,15 +165,14 @@ mod tests {
 
     #[test]
     fn refuses_two_authorization_headers_in_either_order() {
-        assert!(
-            keys()
-                .authenticate(&with(&[b"Bearer k-one", b"Bearer wrong"]))
-                .is_err()
-        );
-        assert!(
-            keys()
-                .authenticate(&with(&[b"Bearer wrong", b"Bearer k-one"]))
-                .is_err()
-        );
+        for pair in [
+            [&b"Bearer k-one"[..], b"Bearer wrong"],
+            [b"Bearer wrong", b"Bearer k-one"],
+        ] {
+            assert_eq!(
+                keys().authenticate(&with(&pair)),
+                Err(ApiError::Unauthorized(AuthFailure::Duplicate))
+            );
+        }
     }
 }

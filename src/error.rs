@@ -16,15 +16,53 @@ use crate::platform::Failure;
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// Why a request was not authenticated: the 401's `detail` and its RFC 6750 challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFailure {
+    /// No `Authorization` header at all.
+    #[error("an API key is required: send `Authorization: Bearer <key>`")]
+    Missing,
+    /// An `Authorization` header that is not `Bearer <key>` (another scheme, no key, a tab,
+    /// a space or a byte that is not visible ASCII in the key).
+    #[error(
+        "the Authorization header is malformed: send `Authorization: Bearer <key>`, one space \
+         after `Bearer`, the key in visible ASCII characters"
+    )]
+    Malformed,
+    /// A well-formed key this service does not know.
+    #[error("the API key is not known to this service")]
+    Unknown,
+    /// More than one `Authorization` header.
+    #[error(
+        "more than one Authorization header was sent: send exactly one \
+         `Authorization: Bearer <key>`"
+    )]
+    Duplicate,
+}
+
+impl AuthFailure {
+    /// The `WWW-Authenticate` challenge (RFC 6750 §3): no `error` when the request carried no
+    /// credentials at all (§3.1: the client may not know a key is needed), `invalid_request`
+    /// for a malformed or repeated header, `invalid_token` for a key that is not valid.
+    pub fn challenge(self) -> &'static str {
+        match self {
+            AuthFailure::Missing => "Bearer",
+            AuthFailure::Malformed | AuthFailure::Duplicate => "Bearer error=\"invalid_request\"",
+            AuthFailure::Unknown => "Bearer error=\"invalid_token\"",
+        }
+    }
+}
+
 /// Every error the API answers with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
     /// The username breaks the format rule; the text states the rule.
     #[error("{0}")]
     InvalidUsername(String),
-    /// No usable `Authorization: Bearer <key>`, or an unknown key.
-    #[error("a valid API key is required: send `Authorization: Bearer <key>`")]
-    Unauthorized,
+    /// No usable `Authorization: Bearer <key>`, or an unknown key; which of them is the
+    /// `detail` (never more about a key than that it is unknown).
+    #[error("{0}")]
+    Unauthorized(AuthFailure),
     /// The platform says the user does not exist.
     #[error("the platform has no user of that name")]
     ProfileNotFound,
@@ -104,7 +142,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::InvalidUsername(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::ProfileRestricted => StatusCode::FORBIDDEN,
             ApiError::ProfileNotFound | ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } | ApiError::UpstreamBlocked { .. } => {
@@ -124,7 +162,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::InvalidUsername(_) => "invalid_username",
-            ApiError::Unauthorized => "unauthorized",
+            ApiError::Unauthorized(_) => "unauthorized",
             ApiError::ProfileNotFound => "profile_not_found",
             ApiError::ProfileRestricted => "profile_restricted",
             ApiError::RateLimited { .. } => "rate_limited",
@@ -143,7 +181,7 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             ApiError::InvalidUsername(_) => "Invalid username",
-            ApiError::Unauthorized => "Unauthorized",
+            ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::ProfileNotFound => "Profile not found",
             ApiError::ProfileRestricted => "Profile restricted",
             ApiError::RateLimited { .. } => "Rate limited",
@@ -223,8 +261,11 @@ impl IntoResponse for ApiError {
             );
         }
         match self {
-            ApiError::Unauthorized => {
-                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            ApiError::Unauthorized(why) => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(why.challenge()),
+                );
             }
             ApiError::MethodNotAllowed => {
                 headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -273,7 +314,7 @@ mod tests {
     fn every_error_has_its_own_code_and_type() {
         let all = [
             ApiError::InvalidUsername("x".into()),
-            ApiError::Unauthorized,
+            ApiError::Unauthorized(AuthFailure::Missing),
             ApiError::ProfileNotFound,
             ApiError::ProfileRestricted,
             ApiError::RateLimited {

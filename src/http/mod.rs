@@ -5,7 +5,7 @@
 //! A lookup handler first takes [`guard::Admitted`] (load shedding, auth, the per-key rate
 //! limit), then the caller's `Cache-Control` wishes ([`directives::Directives`]) and its checked
 //! name ([`path_name::Name`]), and answers within the request deadline. Operator endpoints
-//! (`/healthz`, `/readyz`, `/metrics`, `/status`, `/openapi.json`, `/docs`) are never shed: a
+//! (`/`, `/healthz`, `/readyz`, `/metrics`, `/status`, `/openapi.json`, `/docs`) are never shed: a
 //! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
@@ -36,9 +36,13 @@ use crate::error::ApiError;
 use crate::platform::{Platform, Site, SiteJob, with_site};
 use crate::state::AppState;
 
+/// The service's name, as `GET /` and the `/docs` page's title give it.
+pub const SERVICE_NAME: &str = env!("CARGO_PKG_NAME");
+
 /// The operator endpoints, each registered with its OpenAPI operation in one call.
 fn operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::index))
         .routes(routes!(handlers::healthz))
         .routes(routes!(handlers::readyz))
         .routes(routes!(handlers::metrics))
