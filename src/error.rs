@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::platform::Failure;
+use crate::upstream::Cause;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -86,9 +87,11 @@ pub enum ApiError {
     /// The page was fetched but held no readable profile.
     #[error("the platform's page held no profile this service could read")]
     ExtractionFailed,
-    /// The platform could not be reached, timed out or sent something we refuse to read.
-    #[error("the platform could not be reached or did not answer in time")]
-    UpstreamUnavailable,
+    /// The platform could not be reached, timed out or sent something we refuse to read; with
+    /// the category of the transport failure when it was one (in words in the `detail`, never
+    /// an address, a host or a credential).
+    #[error("the platform could not be reached or did not answer in time{}", because(*.0))]
+    UpstreamUnavailable(Option<Cause>),
     /// The platform withholds the profile from the network region we ask from (every route
     /// tried).
     #[error(
@@ -132,7 +135,7 @@ impl From<Failure> for ApiError {
             Failure::Restricted => ApiError::ProfileRestricted,
             Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
             Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,
-            Failure::Unavailable(_) => ApiError::UpstreamUnavailable,
+            Failure::Unavailable { cause, .. } => ApiError::UpstreamUnavailable(cause),
         }
     }
 }
@@ -148,7 +151,7 @@ impl ApiError {
             ApiError::RateLimited { .. } | ApiError::UpstreamBlocked { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::ExtractionFailed | ApiError::UpstreamUnavailable | ApiError::Internal => {
+            ApiError::ExtractionFailed | ApiError::UpstreamUnavailable(_) | ApiError::Internal => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
             ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -168,7 +171,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::UpstreamBlocked { .. } => "upstream_blocked",
             ApiError::ExtractionFailed => "extraction_failed",
-            ApiError::UpstreamUnavailable => "upstream_unavailable",
+            ApiError::UpstreamUnavailable(_) => "upstream_unavailable",
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::RegionLocked { .. } => "region_locked",
             ApiError::NotFound => "not_found",
@@ -187,7 +190,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => "Rate limited",
             ApiError::UpstreamBlocked { .. } => "Upstream blocked",
             ApiError::ExtractionFailed => "Extraction failed",
-            ApiError::UpstreamUnavailable => "Upstream unavailable",
+            ApiError::UpstreamUnavailable(_) => "Upstream unavailable",
             ApiError::Overloaded { .. } => "Overloaded",
             ApiError::RegionLocked { .. } => "Region locked",
             ApiError::NotFound => "Not found",
@@ -217,6 +220,12 @@ impl ApiError {
             code: self.code().to_owned(),
         }
     }
+}
+
+/// The `detail`'s words for a transport failure's category: `: the connection was refused
+/// (refused)`, or nothing.
+fn because(cause: Option<Cause>) -> String {
+    cause.map_or_else(String::new, |c| format!(": {} ({})", c.words(), c.label()))
 }
 
 /// Prefix of every problem `type` URI; the suffix is the `code`.
@@ -298,6 +307,21 @@ mod tests {
     }
 
     #[test]
+    fn an_unavailable_platform_says_the_category_in_words_and_nothing_else() {
+        assert_eq!(
+            ApiError::UpstreamUnavailable(None).problem().detail,
+            "the platform could not be reached or did not answer in time"
+        );
+        assert_eq!(
+            ApiError::UpstreamUnavailable(Some(Cause::Refused))
+                .problem()
+                .detail,
+            "the platform could not be reached or did not answer in time: the connection was \
+             refused (refused)"
+        );
+    }
+
+    #[test]
     fn a_restricted_profile_is_403_without_a_wait() {
         let response = ApiError::ProfileRestricted.into_response();
         assert_eq!(response.status(), StatusCode::FORBIDDEN);
@@ -324,7 +348,7 @@ mod tests {
                 retry_after: Duration::from_secs(1),
             },
             ApiError::ExtractionFailed,
-            ApiError::UpstreamUnavailable,
+            ApiError::UpstreamUnavailable(None),
             ApiError::Overloaded {
                 retry_after: Duration::from_secs(1),
             },

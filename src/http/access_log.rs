@@ -272,7 +272,7 @@ mod tests {
             .route(
                 "/problem/{name}",
                 get(|log: LogCarrier| async move {
-                    let mut response = ApiError::UpstreamUnavailable.into_response();
+                    let mut response = ApiError::UpstreamUnavailable(None).into_response();
                     log.carry(LOG, &mut response);
                     response
                 }),

@@ -52,7 +52,7 @@ impl FromRequestParts<AppState> for Admitted {
             .map_err(IntoResponse::into_response)?;
         let limiter = state.limiter();
         let Some(checked) = within(deadline, pin!(limiter.check(key))).await else {
-            return Err(ApiError::UpstreamUnavailable.into_response());
+            return Err(ApiError::UpstreamUnavailable(None).into_response());
         };
         match checked {
             Ok(quota) => Ok(Admitted {
