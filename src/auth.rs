@@ -49,6 +49,16 @@ impl Keys {
         self.digests.iter().map(crate::fleet::key_id).collect()
     }
 
+    /// Each key's id for the access log, indexed by [`KeyId`]: the first 8 hex digits of the
+    /// key's SHA-256 (`printf %s "$KEY" | sha256sum | cut -c1-8`), never the key. 32 bits
+    /// tell a handful of keys apart and say nothing usable about any.
+    pub fn log_ids(&self) -> Vec<String> {
+        self.digests
+            .iter()
+            .map(|d| d[..4].iter().map(|b| format!("{b:02x}")).collect())
+            .collect()
+    }
+
     /// The key id of a request's single `Authorization: Bearer <key>` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<KeyId, ApiError> {
         let mut values = headers.get_all(AUTHORIZATION).iter();
@@ -123,6 +133,15 @@ mod tests {
         ] {
             assert_eq!(keys().authenticate(&with(&[v])), Ok(KeyId(0)), "{v:?}");
         }
+    }
+
+    #[test]
+    fn a_keys_log_id_is_the_head_of_its_sha256() {
+        let digest = Sha256::digest(b"k-one");
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let ids = keys().log_ids();
+        assert_eq!(ids[0], hex[..8]);
+        assert_eq!(ids[1], "5dc2ef5d");
     }
 
     #[test]

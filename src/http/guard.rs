@@ -64,6 +64,7 @@ impl FromRequestParts<AppState> for Admitted {
             Err((over, quota)) => {
                 let mut response = over.into_response();
                 limiter.stamp(&mut response, quota);
+                response.extensions_mut().insert(key);
                 Err(response)
             }
         }
@@ -97,6 +98,8 @@ impl Admitted {
         state
             .limiter()
             .stamp(&mut response, quota.unwrap_or(self.quota));
+        // For the access log's key id.
+        response.extensions_mut().insert(self.key);
         response
     }
 }

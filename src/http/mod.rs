@@ -9,6 +9,7 @@
 //! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
+pub mod client_addr;
 pub mod directives;
 pub mod docs;
 pub mod guard;
@@ -103,7 +104,17 @@ pub fn router(state: AppState) -> Router {
                     COOKIE,
                 ]))
                 .layer(SetSensitiveResponseHeadersLayer::new([SET_COOKIE]))
-                .layer(access_log::AccessLogLayer)
+                .layer(access_log::AccessLogLayer::new(
+                    client_addr::TrustedProxies::new(
+                        // Checked when the settings were loaded.
+                        state
+                            .settings()
+                            .server
+                            .trusted_networks()
+                            .unwrap_or_default(),
+                    ),
+                    state.keys().log_ids(),
+                ))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
                 })),
