@@ -26,6 +26,8 @@ pub struct KeyId(pub u32);
 #[derive(Clone, Debug, Default)]
 pub struct Keys {
     digests: Vec<[u8; 32]>,
+    /// Each key's id for logs and metrics, by [`KeyId`] (see [`Keys::log_ids`]).
+    log_ids: Vec<String>,
 }
 
 impl Keys {
@@ -33,9 +35,12 @@ impl Keys {
     pub fn new(auth: &AuthConfig) -> Self {
         let plain = auth.api_keys.iter().map(|k| sha256(k.as_bytes()));
         let hashed = auth.api_key_sha256.iter().filter_map(|d| parse_digest(d));
-        Self {
-            digests: plain.chain(hashed).collect(),
-        }
+        let digests: Vec<[u8; 32]> = plain.chain(hashed).collect();
+        let log_ids = digests
+            .iter()
+            .map(|d| d[..4].iter().map(|b| format!("{b:02x}")).collect())
+            .collect();
+        Self { digests, log_ids }
     }
 
     /// How many keys are configured (the quota keeps one state per key).
@@ -53,10 +58,12 @@ impl Keys {
     /// key's SHA-256 (`printf %s "$KEY" | sha256sum | cut -c1-8`), never the key. 32 bits
     /// tell a handful of keys apart and say nothing usable about any.
     pub fn log_ids(&self) -> Vec<String> {
-        self.digests
-            .iter()
-            .map(|d| d[..4].iter().map(|b| format!("{b:02x}")).collect())
-            .collect()
+        self.log_ids.clone()
+    }
+
+    /// The id of `key` (see [`Keys::log_ids`]), `-` for one that is not configured.
+    pub fn log_id(&self, key: KeyId) -> &str {
+        self.log_ids.get(key.0 as usize).map_or("-", String::as_str)
     }
 
     /// The key id of a request's single `Authorization: Bearer <key>` header.

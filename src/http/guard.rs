@@ -54,6 +54,14 @@ impl FromRequestParts<AppState> for Admitted {
         let Some(checked) = within(deadline, pin!(limiter.check(key))).await else {
             return Err(ApiError::UpstreamUnavailable(None).into_response());
         };
+        if state.settings().rate_limit.key_id_metrics {
+            let result = if checked.is_ok() {
+                "admitted"
+            } else {
+                "rate_limited"
+            };
+            crate::telemetry::key_request(state.keys().log_id(key), result);
+        }
         match checked {
             Ok(quota) => Ok(Admitted {
                 _slot: slot,

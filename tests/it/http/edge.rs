@@ -675,3 +675,37 @@ async fn a_username_error_names_the_first_bad_character_and_its_position() {
     }
     assert_eq!(app.hits(), 0);
 }
+
+#[tokio::test]
+async fn each_keys_requests_are_counted_by_its_id_only_when_asked() {
+    use sha2::{Digest, Sha256};
+    // Keys of this test alone, so no other test's requests reach these series.
+    let (counted, uncounted) = ("key-metrics-counted-7f3a", "key-metrics-uncounted-9c1e");
+    let id = |key: &str| -> String {
+        Sha256::digest(key.as_bytes())[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let path = "/short-video/profile/someone";
+    for (key, on) in [(counted, true), (uncounted, false)] {
+        let app = rig_with(|s| {
+            s.auth.api_keys.push(key.into());
+            s.rate_limit.per_key_per_minute = 1;
+            s.rate_limit.burst = 1;
+            s.rate_limit.key_id_metrics = on;
+        })
+        .await;
+        app.get_as(path, Some(key), &[]).await;
+        app.get_as(path, Some(key), &[]).await.expect_status(429);
+        let metrics = app.metrics().await;
+        let key_id = id(key);
+        for result in ["admitted", "rate_limited"] {
+            let series = format!(
+                "profile_lookup_key_requests_total{{key_id=\"{key_id}\",result=\"{result}\"}} 1"
+            );
+            assert_eq!(metrics.contains(&series), on, "{key} {result}:\n{metrics}");
+        }
+        assert!(!metrics.contains(key), "never the key itself");
+    }
+}
