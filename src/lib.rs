@@ -97,6 +97,7 @@ pub mod state;
 pub mod telemetry;
 pub mod upstream;
 pub mod username;
+pub mod utc;
 
 use tokio::net::TcpListener;
 

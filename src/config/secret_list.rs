@@ -24,6 +24,7 @@ pub const MAX_KEY_BYTES: usize = 4096;
 /// `upstream.browser_profiles`, the canary's accounts), though nothing in it is secret.
 fn is_plain_list(path: &str) -> bool {
     path == "upstream.browser_profiles"
+        || path == "server.trusted_proxies"
         || super::canary::is_account_list(path)
         || Platform::ALL
             .iter()

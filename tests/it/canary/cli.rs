@@ -300,3 +300,30 @@ async fn a_round_run_by_hand_against_a_fleet_writes_neither_its_breaker_nor_its_
         "its requests were counted against the fleet's outbound budget: {keys:?}"
     );
 }
+
+#[tokio::test]
+async fn an_unreachable_platform_says_why_in_the_reason_column() {
+    let closed = closed_port().await;
+    let file = config(&closed.to_string(), &closed.to_string(), BOTH);
+    let out = canary(
+        with_config(&file, &["--platform", "short-video"]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    // The probes' rows (an account in each), not the summary line under them.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("  unreachable  ") && l.contains("sunny.kitchen.lab"))
+        .collect();
+    assert_eq!(rows.len(), 2, "page and embed: {stdout}");
+    for row in rows {
+        // The REASON column starts with the category.
+        assert!(row.contains("  refused: "), "{row}");
+        assert!(
+            !row.contains(&closed.port().to_string()),
+            "no address: {row}"
+        );
+    }
+}

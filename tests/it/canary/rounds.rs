@@ -174,7 +174,13 @@ async fn a_round_reads_every_source_of_every_platform() {
     assert!(all(&now, "ok"), "{now}");
     assert_eq!(now["enabled"], true);
     assert_eq!(now["interval_seconds"], 1);
-    assert!(now["last_round"]["ended_at"].as_u64().unwrap() > 1_700_000_000);
+    // Times are RFC 3339 in UTC, not Unix seconds.
+    let ended = rfc3339(&now["last_round"]["ended_at"]);
+    assert!(ended > "2023-11-14T22:13:20Z", "{now}");
+    for source in now["sources"].as_array().unwrap() {
+        assert!(rfc3339(&source["checked_at"]) <= ended, "{source}");
+        rfc3339(&source["last_ok"]);
+    }
     let listed: Vec<(String, String)> = now["sources"]
         .as_array()
         .unwrap()
@@ -337,9 +343,9 @@ async fn the_canary_never_changes_a_callers_cache_entry_or_quota() {
     // Two rounds, whose every probe asks the cached name and the other one upstream.
     let rounds = |s: &Value| s["last_round"].is_object();
     let before = status_until(&app, Duration::from_secs(10), rounds).await;
-    let first_round = before["last_round"]["ended_at"].as_u64().unwrap();
+    let first_round = rfc3339(&before["last_round"]["ended_at"]).to_owned();
     let later = status_until(&app, Duration::from_secs(10), |s| {
-        s["last_round"]["ended_at"].as_u64().unwrap_or(0) > first_round
+        s["last_round"]["ended_at"].as_str().unwrap_or("") > first_round.as_str()
     })
     .await;
     assert!(all(&later, "ok"), "{later}");
@@ -564,4 +570,23 @@ async fn six_canary_accounts_on_a_refused_page_leave_callers_embed_answers_at_20
             .expect_status(200)
             .expect_header("x-source", "embed");
     }
+}
+
+/// A `/status` time: RFC 3339 in UTC to the second (`2026-11-28T06:45:12Z`), which sorts as
+/// text.
+#[track_caller]
+fn rfc3339(value: &Value) -> &str {
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a time: {value}"));
+    let shape = text.len() == 20
+        && text.char_indices().all(|(i, c)| match i {
+            4 | 7 => c == '-',
+            10 => c == 'T',
+            13 | 16 => c == ':',
+            19 => c == 'Z',
+            _ => c.is_ascii_digit(),
+        });
+    assert!(shape, "not RFC 3339 UTC: {text}");
+    text
 }

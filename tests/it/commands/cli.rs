@@ -485,7 +485,8 @@ async fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0
     assert_eq!(first["cache"], "miss");
     assert_eq!(first["upstream"], "ok");
     assert_eq!(first["upstream_requests"], 1);
-    assert!(first["latency_ms"].as_f64().is_some());
+    assert!(first["latency_us"].as_u64().is_some(), "{first}");
+    assert_eq!(first["client"], "127.0.0.1", "{first}");
     assert_eq!(requests[1]["cache"], "hit");
     assert_eq!(requests[2]["status"], 401);
     assert_eq!(requests[2]["code"], "unauthorized");

@@ -88,39 +88,48 @@ async fn raw_utf8_and_overlong_names_are_400() {
 }
 
 #[tokio::test]
-async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
+async fn a_missing_malformed_or_unknown_key_is_401_saying_which_with_its_challenge() {
     let app = rig().await;
     let path = "/short-video/profile/someone";
     let none = app.get_anonymous(path).await;
     assert_eq!(none.status(), 401);
+    // RFC 6750 §3.1: no error code when the request carried no credentials at all.
     assert_eq!(none.headers()["www-authenticate"], "Bearer");
-    let reference = problem(none).await;
-    assert_eq!(reference["code"], "unauthorized");
+    let missing = problem(none).await;
+    assert_eq!(missing["code"], "unauthorized");
+    assert!(
+        missing["detail"].as_str().unwrap().contains("is required"),
+        "{missing}"
+    );
     let wrong_same_length = "x".repeat(KEY.len());
     let minus_one = &KEY[..KEY.len() - 1];
     let plus_one = format!("{KEY}x");
     let long = "a".repeat(8192);
-    let values: Vec<String> = vec![
-        "Bearer".into(),
-        "Bearer ".into(),
-        format!("Bearer\t{KEY}"),
-        format!("Basic {KEY}"),
-        format!("Token {KEY}"),
-        format!("Bearer {wrong_same_length}"),
-        format!("Bearer {minus_one}"),
-        format!("Bearer {plus_one}"),
-        format!("Bearer {long}"),
-        KEY.into(),
+    let malformed = (r#"Bearer error="invalid_request""#, "malformed");
+    let unknown = (r#"Bearer error="invalid_token""#, "not known");
+    let values: Vec<(String, (&str, &str))> = vec![
+        ("Bearer".into(), malformed),
+        ("Bearer ".into(), malformed),
+        (format!("Bearer\t{KEY}"), malformed),
+        (format!("Basic {KEY}"), malformed),
+        (format!("Token {KEY}"), malformed),
+        (format!("Bearer {wrong_same_length}"), unknown),
+        (format!("Bearer {minus_one}"), unknown),
+        (format!("Bearer {plus_one}"), unknown),
+        (format!("Bearer {long}"), malformed),
+        (KEY.into(), malformed),
     ];
-    for value in values {
+    for (value, (challenge, says)) in values {
         let answer = app
             .get_as(path, None, &[("authorization", &value)])
             .await
             .about(format!("{value:.40}"))
             .expect_status(401)
-            .expect_header("www-authenticate", "Bearer");
+            .expect_header("www-authenticate", challenge);
         let body = answer.problem();
-        assert_eq!(body, reference, "every refusal has the same body");
+        assert_eq!(body["code"], "unauthorized", "{body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains(says), "{value:.40}: {detail}");
         assert!(!body.to_string().contains(KEY));
     }
     for (name, value) in [("x-api-key", KEY)] {
@@ -157,6 +166,15 @@ async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer).await;
         assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+        let head = answer.to_ascii_lowercase();
+        assert!(
+            head.contains("www-authenticate: bearer error=\"invalid_request\""),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("more than one Authorization header"),
+            "{answer}"
+        );
     }
 }
 
@@ -609,4 +627,85 @@ async fn during_the_drain_delay_readyz_fails_lookups_are_served_then_the_listene
     // The lookup in flight since before SIGTERM finishes within the grace.
     shutdown.await.unwrap().unwrap();
     assert_eq!(in_flight.await.unwrap().unwrap(), 404);
+}
+
+#[tokio::test]
+async fn the_root_is_a_json_index_of_where_to_go() {
+    let app = rig().await;
+    let response = app.get_anonymous("/").await;
+    assert_eq!(response.status(), 200, "no key needed");
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let index: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(index["service"], "profile-lookup", "{index}");
+    assert_eq!(index["docs"], "/docs", "{index}");
+    assert_eq!(index["status"], "/status", "{index}");
+    assert_eq!(index["openapi"], "/openapi.json", "{index}");
+    assert_eq!(
+        index["lookups"],
+        serde_json::json!([
+            "/short-video/profile/{username}",
+            "/photo-share/profile/{username}"
+        ]),
+        "{index}"
+    );
+    // Each place it points to answers.
+    for path in ["/docs/", "/status", "/openapi.json"] {
+        assert_eq!(app.get_anonymous(path).await.status(), 200, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_username_error_names_the_first_bad_character_and_its_position() {
+    let app = rig().await;
+    for (raw, says) in [
+        ("%40someone", "`@` at position 1 is not allowed"),
+        ("some%2Bone", "`+` at position 5 is not allowed"),
+        ("ab%20c", "U+0020 at position 3 is not allowed"),
+    ] {
+        let response = app.get(&format!("/photo-share/profile/{raw}")).await;
+        assert_eq!(response.status(), 400, "{raw}");
+        let body = problem(response).await;
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.starts_with(says), "{raw}: {detail}");
+    }
+    assert_eq!(app.hits(), 0);
+}
+
+#[tokio::test]
+async fn each_keys_requests_are_counted_by_its_id_only_when_asked() {
+    use sha2::{Digest, Sha256};
+    // Keys of this test alone, so no other test's requests reach these series.
+    let (counted, uncounted) = ("key-metrics-counted-7f3a", "key-metrics-uncounted-9c1e");
+    let id = |key: &str| -> String {
+        Sha256::digest(key.as_bytes())[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let path = "/short-video/profile/someone";
+    for (key, on) in [(counted, true), (uncounted, false)] {
+        let app = rig_with(|s| {
+            s.auth.api_keys.push(key.into());
+            s.rate_limit.per_key_per_minute = 1;
+            s.rate_limit.burst = 1;
+            s.rate_limit.key_id_metrics = on;
+        })
+        .await;
+        app.get_as(path, Some(key), &[]).await;
+        app.get_as(path, Some(key), &[]).await.expect_status(429);
+        let metrics = app.metrics().await;
+        let key_id = id(key);
+        for result in ["admitted", "rate_limited"] {
+            let series = format!(
+                "profile_lookup_key_requests_total{{key_id=\"{key_id}\",result=\"{result}\"}} 1"
+            );
+            assert_eq!(metrics.contains(&series), on, "{key} {result}:\n{metrics}");
+        }
+        assert!(!metrics.contains(key), "never the key itself");
+    }
 }

@@ -16,6 +16,7 @@ pub mod expected;
 pub mod fingerprint;
 pub mod fleet;
 pub mod forward_proxy;
+pub mod logs;
 pub mod relay;
 pub mod replica_process;
 pub mod routers;

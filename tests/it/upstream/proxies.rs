@@ -295,7 +295,7 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, profile_lookup::upstream::UpstreamError::Connect(_)),
+        matches!(err, profile_lookup::upstream::UpstreamError::Connect(..)),
         "{err:?}"
     );
     assert_eq!(proxy.refused_auth(), 1);
