@@ -14,7 +14,7 @@
 #      and rests at the end.
 #
 # Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN (e.g. an older build, for a "before" figure);
-# EGRESS_KEEP_TMP=1 keeps the temp dir.
+# EGRESS_KEEP_TMP=1 keeps the temp dir. Exits non-zero when a goal is missed.
 set -euo pipefail
 # shellcheck source=lib/rig.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/rig.sh"
@@ -98,7 +98,7 @@ b_bad=$(field "$B" bad)
 b_silent_blamed=$(metric "$PORT_B" '^profile_lookup_proxy_blocks_total[{].*photo-share.*proxy="1"')
 b_silent_resting=$(metric "$PORT_B" '^profile_lookup_proxy_resting[{].*photo-share.*proxy="1"')
 
-pass() { if eval "$1"; then echo PASS; else echo MISS; fi; }
+pass() { rig_judge eval "$1"; }
 echo
 echo "| scenario | figure | value | goal | |"
 echo "|---|---|---|---|---|"
@@ -109,3 +109,4 @@ echo "| gateway | the stand-in saw | $a_stand_in | | |"
 echo "| silent route | lookups answered 200 | $((b_total - b_bad)) of $b_total | all | $(pass "[[ $b_bad == 0 ]]") |"
 max_blamed=$((RATE * 10))
 echo "| silent route | lookups that met the silent proxy / resting at the end | $b_silent_blamed / $b_silent_resting | <= $max_blamed (sent before its first time-out ended) / 1 | $(pass "[[ $b_silent_blamed -ge 1 && $b_silent_blamed -le $max_blamed && $b_silent_resting == 1 ]]") |"
+rig_exit_on_miss
