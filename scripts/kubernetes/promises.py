@@ -130,7 +130,7 @@ def redis_url_in_the_secret_only(render: Render) -> list[str]:
         errors.append(f"the Dockerfile's ENV sets {REDIS_URL_ENV}")
     for config_map in (o for o in render.objects if o["kind"] == "ConfigMap"):
         for key, value in config_map.get("data", {}).items():
-            if key == REDIS_URL_ENV or "redis://" in str(value):
+            if key == REDIS_URL_ENV or re.search(r"rediss?://", str(value)):
                 errors.append(f"ConfigMap {config_map['metadata']['name']} sets the Redis URL "
                               f"({key}), which would win over the secret file's")
     for var in render.container.get("env", []):

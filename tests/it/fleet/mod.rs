@@ -12,3 +12,4 @@ mod quota_lease;
 mod shared;
 mod standing;
 mod takeover;
+mod tls;
