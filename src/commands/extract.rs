@@ -188,8 +188,8 @@ pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
     }
 }
 
-/// One document of a folder, read as its sidecar says (as the named platform and about
-/// whoever it is about, without one).
+/// One document of a folder, read as its sidecar says (without one: as the named platform's,
+/// about the user the document says it is about, or not read when it does not say).
 fn read_one(platform: Platform, path: &Path) -> Read {
     let facts = match read_sidecar(path) {
         Ok(facts) => facts.unwrap_or_default(),
