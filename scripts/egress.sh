@@ -76,7 +76,8 @@ read -r PORT_A PORT_B < <(rig_free_ports 2)
 log "1. one gateway, an exit blocked after $BLOCK_AFTER requests: ${SECS}s at $RATE/s over $NAMES names"
 start_rig "$BLOCK_AFTER"
 serve gateway "$PORT_A" "[\"http://customer-load-session-{session}:pw@127.0.0.1:$GATEWAY\"]"
-A=$("$LOADGEN" load "$KEY" "$RATE" "$SECS" "$NAMES" 1 "http://127.0.0.1:$PORT_A")
+# SEED, then GAP 0: freshness_load's long-gap share is a freshness figure, not read here.
+A=$("$LOADGEN" load "$KEY" "$RATE" "$SECS" "$NAMES" 1 0 "http://127.0.0.1:$PORT_A")
 echo "  $A" >&2
 a_total=$(field "$A" lookups)
 a_bad=$(field "$A" bad)
@@ -91,7 +92,7 @@ a_stand_in=$(curl -s "http://127.0.0.1:$PLATFORM/stats")
 log "2. four proxies (407, silent, reset, working): ${SILENT_SECS}s at $RATE/s"
 start_rig 1000000000
 serve silent "$PORT_B" "[\"http://127.0.0.1:$P407\", \"http://127.0.0.1:$SILENT\", \"http://127.0.0.1:$RESET\", \"http://127.0.0.1:$FIXED\"]"
-B=$("$LOADGEN" load "$KEY" "$RATE" "$SILENT_SECS" "$NAMES" 2 "http://127.0.0.1:$PORT_B")
+B=$("$LOADGEN" load "$KEY" "$RATE" "$SILENT_SECS" "$NAMES" 2 0 "http://127.0.0.1:$PORT_B")
 echo "  $B" >&2
 b_total=$(field "$B" lookups)
 b_bad=$(field "$B" bad)
