@@ -217,7 +217,8 @@ impl Fleet {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(FleetError::NoRuntime);
         }
-        let conn = Conn::lazy(&target, config.timeout())?;
+        let roots = config.ca_roots().map_err(FleetError::Config)?;
+        let conn = Conn::lazy(&target, config.timeout(), roots.as_deref())?;
         let redis = Arc::new(Redis {
             conn,
             shown: target.shown(),

@@ -2,5 +2,7 @@
 
 mod check;
 mod cli;
+mod extract_owner;
+mod healthcheck;
 mod startup;
 mod usage_mistakes;
