@@ -124,7 +124,7 @@ fn answer(
         Lookup::Failed(failure) => {
             let (block, why) = match &failure {
                 Failure::Blocked { reason, .. } => (Some(*reason), None),
-                Failure::ExtractionFailed(why) | Failure::Unavailable(why) => {
+                Failure::ExtractionFailed(why) | Failure::Unavailable { why, .. } => {
                     (None, Some(why.clone()))
                 }
                 _ => (None, None),
