@@ -20,6 +20,22 @@ rig_workdir() {
     trap 'exit 130' INT TERM
 }
 
+# rig_judge COMMAND...: prints PASS when COMMAND succeeds, else MISS, and records the miss in
+# $T/missed (a file, because a table's verdicts run inside $(...), where a variable set is lost).
+rig_judge() {
+    if "$@"; then echo PASS; else
+        echo MISS
+        echo "$*" >>"$T/missed"
+    fi
+}
+
+# rig_exit_on_miss: exits 1, saying how many, when rig_judge recorded a missed goal.
+rig_exit_on_miss() {
+    [[ -s $T/missed ]] || return 0
+    echo "$(wc -l <"$T/missed") goal(s) missed" >&2
+    exit 1
+}
+
 rig_cleanup() {
     local status=$? pid
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done

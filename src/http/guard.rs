@@ -52,8 +52,16 @@ impl FromRequestParts<AppState> for Admitted {
             .map_err(IntoResponse::into_response)?;
         let limiter = state.limiter();
         let Some(checked) = within(deadline, pin!(limiter.check(key))).await else {
-            return Err(ApiError::UpstreamUnavailable.into_response());
+            return Err(ApiError::UpstreamUnavailable(None).into_response());
         };
+        if state.settings().rate_limit.key_id_metrics {
+            let result = if checked.is_ok() {
+                "admitted"
+            } else {
+                "rate_limited"
+            };
+            crate::telemetry::key_request(state.keys().log_id(key), result);
+        }
         match checked {
             Ok(quota) => Ok(Admitted {
                 _slot: slot,
@@ -64,6 +72,7 @@ impl FromRequestParts<AppState> for Admitted {
             Err((over, quota)) => {
                 let mut response = over.into_response();
                 limiter.stamp(&mut response, quota);
+                response.extensions_mut().insert(key);
                 Err(response)
             }
         }
@@ -97,6 +106,8 @@ impl Admitted {
         state
             .limiter()
             .stamp(&mut response, quota.unwrap_or(self.quota));
+        // For the access log's key id.
+        response.extensions_mut().insert(self.key);
         response
     }
 }

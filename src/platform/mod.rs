@@ -100,7 +100,13 @@ pub enum Failure {
     /// The page was fetched but held no readable profile; the text says why (log only).
     ExtractionFailed(String),
     /// The platform could not be reached, timed out, or sent something we would not read.
-    Unavailable(String),
+    Unavailable {
+        /// Why, for logs.
+        why: String,
+        /// The category of the transport failure it was, if it was one: what the log line,
+        /// the metric, the caller's `detail` and the canary's reason say.
+        cause: Option<crate::upstream::Cause>,
+    },
 }
 
 impl Lookup {
@@ -116,11 +122,20 @@ impl Lookup {
 
     /// A lookup that could not reach the platform or read its answer.
     pub fn unavailable(why: impl Into<String>) -> Self {
-        Lookup::Failed(Failure::Unavailable(why.into()))
+        Lookup::Failed(Failure::unavailable(why))
     }
 }
 
 impl Failure {
+    /// The platform unavailable for a reason that is no transport failure (an unexpected
+    /// status, a redirect off its host, no time left).
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        Failure::Unavailable {
+            why: why.into(),
+            cause: None,
+        }
+    }
+
     /// A short, stable label of the failure for metrics and the access log.
     pub fn label(&self) -> &'static str {
         match self {
@@ -129,7 +144,7 @@ impl Failure {
             Failure::RegionLocked { .. } => "region_locked",
             Failure::Restricted => "restricted",
             Failure::ExtractionFailed(_) => "extraction_failed",
-            Failure::Unavailable(_) => "unavailable",
+            Failure::Unavailable { .. } => "unavailable",
         }
     }
 

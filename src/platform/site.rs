@@ -297,8 +297,9 @@ pub enum Reading<P = Box<Profile>, H = Infallible> {
     /// keeps the answer from us, but the route is not to blame, so no proxy rests for it and
     /// the breaker does not count it. The text is the reason, for logs and metrics.
     Withheld(&'static str),
-    /// A server error: worth one more try, then the platform is unavailable.
-    ServerError(String),
+    /// A server error or a transport failure (with its category): worth one more try, then
+    /// the platform is unavailable.
+    ServerError(String, Option<crate::upstream::Cause>),
     /// Nothing we will read (an unexpected status, a redirect off the platform): final.
     Unavailable(String),
     /// A redirect to follow on the platform's own host.
@@ -324,7 +325,7 @@ impl<P, H> Reading<P, H> {
         match self {
             Reading::Blocked { reason, .. } => reason,
             Reading::Withheld(why) | Reading::Inconclusive(why) => why,
-            Reading::ServerError(_) => "failed",
+            Reading::ServerError(..) => "failed",
             Reading::Unreadable(_) => "unreadable",
             Reading::Unavailable(_) => "unavailable",
             Reading::Found(_) => "found",
@@ -346,7 +347,9 @@ impl<P, H> Reading<P, H> {
             Reading::Restricted => "restricted",
             Reading::Blocked { reason, .. } => reason,
             Reading::Withheld(why) | Reading::Inconclusive(why) => why,
-            Reading::Unreadable(why) | Reading::ServerError(why) | Reading::Unavailable(why) => why,
+            Reading::Unreadable(why) | Reading::ServerError(why, _) | Reading::Unavailable(why) => {
+                why
+            }
             Reading::Follow(_) => "redirect",
             Reading::Hurdle(_) => "hurdle",
         }
@@ -371,7 +374,7 @@ impl<P> Reading<P> {
             },
             Reading::Unreadable(why) => Reading::Unreadable(why),
             Reading::Withheld(why) => Reading::Withheld(why),
-            Reading::ServerError(why) => Reading::ServerError(why),
+            Reading::ServerError(why, cause) => Reading::ServerError(why, cause),
             Reading::Unavailable(why) => Reading::Unavailable(why),
             Reading::Follow(url) => Reading::Follow(url),
             Reading::Hurdle(never) => match never {},

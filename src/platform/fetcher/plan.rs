@@ -127,7 +127,9 @@ impl<'a, S: Site> Run<'a, S> {
                 // A source handed over to that cannot be reached, or that our budget or the
                 // deadline kept us from asking, leaves the block standing.
                 Step::Ended(
-                    lookup @ Lookup::Failed(Failure::Unavailable(_) | Failure::Overloaded { .. }),
+                    lookup @ Lookup::Failed(
+                        Failure::Unavailable { .. } | Failure::Overloaded { .. },
+                    ),
                 ) if !misses.is_empty() => {
                     let mut ended = self
                         .longest_block(&misses)
@@ -144,7 +146,7 @@ impl<'a, S: Site> Run<'a, S> {
                     self.note_block(doc, reason);
                     self.take_party().unwrap_or(Party::Unknown)
                 }
-                Reading::ServerError(_) => self.judge(doc, Kind::Failed, "failed"),
+                Reading::ServerError(..) => self.judge(doc, Kind::Failed, "failed"),
                 Reading::Unreadable(_) => self.judge(doc, Kind::Unreadable, "unreadable"),
                 _ => {
                     misses.push((doc, miss));
@@ -195,14 +197,19 @@ impl<'a, S: Site> Run<'a, S> {
         let all_failed = !misses.is_empty()
             && misses
                 .iter()
-                .all(|(_, m)| matches!(m, Reading::ServerError(_)));
+                .all(|(_, m)| matches!(m, Reading::ServerError(..)));
         let reading = if all_failed {
             let why = misses
                 .iter()
                 .map(|(d, m)| format!("{}: {}", d.label(), m.why()))
                 .collect::<Vec<_>>()
                 .join("; ");
-            Reading::Unavailable(why)
+            // The category of the last transport failure: what the caller is told.
+            let cause = misses.iter().rev().find_map(|(_, m)| match m {
+                Reading::ServerError(_, cause) => *cause,
+                _ => None,
+            });
+            Reading::ServerError(why, cause)
         } else if self.mode == Mode::Probe
             && misses.len() == 1
             && let Some((doc, miss)) = misses.pop()

@@ -153,7 +153,7 @@ impl Site for ShortVideo {
                 retry_after: response.retry_after(),
             },
             StatusCode::FORBIDDEN => Reading::blocked("http_403"),
-            s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}")),
+            s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}"), None),
             // The embed's error payload: its code may name the case (10221 not found, 10222
             // private); without one, private or missing alike: nothing about the user, and no
             // refusal of the route.

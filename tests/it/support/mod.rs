@@ -16,6 +16,7 @@ pub mod expected;
 pub mod fingerprint;
 pub mod fleet;
 pub mod forward_proxy;
+pub mod logs;
 pub mod relay;
 pub mod replica_process;
 pub mod routers;
@@ -106,23 +107,26 @@ pub async fn problem(response: reqwest::Response) -> serde_json::Value {
 /// Where the real third-party captures live; read in place, never copied into the project.
 pub const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
 
-/// The path of the real capture `rel`, or `None` with a notice when it is absent. Under
-/// `CI=true` an absent capture fails the test instead of skipping it.
+/// The path of the real capture `rel`. Where the captures folder is provided every capture a
+/// test names must be in it (a missing one fails the test); where it is not, `None` with a
+/// notice, and the case is skipped (`.ci/run` says in its log which of the two it is).
 pub fn real(rel: &str) -> Option<PathBuf> {
     let path = PathBuf::from(REAL).join(rel);
-    if path.exists() {
-        return Some(path);
+    if !real_captures_provided() {
+        eprintln!("NOTICE: the real captures folder {REAL} is absent; skipping the case of {rel}");
+        return None;
     }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "real capture {} is absent and CI=true",
+        path.exists(),
+        "real capture {} is missing from the provided captures folder",
         path.display()
     );
-    eprintln!(
-        "NOTICE: {} is absent; skipping this real-capture case",
-        path.display()
-    );
-    None
+    Some(path)
+}
+
+/// Whether the real captures folder is provided on this machine.
+pub fn real_captures_provided() -> bool {
+    std::path::Path::new(REAL).is_dir()
 }
 
 /// The bytes of the real capture `rel`, or `None` (see [`real`]).
@@ -150,6 +154,55 @@ pub async fn eventually(limit: std::time::Duration, mut f: impl FnMut() -> bool)
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     f()
+}
+
+/// The value of `series` (a name with its labels, as `/metrics` writes them) in the metrics
+/// text, or `None` when it is not there.
+pub fn series_value(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+}
+
+/// The sum of every series in the metrics text whose name and labels start with `prefix`
+/// (`name{a="b"` counts every series with more labels after `a`): 0 when there is none.
+pub fn series_sum(metrics: &str, prefix: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Set in the child process [`own_process`] starts: the test runs there.
+const OWN_PROCESS: &str = "PROFILE_LOOKUP_IT_OWN_PROCESS";
+
+/// Runs the calling test again, alone, in a child process of this test binary, so that what
+/// it reads of process-wide state is its own: the metrics registry above all, which every app
+/// of one process records into, so that a neighbouring test could satisfy (or spoil) a metric
+/// assertion. `test` is the test's path (`concat!(module_path!(), "::name")`).
+///
+/// Returns `true` in the child, where the test goes on; in the parent it waits for the child,
+/// fails unless it passed, and returns `false`, the caller's cue to return:
+/// `if !own_process(concat!(module_path!(), "::a_test")) { return; }`.
+pub fn own_process(test: &str) -> bool {
+    let name = test.trim_start_matches("it::");
+    if std::env::var(OWN_PROCESS).is_ok_and(|running| running == name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([name, "--exact", "--test-threads=1"])
+        .env(OWN_PROCESS, name)
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} in a process of its own:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
 }
 
 /// Runs the `#[ignore]`d tests of `module` (a `module_path!()`) in a child process of this

@@ -342,7 +342,7 @@ mod browser {
                     .unwrap_err();
                 println!("{profile}: {route} over {alpn:?}: {err}");
                 assert!(
-                    matches!(err, UpstreamError::Transport(_)),
+                    matches!(err, UpstreamError::Transport(..)),
                     "{profile} {alpn:?}: {err:?}"
                 );
             }

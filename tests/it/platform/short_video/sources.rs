@@ -35,6 +35,12 @@ fn blocks_series(source: &str, reason: &str) -> String {
 
 #[tokio::test]
 async fn a_page_without_state_is_answered_by_the_embed() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_page_without_state_is_answered_by_the_embed"
+    )) {
+        return;
+    }
     let app = TestApp::on(sv::router()).start().await;
     for user in sv::embed_users() {
         app.lookup(ShortVideo, user.unique_id)
@@ -66,13 +72,20 @@ async fn a_page_without_state_is_answered_by_the_embed() {
     let text = app.metrics().await;
     for reason in ["stateless_shell", "captcha_page"] {
         let series = blocks_series("page", reason);
-        assert!(text.contains(&series), "missing {series}");
+        assert_eq!(support::series_value(&text, &series), Some(1.0), "{text}");
     }
 }
 
 #[tokio::test]
 async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no_404() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no_404"
+    )) {
+        return;
+    }
     let app = TestApp::on(sv::router()).start().await;
+    let mut counted = std::collections::HashMap::<&str, f64>::new();
     for (name, reason) in sv::STATELESS_BLOCK_NAMES {
         let before = app.hits();
         app.lookup(ShortVideo, name)
@@ -87,7 +100,16 @@ async fn each_stateless_kind_is_a_block_with_its_reason_and_the_embeds_400_is_no
             "{name}"
         );
         let series = blocks_series("page", reason);
-        assert!(app.metrics().await.contains(&series), "missing {series}");
+        let expected = *counted
+            .entry(reason)
+            .and_modify(|n| *n += 1.0)
+            .or_insert(1.0);
+        let text = app.metrics().await;
+        assert_eq!(
+            support::series_value(&text, &series),
+            Some(expected),
+            "{text}"
+        );
     }
 }
 
@@ -181,6 +203,12 @@ fn shell_everywhere(embed_blocked: bool) -> Router {
 
 #[tokio::test]
 async fn through_proxies_the_page_is_tried_on_each_before_the_embed() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::through_proxies_the_page_is_tried_on_each_before_the_embed"
+    )) {
+        return;
+    }
     let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
     let app = TestApp::on(shell_everywhere(false))
         .through(&p)
