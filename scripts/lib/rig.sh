@@ -118,6 +118,35 @@ rig_examples() {
     (cd "$REPO" && cargo build --release --locked --quiet "${args[@]}")
 }
 
+# rig_upstream LOADGEN ARG...: starts `LOADGEN upstream ARG...` (a load example playing the
+# platform, its output to $T/upstream.out) and waits (5 s at most) for its `LISTENING ...` line:
+# sets UPSTREAM_LINE to what follows `LISTENING ` (the ports it serves on).
+rig_upstream() {
+    local loadgen=$1
+    shift
+    "$loadgen" upstream "$@" >"$T/upstream.out" 2>&1 &
+    PIDS+=($!)
+    UPSTREAM_LINE=""
+    for _ in $(seq 100); do
+        UPSTREAM_LINE=$(sed -n 's/^LISTENING \(.*\)$/\1/p' "$T/upstream.out")
+        [[ -n $UPSTREAM_LINE ]] && return 0
+        sleep 0.05
+    done
+    die "the platform did not start: $(cat "$T/upstream.out")"
+}
+
+# rig_goal TEXT CONDITION: prints PASS or MISS with TEXT as the awk CONDITION holds; a MISS sets
+# RIG_MISSED=1, which a script ends with (`exit "$RIG_MISSED"`).
+RIG_MISSED=0
+rig_goal() {
+    if awk "BEGIN { exit !($2) }"; then
+        echo "PASS  $1"
+    else
+        echo "MISS  $1"
+        RIG_MISSED=1
+    fi
+}
+
 # rig_clean_env: drops PROFILE_LOOKUP_* and RUST_LOG from the environment, so the services the
 # rig starts read only the config files it writes. (Resolve BIN with rig_binary first.)
 rig_clean_env() {
