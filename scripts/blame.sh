@@ -116,11 +116,10 @@ restored_goal() {
     local what=$1 value=$2 observable=$3 reprobe
     reprobe=$(summary reprobe_s)
     case $value in
-        not_demoted) echo "MISS  $what: never demoted"; RIG_MISSED=1 ;;
+        not_demoted) rig_miss "$what: never demoted" ;;
         never)
             if [[ $observable == true ]]; then
-                echo "MISS  $what: not restored by the end"
-                RIG_MISSED=1
+                rig_miss "$what: not restored by the end"
             else
                 echo "SKIP  $what: not restored, but the run leaves no re-probe ($reprobe s) between the phase's end and the throttle"
             fi
@@ -155,4 +154,4 @@ rested=$(summary gated_followed_by_rest)
 rested_outside=$(summary gated_followed_by_rest_outside_throttle)
 rig_goal "the age-gated name never followed by a rest within 1 s ($rested_outside outside the throttle, $rested in all)" \
     "$rested_outside == 0"
-exit "$RIG_MISSED"
+rig_exit_on_miss

@@ -73,4 +73,4 @@ rig_goal ">= 95 % with the post count read, the embed answering 3 of 4 ($posts)"
 rig_goal "<= 2.5 upstream requests per lookup ($per)" "$per <= 2.5"
 rig_goal "no proxy rested ($rests rest(s) begun; at most $resting resting in any sample)" \
     "$rests == 0 && $resting == 0"
-exit "$RIG_MISSED"
+rig_exit_on_miss

@@ -82,4 +82,4 @@ rig_goal "retired: no proxy left resting (at most $resting in any sample; $rests
 rig_goal "the JSON shown demoted in /status (after ${demoted} s)" "\"$demoted\" != \"never\""
 rig_goal "restored within one re-probe, 60 s (after ${restored} s)" \
     "\"$restored\" != \"never\" && $([[ $restored == never ]] && echo 999 || echo "$restored") <= 60"
-exit "$RIG_MISSED"
+rig_exit_on_miss

@@ -135,16 +135,15 @@ rig_upstream() {
     die "the platform did not start: $(cat "$T/upstream.out")"
 }
 
-# rig_goal TEXT CONDITION: prints PASS or MISS with TEXT as the awk CONDITION holds; a MISS sets
-# RIG_MISSED=1, which a script ends with (`exit "$RIG_MISSED"`).
-RIG_MISSED=0
+# rig_miss TEXT: prints `MISS  TEXT` and records the miss in $T/missed, as rig_judge does.
+rig_miss() {
+    echo "MISS  $1"
+    echo "$1" >>"$T/missed"
+}
+
+# rig_goal TEXT CONDITION: prints `PASS  TEXT` when the awk CONDITION holds, else rig_miss TEXT.
 rig_goal() {
-    if awk "BEGIN { exit !($2) }"; then
-        echo "PASS  $1"
-    else
-        echo "MISS  $1"
-        RIG_MISSED=1
-    fi
+    if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else rig_miss "$1"; fi
 }
 
 # rig_clean_env: drops PROFILE_LOOKUP_* and RUST_LOG from the environment, so the services the
