@@ -139,8 +139,8 @@ impl<'a, S: Site> Run<'a, S> {
                 }
                 Step::Ended(lookup) => {
                     if matches!(lookup, Lookup::NotFound) {
-                        for source in confirmed_by_absence::<S>(&misses) {
-                            self.route.rest_suspects(source).await;
+                        for confirmed in confirmed_by_absence::<S>(&misses) {
+                            self.read(confirmed).await;
                         }
                     }
                     return Ended::by(lookup, doc);
@@ -305,20 +305,18 @@ impl<'a, S: Site> Run<'a, S> {
     }
 }
 
-/// The sources of `misses` (a run's documents before the one that read the name as not
+/// The documents of `misses` (a run's documents before the one that read the name as not
 /// found, on the same route) that answered the name there without refusing it: each that
 /// answered inconclusively (a "no such user" the site wants confirmed, a withheld answer;
-/// not one skipped unasked), an answer the absence confirms. As after their own read, the
-/// routes the lookup left unrested after those sources refused there rest
-/// ([`RouteLease::rest_suspects`]). A found profile confirms no such answer (a "no such user"
-/// before it was the platform refusing us), so only an absence counts.
-///
-/// [`RouteLease::rest_suspects`]: crate::upstream::egress::RouteLease::rest_suspects
-fn confirmed_by_absence<S: Site>(misses: &[(S::Doc, SiteReading<S>)]) -> Vec<&'static str> {
+/// not one skipped unasked), an answer the absence confirms. Each counts as read
+/// ([`Run::read`]: blame's evidence, the source's standing, and the routes the lookup left
+/// unrested after that source refused there rest). A found profile confirms no such answer
+/// (a "no such user" before it was the platform refusing us), so only an absence counts.
+fn confirmed_by_absence<S: Site>(misses: &[(S::Doc, SiteReading<S>)]) -> Vec<S::Doc> {
     misses
         .iter()
         .filter(|(_, miss)| matches!(miss, Reading::Inconclusive(why) if *why != NO_KNOWN_ID))
-        .map(|(doc, _)| doc.label())
+        .map(|(doc, _)| *doc)
         .collect()
 }
 
@@ -351,7 +349,7 @@ mod tests {
         ];
         assert_eq!(
             confirmed_by_absence::<PhotoShare>(&misses),
-            [Doc::ProfileJson.label()]
+            [Doc::ProfileJson]
         );
     }
 
