@@ -17,7 +17,7 @@
 use super::Fetched;
 use super::run::{Mode, Run, Step};
 use crate::blame::{Kind, Party};
-use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
+use crate::platform::site::{Alone, Document, NO_KNOWN_ID, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::Switch;
 
@@ -137,7 +137,14 @@ impl<'a, S: Site> Run<'a, S> {
                     ended.party = last_party;
                     return ended;
                 }
-                Step::Ended(lookup) => return Ended::by(lookup, doc),
+                Step::Ended(lookup) => {
+                    if matches!(lookup, Lookup::NotFound) {
+                        for confirmed in confirmed_by_absence::<S>(&misses) {
+                            self.read(confirmed).await;
+                        }
+                    }
+                    return Ended::by(lookup, doc);
+                }
                 Step::Read(reading) => return Ended::by(self.answer(reading), doc),
                 Step::Missed(miss) => miss,
             };
@@ -298,6 +305,21 @@ impl<'a, S: Site> Run<'a, S> {
     }
 }
 
+/// The documents of `misses` (a run's documents before the one that read the name as not
+/// found, on the same route) that answered the name there without refusing it: each that
+/// answered inconclusively (a "no such user" the site wants confirmed, a withheld answer;
+/// not one skipped unasked), an answer the absence confirms. Each counts as read
+/// ([`Run::read`]: blame's evidence, the source's standing, and the routes the lookup left
+/// unrested after that source refused there rest). A found profile confirms no such answer
+/// (a "no such user" before it was the platform refusing us), so only an absence counts.
+fn confirmed_by_absence<S: Site>(misses: &[(S::Doc, SiteReading<S>)]) -> Vec<S::Doc> {
+    misses
+        .iter()
+        .filter(|(_, miss)| matches!(miss, Reading::Inconclusive(why) if *why != NO_KNOWN_ID))
+        .map(|(doc, _)| *doc)
+        .collect()
+}
+
 /// What the one document of a probe that had nothing usable says about itself: an
 /// inconclusive answer is what the site says it is alone ([`Site::alone`]).
 fn alone<S: Site>(doc: S::Doc, miss: SiteReading<S>) -> SiteReading<S> {
@@ -316,6 +338,20 @@ mod tests {
     use super::*;
     use crate::platform::photo_share::PhotoShare;
     use crate::platform::photo_share::site::Doc;
+
+    #[test]
+    fn an_absence_confirms_the_answers_before_it_but_no_refusal_and_no_skip() {
+        let misses = [
+            (Doc::ProfileJson, Reading::Inconclusive("user_null")),
+            (Doc::ProfileQuery, Reading::Inconclusive(NO_KNOWN_ID)),
+            (Doc::LoggedOut, Reading::blocked("http_429")),
+            (Doc::ProfilePage, Reading::Unreadable("moved".into())),
+        ];
+        assert_eq!(
+            confirmed_by_absence::<PhotoShare>(&misses),
+            [Doc::ProfileJson]
+        );
+    }
 
     #[test]
     fn an_inconclusive_answer_is_what_the_site_says_it_is_alone() {

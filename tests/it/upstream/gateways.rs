@@ -77,17 +77,21 @@ async fn a_block_retires_the_session_and_the_lookup_goes_on_with_a_new_one() {
     for _ in 0..12 {
         app.lookup(ShortVideo, NAME).await.expect_status(200);
     }
-    // 12 answers, 3 per exit: 4 sessions answered, and each block retired one.
-    assert!(exits.count() >= 4, "{}", exits.count());
-    // This test's process is its own: every session the gateway saw was counted as started.
-    // (Sessions retired for a block are not asserted: this run counts none, although the
-    // gateway's refused sessions are left; the series exists at 0 from the start, so only
-    // its value could say anything.)
+    // 12 answers, 3 per exit: 4 sessions answered, and each block retired one (a retired
+    // session is never taken again, so each exit met one refusal).
+    assert_eq!(exits.count(), 4, "{:?}", exits.0.lock().unwrap());
+    assert!(exits.0.lock().unwrap().values().all(|&n| n <= 4));
+    // This test's process is its own: every session the gateway saw was counted as started,
+    // and the three refused ones as retired for a block.
     let metrics = app.metrics().await;
     for (series, expected) in [
         (
             "profile_lookup_gateway_sessions_started_total{platform=\"short-video\",proxy=\"0\"}",
             exits.count() as f64,
+        ),
+        (
+            "profile_lookup_gateway_sessions_retired_total{platform=\"short-video\",proxy=\"0\",reason=\"blocked\"}",
+            3.0,
         ),
         (
             "profile_lookup_proxy_info{platform=\"short-video\",proxy=\"0\",kind=\"gateway\"}",

@@ -217,6 +217,20 @@ async fn a_blocked_proxy_rests_and_the_lookup_moves_on_at_once() {
     // Photo-share's two refusals are counted as the platform's blocks of its JSON.
     let refused = r#"profile_lookup_upstream_blocks_total{platform="photo-share",source="json",reason="http_429"}"#;
     assert_eq!(series_value(&metrics, refused), Some(2.0), "{metrics}");
+    // The name refused on a and b and read on c, in one lookup: the refusals were the
+    // routes', and a and b rest for photo-share (c, which read, does not).
+    for (proxy, expected) in [("0", 1.0), ("1", 1.0), ("2", 0.0)] {
+        assert_eq!(
+            series("profile_lookup_proxy_blocks_total", "photo-share", proxy),
+            Some(expected),
+            "blocks of {proxy}: {metrics}"
+        );
+        assert_eq!(
+            series("profile_lookup_proxy_resting", "photo-share", proxy),
+            Some(expected),
+            "{proxy} resting: {metrics}"
+        );
+    }
 }
 
 #[tokio::test]
