@@ -3,7 +3,7 @@
 //! whole microseconds, probes and scrapes at DEBUG.
 //!
 //! These tests read the process-wide log, so they run in a child process of their own
-//! ([`crate::support::run_alone`]).
+//! ([`crate::support::own_process`]).
 
 use axum::http::StatusCode;
 use sha2::{Digest, Sha256};
@@ -21,8 +21,13 @@ fn line_of(id: &str) -> serde_json::Value {
 }
 
 #[tokio::test]
-#[ignore = "reads the process-wide log: run by in_a_process_of_its_own"]
 async fn a_line_names_the_client_and_the_keys_id_in_whole_microseconds() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_line_names_the_client_and_the_keys_id_in_whole_microseconds"
+    )) {
+        return;
+    }
     logs::capture();
     let app = TestApp::on(status(StatusCode::NOT_FOUND)).start().await;
     let path = profile_path(ShortVideo, "someone");
@@ -53,8 +58,13 @@ async fn a_line_names_the_client_and_the_keys_id_in_whole_microseconds() {
 }
 
 #[tokio::test]
-#[ignore = "reads the process-wide log: run by in_a_process_of_its_own"]
 async fn through_a_trusted_proxy_the_forwarded_client_is_logged() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::through_a_trusted_proxy_the_forwarded_client_is_logged"
+    )) {
+        return;
+    }
     logs::capture();
     let app = TestApp::on(status(StatusCode::NOT_FOUND))
         .with(|s| s.server.trusted_proxies = vec!["127.0.0.0/8".into()])
@@ -70,8 +80,13 @@ async fn through_a_trusted_proxy_the_forwarded_client_is_logged() {
 }
 
 #[tokio::test]
-#[ignore = "reads the process-wide log: run by in_a_process_of_its_own"]
 async fn probes_and_scrapes_are_debug_lines_and_the_rest_info() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::probes_and_scrapes_are_debug_lines_and_the_rest_info"
+    )) {
+        return;
+    }
     logs::capture();
     let app = TestApp::on(status(StatusCode::NOT_FOUND)).start().await;
     for (path, id, level) in [
@@ -84,10 +99,4 @@ async fn probes_and_scrapes_are_debug_lines_and_the_rest_info() {
         app.get_as(path, None, &[("x-request-id", id)]).await;
         assert_eq!(line_of(id)["level"], level, "{path}");
     }
-}
-
-/// Runs this module's tests in a child process of their own, one at a time.
-#[test]
-fn in_a_process_of_its_own() {
-    crate::support::run_alone(module_path!(), 3);
 }

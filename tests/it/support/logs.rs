@@ -1,6 +1,6 @@
 //! The process's log, read back: a JSON subscriber installed once, process-wide, at DEBUG,
 //! writing into memory. Process-wide, so the tests that use it run in a process of their own
-//! ([`super::run_alone`]).
+//! ([`super::own_process`]).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -43,13 +43,18 @@ pub fn with_message(message: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The sum of the series of `name` whose labels include each of `labels` (`key="value"`).
+/// The sum of the series of `name` whose labels include each of `labels` (`key="value"`); with
+/// no labels, every series of it (an unlabelled gauge's one).
 pub fn metric(name: &str, labels: &[&str]) -> f64 {
     let text = profile_lookup::telemetry::metrics_handle()
         .expect("the recorder")
         .render();
     text.lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")) && labels.iter().all(|w| l.contains(w)))
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with([' ', '{']))
+        })
+        .filter(|l| labels.iter().all(|w| l.contains(w)))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }

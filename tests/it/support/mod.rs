@@ -205,26 +205,6 @@ pub fn own_process(test: &str) -> bool {
     false
 }
 
-/// Runs the `#[ignore]`d tests of `module` (a `module_path!()`) in a child process of this
-/// test binary, one at a time, and fails unless exactly `expected` of them pass.
-///
-/// For tests that touch process-wide state (environment variables, the global log subscriber,
-/// the metrics gauges): in the shared run they would race the other tests. `cargo test --
-/// --ignored` runs them in the shared process instead, which is only safe on its own.
-pub fn run_alone(module: &str, expected: usize) {
-    let filter = format!("{}::", module.trim_start_matches("it::"));
-    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
-        .args([&filter, "--ignored", "--test-threads=1"])
-        .output()
-        .expect("the test binary runs again");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains(&format!("test result: ok. {expected} passed")),
-        "the tests of {module} in their own process:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A file holding `bytes` in the system's temp dir, named `{prefix}…{suffix}`, removed when the
 /// returned handle drops: the tests write thousands of config files and pages per run, which
 /// must not pile up in `/tmp`.
@@ -246,7 +226,7 @@ pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Runs `f` with `vars` set in this process's environment (and `PROFILE_LOOKUP_CONFIG`
 /// unset), given the path of a config file holding `toml` when there is one (named
 /// `{prefix}….toml`); unsets `vars` after. Holds [`ENV`] throughout: environment variables are
-/// process-wide, so the tests that use this run in a process of their own ([`run_alone`]) and
+/// process-wide, so the tests that use this run in a process of their own ([`own_process`]) and
 /// one at a time in it.
 pub fn with_env<T>(
     vars: &[(impl AsRef<str>, impl AsRef<str>)],

@@ -4,7 +4,7 @@
 //! for real on loopback.
 //!
 //! These tests read the process-wide log and metrics, so they run in a child process of their
-//! own ([`crate::support::run_alone`]).
+//! own ([`crate::support::own_process`]).
 
 use profile_lookup::config::Settings;
 
@@ -53,8 +53,13 @@ async fn reported(base_url: &str, proxy: Option<&ForwardProxy>, cause: &str) {
 }
 
 #[tokio::test]
-#[ignore = "reads the process-wide log and metrics: run by in_a_process_of_its_own"]
 async fn each_kind_of_failure_is_named_in_the_answer_the_log_and_the_metric() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::each_kind_of_failure_is_named_in_the_answer_the_log_and_the_metric"
+    )) {
+        return;
+    }
     reported("http://profile-lookup-test.invalid", None, "dns").await;
     reported(&format!("http://{}", closed_port().await), None, "refused").await;
     reported(&format!("http://{}", resetting().await), None, "reset").await;
@@ -69,8 +74,10 @@ async fn each_kind_of_failure_is_named_in_the_answer_the_log_and_the_metric() {
 }
 
 #[tokio::test]
-#[ignore = "reads the process-wide log: run by in_a_process_of_its_own"]
 async fn a_blocked_lookup_is_a_warn_line() {
+    if !crate::support::own_process(concat!(module_path!(), "::a_blocked_lookup_is_a_warn_line")) {
+        return;
+    }
     use axum::http::StatusCode;
     logs::capture();
     let app = TestApp::on(crate::support::routers::status(
@@ -83,10 +90,4 @@ async fn a_blocked_lookup_is_a_warn_line() {
     let line = refused.last().expect("a line for the blocked lookup");
     assert_eq!(line["level"], "WARN", "{line}");
     assert_eq!(line["outcome"], "blocked", "{line}");
-}
-
-/// Runs this module's tests in a child process of their own, one at a time.
-#[test]
-fn in_a_process_of_its_own() {
-    crate::support::run_alone(module_path!(), 2);
 }
