@@ -71,6 +71,8 @@ use tokio::sync::Mutex;
 #[allow(dead_code)]
 mod support;
 
+mod played;
+
 /// About how large each profile page is (a real one is ~365 kB; smaller keeps the CPU on the
 /// service's decisions, not on reading pages).
 const PAGE_BYTES: usize = 64 * 1024;
@@ -206,7 +208,6 @@ async fn upstream(slowness: Slowness, bad_exits: u64) {
         counts: Arc::new(std::array::from_fn(|_| AtomicU64::new(0))),
         sessions: Arc::default(),
     };
-    let mut ports = Vec::new();
     let kinds = [
         Port::Control,
         Port::Fixed,
@@ -214,19 +215,15 @@ async fn upstream(slowness: Slowness, bad_exits: u64) {
         Port::Fixed,
         Port::Gateway,
     ];
-    for port in kinds {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        ports.push(listener.local_addr().expect("bound").port());
-        let app = axum::Router::new()
-            .fallback(answer)
-            .with_state((platform.clone(), port));
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    }
-    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    println!("LISTENING {}", ports.join(" "));
-    std::future::pending::<()>().await;
+    let routers = kinds
+        .into_iter()
+        .map(|port| {
+            axum::Router::new()
+                .fallback(answer)
+                .with_state((platform.clone(), port))
+        })
+        .collect();
+    played::serve_listening(routers).await;
 }
 
 fn typed(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
@@ -443,30 +440,16 @@ async fn loggedout(request: Request) -> Response {
     }
 }
 
-/// `name` leaked once, for the samples' `&'static str` fields (a run asks a few hundred).
-fn leaked(name: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let mut names = NAMES.lock().expect("not poisoned");
-    match names.iter().find(|n| **n == name) {
-        Some(n) => n,
-        None => {
-            let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-            names.push(leaked);
-            leaked
-        }
-    }
-}
-
 fn short_video_user(name: &str) -> sv::SampleUser {
     sv::SampleUser {
-        unique_id: leaked(name),
+        unique_id: played::leaked(name),
         ..sv::PUBLIC_USER
     }
 }
 
 fn photo_share_user(name: &str) -> ps::SampleUser {
     ps::SampleUser {
-        username: leaked(name),
+        username: played::leaked(name),
         ..ps::PUBLIC_USER
     }
 }
@@ -672,11 +655,7 @@ struct RestBegun {
 }
 
 async fn load(plan: Plan) -> String {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .timeout(LOOKUP_TIMEOUT)
-        .build()
-        .expect("a client");
+    let client = played::lookup_client(LOOKUP_TIMEOUT);
     let plan = Arc::new(plan);
     let done: Arc<Mutex<Vec<Done>>> = Arc::default();
     let samples: Arc<Mutex<Vec<Sample>>> = Arc::default();

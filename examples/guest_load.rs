@@ -54,6 +54,8 @@ use tokio::sync::Mutex;
 #[allow(dead_code)]
 mod support;
 
+mod played;
+
 /// The embed page answers 500 to one request in this many (the platform's "about one fetch in
 /// four", made deterministic).
 const EMBED_FAILS_ONE_IN: u64 = 4;
@@ -118,37 +120,21 @@ impl Platform {
 
 async fn upstream() {
     let platform = Platform::default();
-    let mut ports = Vec::new();
-    for _ in 0..4 {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        ports.push(listener.local_addr().expect("bound").port());
-        let app = axum::Router::new()
-            .fallback(answer)
-            .with_state(platform.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-    }
-    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    println!("LISTENING {}", ports.join(" "));
-    std::future::pending::<()>().await;
+    let routers = (0..4)
+        .map(|_| {
+            axum::Router::new()
+                .fallback(answer)
+                .with_state(platform.clone())
+        })
+        .collect();
+    played::serve_listening(routers).await;
 }
 
 /// A user of `name`: the public sample, renamed (each name leaked once; a run asks a few
 /// thousand).
 fn user(name: &str) -> ps::SampleUser {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let mut names = NAMES.lock().expect("not poisoned");
-    let username = match names.iter().find(|n| **n == name) {
-        Some(n) => *n,
-        None => {
-            let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-            names.push(leaked);
-            leaked
-        }
-    };
     ps::SampleUser {
-        username,
+        username: played::leaked(name),
         ..ps::PUBLIC_USER
     }
 }
@@ -265,11 +251,7 @@ struct Done {
 }
 
 async fn load(plan: Plan) -> String {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .timeout(Duration::from_secs(15))
-        .build()
-        .expect("a client");
+    let client = played::lookup_client(Duration::from_secs(15));
     let plan = Arc::new(plan);
     let done: Arc<Mutex<Vec<Done>>> = Arc::default();
     let most_resting = Arc::new(Mutex::new(0.0_f64));

@@ -73,16 +73,8 @@ rig_clean_env
 read -r PORT < <(rig_free_ports 1)
 rig_still_free "$PORT"
 
-"$LOADGEN" upstream "$SLOW_EVERY" "$SLOW_MS" "$BAD_EXITS" >"$T/upstream.out" 2>&1 &
-PIDS+=($!)
-LINE=""
-for _ in $(seq 100); do
-    LINE=$(sed -n 's/^LISTENING \(.*\)$/\1/p' "$T/upstream.out")
-    [[ -n $LINE ]] && break
-    sleep 0.05
-done
-[[ -n $LINE ]] || die "the platform did not start: $(cat "$T/upstream.out")"
-read -r UP_PORT P1 P2 P3 GW <<<"$LINE"
+rig_upstream "$LOADGEN" "$SLOW_EVERY" "$SLOW_MS" "$BAD_EXITS"
+read -r UP_PORT P1 P2 P3 GW <<<"$UPSTREAM_LINE"
 UP="http://127.0.0.1:$UP_PORT"
 
 # The canary is off (no accounts): a demoted source is re-probed once a minute.
@@ -119,31 +111,26 @@ echo "$OUT"
 
 # --- the goals --------------------------------------------------------------------------------
 summary() { sed -n "s/^SUMMARY .*\<$1=\([^ ]*\).*/\1/p" <<<"$OUT" | head -1; }
-MISSED=0
-goal() { # TEXT CONDITION
-    if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else echo "MISS  $1"; MISSED=1; fi
-}
 # restored_goal WHAT VALUE OBSERVABLE: restored within the re-probe interval of the phase's end.
 restored_goal() {
     local what=$1 value=$2 observable=$3 reprobe
     reprobe=$(summary reprobe_s)
     case $value in
-        not_demoted) echo "MISS  $what: never demoted"; MISSED=1 ;;
+        not_demoted) rig_miss "$what: never demoted" ;;
         never)
             if [[ $observable == true ]]; then
-                echo "MISS  $what: not restored by the end"
-                MISSED=1
+                rig_miss "$what: not restored by the end"
             else
                 echo "SKIP  $what: not restored, but the run leaves no re-probe ($reprobe s) between the phase's end and the throttle"
             fi
             ;;
-        *) goal "$what: restored $value s after the phase ended (<= $reprobe s)" "$value <= $reprobe" ;;
+        *) rig_goal "$what: restored $value s after the phase ended (<= $reprobe s)" "$value <= $reprobe" ;;
     esac
 }
 echo
 ok_before=$(summary ok_before_throttle)
 ok_after=$(summary ok_after_throttle)
-goal ">= 99 % of ordinary lookups 200 before the throttle ($ok_before of $(summary lookups_before_throttle))" \
+rig_goal ">= 99 % of ordinary lookups 200 before the throttle ($ok_before of $(summary lookups_before_throttle))" \
     "$ok_before >= 0.99"
 # After the throttle the platform's own defences answer for a while by design: the breaker
 # stays open until its next probe (breaker.cooldown_seconds, 30 s), and routes the platform's
@@ -151,20 +138,20 @@ goal ">= 99 % of ordinary lookups 200 before the throttle ($ok_before of $(summa
 echo "INFO  after the throttle: $ok_after of $(summary lookups_after_throttle) ordinary lookups 200;" \
     "the first 200 $(summary first_200_after_throttle_s) s after it ended"
 fixed=$(summary fixed_rests_outside_throttle)
-goal "no fixed proxy rests outside the throttle ($fixed rest(s) begun)" "$fixed == 0"
+rig_goal "no fixed proxy rests outside the throttle ($fixed rest(s) begun)" "$fixed == 0"
 outside=$(summary unexpected_demotions_outside_throttle)
 inside=$(summary unexpected_demotions_in_throttle)
-goal "no source demoted but the changed page and the 503 source, outside the throttle ($outside)" \
+rig_goal "no source demoted but the changed page and the 503 source, outside the throttle ($outside)" \
     "\"$outside\" == \"none\""
-goal "no source demoted in the throttle, the platform's refusal ($inside)" "\"$inside\" == \"none\""
+rig_goal "no source demoted in the throttle, the platform's refusal ($inside)" "\"$inside\" == \"none\""
 restored_goal "the changed short-video page demoted and restored" \
     "$(summary changed_restored_after_s)" "$(summary changed_restore_observable)"
 restored_goal "the 503 photo-share logged-out query demoted and restored" \
     "$(summary failing_restored_after_s)" "$(summary failing_restore_observable)"
 bad=$(summary gated_not_403_429)
-goal "the age-gated name always 403 or 429 ($bad of $(summary gated) not)" "$bad == 0"
+rig_goal "the age-gated name always 403 or 429 ($bad of $(summary gated) not)" "$bad == 0"
 rested=$(summary gated_followed_by_rest)
 rested_outside=$(summary gated_followed_by_rest_outside_throttle)
-goal "the age-gated name never followed by a rest within 1 s ($rested_outside outside the throttle, $rested in all)" \
+rig_goal "the age-gated name never followed by a rest within 1 s ($rested_outside outside the throttle, $rested in all)" \
     "$rested_outside == 0"
-exit "$MISSED"
+rig_exit_on_miss

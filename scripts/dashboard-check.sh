@@ -93,8 +93,9 @@ expect() {
   printf '%s  %s\n' "$STATUS" "$2"
 }
 header() { sed -n "s/^$1: //Ip" <<<"$HEADERS"; }
-# The calls the banner suggests: "  curl -s -H '...' URL/PLATFORM/profile/NAME   # what it shows".
-mapfile -t calls < <(sed -n "s#.*curl -s -H 'Authorization: Bearer [^']*' $DEMO_URL\(/[^ ]*\) *\# \(.*\)#\1 \2#p" "$DEMO_LOG")
+# The calls the banner suggests:
+#   "  curl -s[i] -H "Authorization: Bearer $KEY" URL/PLATFORM/profile/NAME   # what it shows".
+mapfile -t calls < <(sed -n "s#.*curl -si\? -H \"Authorization: Bearer [$]KEY\" $DEMO_URL\(/[^ ]*\) *\# \(.*\)#\1 \2#p" "$DEMO_LOG")
 ((${#calls[@]} >= 6)) || die "the demo's banner suggests ${#calls[@]} calls: $(cat "$DEMO_LOG")"
 public=() throttled=""
 for call in "${calls[@]}"; do

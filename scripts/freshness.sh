@@ -66,15 +66,8 @@ PORTS=("$R1" "$R2" "$R3")
 rig_still_free "$REDIS_PORT" "$R1" "$R2" "$R3"
 
 # --- the upstream: photo-share's profile JSON for any name, after DELAY_MS -----------------
-"$LOADGEN" upstream "$DELAY_MS" >"$T/upstream.out" 2>&1 &
-PIDS+=($!)
-UP_PORT=""
-for _ in $(seq 100); do
-    UP_PORT=$(sed -n 's/^LISTENING \([0-9]*\)$/\1/p' "$T/upstream.out")
-    [[ -n $UP_PORT ]] && break
-    sleep 0.05
-done
-[[ -n $UP_PORT ]] || die "the upstream did not start: $(cat "$T/upstream.out")"
+rig_upstream "$LOADGEN" "$DELAY_MS"
+UP_PORT=$UPSTREAM_LINE
 UP="http://127.0.0.1:$UP_PORT"
 upstream_count() { curl -sf "$UP/count"; }
 rig_redis "$REDIS_PORT"

@@ -16,7 +16,7 @@
 # the JSON, the page), proxy rests begun (profile_lookup_proxy_blocks_total) and the most
 # proxies resting in any sample (profile_lookup_proxy_resting, read every 250 ms), answers by
 # source (x-source) and by status, the upstream's requests by kind; then PASS/MISS against
-# issue 39's goals: >= 99 % answered 200 with the seed fields read, the post count read for
+# the goals: >= 99 % answered 200 with the seed fields read, the post count read for
 # >= 95 %, <= 2.5 upstream requests per lookup, no proxy rested. Exits non-zero on a MISS.
 #
 # Honours CARGO_TARGET_DIR and PROFILE_LOOKUP_BIN. Knobs: GUEST_SECONDS=60 GUEST_RATE=20
@@ -40,16 +40,8 @@ rig_clean_env
 read -r PORT < <(rig_free_ports 1)
 rig_still_free "$PORT"
 
-"$LOADGEN" upstream >"$T/upstream.out" 2>&1 &
-PIDS+=($!)
-LINE=""
-for _ in $(seq 100); do
-    LINE=$(sed -n 's/^LISTENING \(.*\)$/\1/p' "$T/upstream.out")
-    [[ -n $LINE ]] && break
-    sleep 0.05
-done
-[[ -n $LINE ]] || die "the platform did not start: $(cat "$T/upstream.out")"
-read -r UP_PORT P1 P2 P3 <<<"$LINE"
+rig_upstream "$LOADGEN"
+read -r UP_PORT P1 P2 P3 <<<"$UPSTREAM_LINE"
 UP="http://127.0.0.1:$UP_PORT"
 
 TOML="$(rig_service_toml "$PORT" "$KEY" "$UP" "$UP")
@@ -70,19 +62,15 @@ echo "$OUT"
 
 # --- the goals --------------------------------------------------------------------------------
 field() { sed -n "s/^GUEST .*\<$1=\([^ ]*\).*/\1/p" <<<"$OUT" | head -1; }
-MISSED=0
-goal() { # TEXT CONDITION
-    if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else echo "MISS  $1"; MISSED=1; fi
-}
 echo
 seed=$(field seed_share)
 posts=$(field posts_share)
 per=$(field requests_per_lookup)
 rests=$(field proxy_rests)
 resting=$(field most_resting)
-goal ">= 99 % answered 200 with every seed field but the post count read ($seed)" "$seed >= 0.99"
-goal ">= 95 % with the post count read, the embed answering 3 of 4 ($posts)" "$posts >= 0.95"
-goal "<= 2.5 upstream requests per lookup ($per)" "$per <= 2.5"
-goal "no proxy rested ($rests rest(s) begun; at most $resting resting in any sample)" \
+rig_goal ">= 99 % answered 200 with every seed field but the post count read ($seed)" "$seed >= 0.99"
+rig_goal ">= 95 % with the post count read, the embed answering 3 of 4 ($posts)" "$posts >= 0.95"
+rig_goal "<= 2.5 upstream requests per lookup ($per)" "$per <= 2.5"
+rig_goal "no proxy rested ($rests rest(s) begun; at most $resting resting in any sample)" \
     "$rests == 0 && $resting == 0"
-exit "$MISSED"
+rig_exit_on_miss

@@ -12,11 +12,15 @@
 #      listed with reasons in scripts/kubernetes/checkov.yaml;
 #   5. the Deployment agrees with the Dockerfile, config/default.toml and the served routes,
 #      and the binary ($PROFILE_LOOKUP_BIN, else the target dir's release build) loads the
-#      settings the container would get (scripts/kubernetes/agreement.py);
+#      settings the container would get, the docs' example overlays' too
+#      (scripts/kubernetes/agreement.py);
 #   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
 #      file only, and every overlay, the docs' examples too, mounts the Secret by the name the
 #      docs tell secret managers to create; the image tag is the crate's version there, in the
-#      compose files and in the documented `docker build -t` (scripts/kubernetes/promises.py).
+#      compose files and in the documented `docker build -t`; no ConfigMap value is empty and
+#      no variable hides a setting of the secret file; the docs' overlays, rendered with the
+#      secrets.toml the docs' commands write, get its canary accounts and the ConfigMap values
+#      they merge (scripts/kubernetes/promises.py).
 # The tools are pinned (scripts/kubernetes/requirements.txt, .lock) in a venv under
 # ${CARGO_TARGET_DIR:-target}/k8s-venv, installed from PyPI once and reused; nothing else goes
 # to the network, and steps 1, 3 and 4 run in a network namespace of their own when
@@ -134,7 +138,7 @@ elif ci; then
 else
   echo "SKIP the settings load: no binary at $binary (cargo build --release first)"
 fi
-timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}"
+timeout 120 "$venv/bin/python" "$tools/agreement.py" "${binary_arg[@]}" "${rendered[@]}" "${documented[@]}"
 
 phase "docs/deployment.md's promises"
 timeout 60 "$venv/bin/python" "$tools/promises.py" "${rendered[@]}" --documented "${documented[@]}"

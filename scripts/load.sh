@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The service's load figures, side by side in one run, all on 127.0.0.1: the release binary
 # against nginx serving the invented sample pages, measured with wrk, then a soak. Prints a
-# summary table (figure, target, PASS/MISS), then the cost-per-lookup table, at the end.
+# summary table (figure, target, PASS/MISS), then the cost-per-lookup table, at the end; exits
+# non-zero when a goal is missed.
 #
 #   bash scripts/load.sh                 # needs root (or sudo) only to apt-get wrk/nginx
 #
@@ -424,7 +425,8 @@ SOAK_WARN=$(grep -ciE 'warn|error' "$T/soak.log" || true)
 echo "  upstream requests during the soak: $SOAK_FETCHES; service log lines (warn+): $SOAK_WARN" >&2
 
 # --- summary -----------------------------------------------------------------------------
-verdict() { if cmp "$1" "$2" "$3"; then echo PASS; else echo MISS; fi; }
+verdict() { rig_judge cmp "$1" "$2" "$3"; }
+fast_500() { [[ $1 == 500 ]] && cmp "$2" '<' 2; }
 row() { printf '%-54s %22s  %-8s %s\n' "$@"; }
 bad_note() { local n=${WRK_BAD[$1]:-0}; ((n == 0)) || echo " ($n non-2xx/socket errors!)"; }
 echo
@@ -455,14 +457,14 @@ row "   VmHWM cached / cache-off instance, MiB" "$HWM_CACHED / $HWM_NOCACHE" "(i
 row "3. VmHWM after 64 MiB + gzip-bomb lookups, MiB" "$HWM_RSS_SEQ" "< 200" \
     "$(verdict "$HWM_RSS_SEQ" '<' 200)"
 row "   64 MiB body: status code, seconds" "$BIG_STATUS $BIG_SECONDS" "500 fast" \
-    "$([[ $BIG_STATUS == 500 ]] && cmp "$BIG_SECONDS" '<' 2 && echo PASS || echo MISS)"
+    "$(rig_judge fast_500 "$BIG_STATUS" "$BIG_SECONDS")"
 row "   gzip bomb: status code, seconds" "$BOMB_STATUS $BOMB_SECONDS" "500 fast" \
-    "$([[ $BOMB_STATUS == 500 ]] && cmp "$BOMB_SECONDS" '<' 2 && echo PASS || echo MISS)"
+    "$(rig_judge fast_500 "$BOMB_STATUS" "$BOMB_SECONDS")"
 row "   (problem codes: $BIG_CODE / $BOMB_CODE)" "" "" ""
 row "   VmHWM after 32 concurrent oversized, MiB" "$HWM_RSS_BURST" "(< 200)" \
     "$(verdict "$HWM_RSS_BURST" '<' 200) ($BURST_500/32 answered 500)"
 row "4. upstream requests for $CALLERS concurrent callers" "$FLIGHT_FETCHES" "1" \
-    "$([[ $FLIGHT_FETCHES == 1 && $FLIGHT_OK == "$CALLERS" ]] && echo PASS || echo MISS) ($FLIGHT_OK answered 200, $FLIGHT_WAITED waited > 1 s)"
+    "$(rig_judge test "$FLIGHT_FETCHES:$FLIGHT_OK" = "1:$CALLERS") ($FLIGHT_OK answered 200, $FLIGHT_WAITED waited > 1 s)"
 row "5. soak requests (finished threads $(field finished)/$(field threads))" "$(field total)" "" ""
 row "   soak unexpected answers" "$(field unexpected)" "0" "$(verdict "$(field unexpected)" '==' 0)"
 row "   soak throughput req/s" "$(field rps)" "(info)" ""
@@ -512,7 +514,7 @@ row "   req/s Redis hit / memory hit (64 names)" "$(mean "${RH[@]}") / $(mean "$
     "(info)" ""
 # Quota leases: a lease call is shared by the requests it serves, so "1" is 1 plus that share.
 row "Redis round trips/request: in memory / in Redis" "$RT_MEMORY / $RT_REDIS" "1 / 1" \
-    "$(cmp "$RT_MEMORY" '<=' 1.05 && cmp "$RT_REDIS" '<=' 1.05 && echo PASS || echo MISS)"
+    "$(rig_judge eval 'cmp "$RT_MEMORY" "<=" 1.05 && cmp "$RT_REDIS" "<=" 1.05')"
 row "   uncached (64 names, one Redis)" "$RT_UNCACHED" "report" "$RT_UNCACHED_KINDS"
 row "latency p50 / p99 ms, cached, Redis off at ${HALF}/s" \
     "$(pfield "$PACED_OFF" p50_ms) / $(pfield "$PACED_OFF" p99_ms)" "report" \
@@ -521,3 +523,4 @@ row "latency p50 / p99 ms, cached, Redis on at ${HALF_ON}/s" \
     "$(pfield "$PACED_ON" p50_ms) / $(pfield "$PACED_ON" p99_ms)" "report" \
     "(sent at $(pfield "$PACED_ON" rate)/s, $(pfield "$PACED_ON" bad) bad)"
 row "load average at start / end" "$LOADAVG_START / $LOADAVG_END" "(info)" ""
+rig_exit_on_miss

@@ -44,16 +44,8 @@ rig_clean_env
 read -r PORT < <(rig_free_ports 1)
 rig_still_free "$PORT"
 
-"$LOADGEN" upstream >"$T/upstream.out" 2>&1 &
-PIDS+=($!)
-LINE=""
-for _ in $(seq 100); do
-    LINE=$(sed -n 's/^LISTENING \(.*\)$/\1/p' "$T/upstream.out")
-    [[ -n $LINE ]] && break
-    sleep 0.05
-done
-[[ -n $LINE ]] || die "the platform did not start: $(cat "$T/upstream.out")"
-read -r UP_PORT P1 P2 P3 <<<"$LINE"
+rig_upstream "$LOADGEN"
+read -r UP_PORT P1 P2 P3 <<<"$UPSTREAM_LINE"
 UP="http://127.0.0.1:$UP_PORT"
 
 TOML="$(rig_service_toml "$PORT" "$KEY" "$UP" "$UP")
@@ -75,10 +67,6 @@ echo "$OUT"
 # --- the goals --------------------------------------------------------------------------------
 field() { sed -n "s/^$1 \(.* \)\{0,1\}$2=\([^ ]*\).*/\2/p" <<<"$OUT" | head -1; }
 retired() { sed -n "s/^PHASE retired .* $1=\([^ ]*\).*/\1/p" <<<"$OUT"; }
-MISSED=0
-goal() { # TEXT CONDITION
-    if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else echo "MISS  $1"; MISSED=1; fi
-}
 echo
 ok=$(retired ok_share)
 rests=$(retired proxy_rests)
@@ -86,12 +74,12 @@ resting=$(retired most_resting)
 settled=$(field SOURCES at_most_1.1_from_s)
 demoted=$(field SOURCES demoted_after_s)
 restored=$(field SOURCES restored_after_s)
-goal "retired: >= 99 % answered 200 ($ok)" "$ok >= 0.99"
-goal "retired: <= 1.1 requests per lookup within 30 s (from ${settled} s)" \
+rig_goal "retired: >= 99 % answered 200 ($ok)" "$ok >= 0.99"
+rig_goal "retired: <= 1.1 requests per lookup within 30 s (from ${settled} s)" \
     "\"$settled\" != \"never\" && $([[ $settled == never ]] && echo 999 || echo "$settled") <= 30"
-goal "retired: no proxy left resting (at most $resting in any sample; $rests rest(s) begun)" \
+rig_goal "retired: no proxy left resting (at most $resting in any sample; $rests rest(s) begun)" \
     "$resting == 0"
-goal "the JSON shown demoted in /status (after ${demoted} s)" "\"$demoted\" != \"never\""
-goal "restored within one re-probe, 60 s (after ${restored} s)" \
+rig_goal "the JSON shown demoted in /status (after ${demoted} s)" "\"$demoted\" != \"never\""
+rig_goal "restored within one re-probe, 60 s (after ${restored} s)" \
     "\"$restored\" != \"never\" && $([[ $restored == never ]] && echo 999 || echo "$restored") <= 60"
-exit "$MISSED"
+rig_exit_on_miss

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::{AuthConfig, parse_digest};
-use crate::error::ApiError;
+use crate::error::{ApiError, AuthFailure};
 
 /// Longest token looked at; anything longer cannot be a configured key.
 const MAX_TOKEN_BYTES: usize = 4096;
@@ -26,6 +26,8 @@ pub struct KeyId(pub u32);
 #[derive(Clone, Debug, Default)]
 pub struct Keys {
     digests: Vec<[u8; 32]>,
+    /// Each key's id for logs and metrics, by [`KeyId`] (see [`Keys::log_ids`]).
+    log_ids: Vec<String>,
 }
 
 impl Keys {
@@ -33,9 +35,12 @@ impl Keys {
     pub fn new(auth: &AuthConfig) -> Self {
         let plain = auth.api_keys.iter().map(|k| sha256(k.as_bytes()));
         let hashed = auth.api_key_sha256.iter().filter_map(|d| parse_digest(d));
-        Self {
-            digests: plain.chain(hashed).collect(),
-        }
+        let digests: Vec<[u8; 32]> = plain.chain(hashed).collect();
+        let log_ids = digests
+            .iter()
+            .map(|d| d[..4].iter().map(|b| format!("{b:02x}")).collect())
+            .collect();
+        Self { digests, log_ids }
     }
 
     /// How many keys are configured (the quota keeps one state per key).
@@ -49,13 +54,28 @@ impl Keys {
         self.digests.iter().map(crate::fleet::key_id).collect()
     }
 
+    /// Each key's id for the access log, indexed by [`KeyId`]: the first 8 hex digits of the
+    /// key's SHA-256 (`printf %s "$KEY" | sha256sum | cut -c1-8`), never the key. 32 bits
+    /// tell a handful of keys apart and say nothing usable about any.
+    pub fn log_ids(&self) -> Vec<String> {
+        self.log_ids.clone()
+    }
+
+    /// The id of `key` (see [`Keys::log_ids`]), `-` for one that is not configured.
+    pub fn log_id(&self, key: KeyId) -> &str {
+        self.log_ids.get(key.0 as usize).map_or("-", String::as_str)
+    }
+
     /// The key id of a request's single `Authorization: Bearer <key>` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<KeyId, ApiError> {
         let mut values = headers.get_all(AUTHORIZATION).iter();
-        let (Some(value), None) = (values.next(), values.next()) else {
-            return Err(ApiError::Unauthorized);
+        let value = match (values.next(), values.next()) {
+            (Some(value), None) => value,
+            (None, _) => return Err(ApiError::Unauthorized(AuthFailure::Missing)),
+            (Some(_), Some(_)) => return Err(ApiError::Unauthorized(AuthFailure::Duplicate)),
         };
-        let token = bearer_token(value.as_bytes()).ok_or(ApiError::Unauthorized)?;
+        let token =
+            bearer_token(value.as_bytes()).ok_or(ApiError::Unauthorized(AuthFailure::Malformed))?;
         let presented = sha256(token);
         let mut matched = None;
         for (index, digest) in self.digests.iter().enumerate() {
@@ -63,7 +83,7 @@ impl Keys {
                 matched = Some(KeyId(index as u32));
             }
         }
-        matched.ok_or(ApiError::Unauthorized)
+        matched.ok_or(ApiError::Unauthorized(AuthFailure::Unknown))
     }
 }
 
@@ -123,6 +143,15 @@ mod tests {
     }
 
     #[test]
+    fn a_keys_log_id_is_the_head_of_its_sha256() {
+        let digest = Sha256::digest(b"k-one");
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let ids = keys().log_ids();
+        assert_eq!(ids[0], hex[..8]);
+        assert_eq!(ids[1], "5dc2ef5d");
+    }
+
+    #[test]
     fn accepts_digest_configured_keys() {
         let digest = Sha256::digest(b"k-two");
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -134,26 +163,27 @@ mod tests {
     }
 
     #[test]
-    fn refuses_everything_else() {
-        for v in [
-            &b"Bearer"[..],
-            b"Bearer ",
-            b"Bearer\tk-one",
-            b"Basic k-one",
-            b"Token k-one",
-            b"Bearer k-one ",
-            b"Bearer k-on",
-            b"Bearer k-one1",
-            b"Bearer k-o e",
-            b"k-one",
+    fn refuses_everything_else_saying_which() {
+        let malformed = Err(ApiError::Unauthorized(AuthFailure::Malformed));
+        let unknown = Err(ApiError::Unauthorized(AuthFailure::Unknown));
+        for (v, expected) in [
+            (&b"Bearer"[..], &malformed),
+            (b"Bearer ", &malformed),
+            (b"Bearer\tk-one", &malformed),
+            (b"Basic k-one", &malformed),
+            (b"Token k-one", &malformed),
+            (b"Bearer k-one ", &malformed),
+            (b"Bearer k-on", &unknown),
+            (b"Bearer k-one1", &unknown),
+            (b"Bearer k-o e", &malformed),
+            (b"k-one", &malformed),
         ] {
-            assert_eq!(
-                keys().authenticate(&with(&[v])),
-                Err(ApiError::Unauthorized),
-                "{v:?}"
-            );
+            assert_eq!(&keys().authenticate(&with(&[v])), expected, "{v:?}");
         }
-        assert!(keys().authenticate(&HeaderMap::new()).is_err());
+        assert_eq!(
+            keys().authenticate(&HeaderMap::new()),
+            Err(ApiError::Unauthorized(AuthFailure::Missing))
+        );
         let long = format!("Bearer {}", "a".repeat(8192));
         assert!(keys().authenticate(&with(&[long.as_bytes()])).is_err());
         assert!(keys().authenticate(&with(&[b"Bearer \xff\xfe"])).is_err());
@@ -161,15 +191,14 @@ mod tests {
 
     #[test]
     fn refuses_two_authorization_headers_in_either_order() {
-        assert!(
-            keys()
-                .authenticate(&with(&[b"Bearer k-one", b"Bearer wrong"]))
-                .is_err()
-        );
-        assert!(
-            keys()
-                .authenticate(&with(&[b"Bearer wrong", b"Bearer k-one"]))
-                .is_err()
-        );
+        for pair in [
+            [&b"Bearer k-one"[..], b"Bearer wrong"],
+            [b"Bearer wrong", b"Bearer k-one"],
+        ] {
+            assert_eq!(
+                keys().authenticate(&with(&pair)),
+                Err(ApiError::Unauthorized(AuthFailure::Duplicate))
+            );
+        }
     }
 }

@@ -12,9 +12,47 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::platform::Failure;
+use crate::upstream::Cause;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Why a request was not authenticated: the 401's `detail` and its RFC 6750 challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFailure {
+    /// No `Authorization` header at all.
+    #[error("an API key is required: send `Authorization: Bearer <key>`")]
+    Missing,
+    /// An `Authorization` header that is not `Bearer <key>` (another scheme, no key, a tab,
+    /// a space or a byte that is not visible ASCII in the key).
+    #[error(
+        "the Authorization header is malformed: send `Authorization: Bearer <key>`, one space \
+         after `Bearer`, the key in visible ASCII characters"
+    )]
+    Malformed,
+    /// A well-formed key this service does not know.
+    #[error("the API key is not known to this service")]
+    Unknown,
+    /// More than one `Authorization` header.
+    #[error(
+        "more than one Authorization header was sent: send exactly one \
+         `Authorization: Bearer <key>`"
+    )]
+    Duplicate,
+}
+
+impl AuthFailure {
+    /// The `WWW-Authenticate` challenge (RFC 6750 §3): no `error` when the request carried no
+    /// credentials at all (§3.1: the client may not know a key is needed), `invalid_request`
+    /// for a malformed or repeated header, `invalid_token` for a key that is not valid.
+    pub fn challenge(self) -> &'static str {
+        match self {
+            AuthFailure::Missing => "Bearer",
+            AuthFailure::Malformed | AuthFailure::Duplicate => "Bearer error=\"invalid_request\"",
+            AuthFailure::Unknown => "Bearer error=\"invalid_token\"",
+        }
+    }
+}
 
 /// Every error the API answers with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,9 +60,10 @@ pub enum ApiError {
     /// The username breaks the format rule; the text states the rule.
     #[error("{0}")]
     InvalidUsername(String),
-    /// No usable `Authorization: Bearer <key>`, or an unknown key.
-    #[error("a valid API key is required: send `Authorization: Bearer <key>`")]
-    Unauthorized,
+    /// No usable `Authorization: Bearer <key>`, or an unknown key; which of them is the
+    /// `detail` (never more about a key than that it is unknown).
+    #[error("{0}")]
+    Unauthorized(AuthFailure),
     /// The platform says the user does not exist.
     #[error("the platform has no user of that name")]
     ProfileNotFound,
@@ -48,9 +87,11 @@ pub enum ApiError {
     /// The page was fetched but held no readable profile.
     #[error("the platform's page held no profile this service could read")]
     ExtractionFailed,
-    /// The platform could not be reached, timed out or sent something we refuse to read.
-    #[error("the platform could not be reached or did not answer in time")]
-    UpstreamUnavailable,
+    /// The platform could not be reached, timed out or sent something we refuse to read; with
+    /// the category of the transport failure when it was one (in words in the `detail`, never
+    /// an address, a host or a credential).
+    #[error("the platform could not be reached or did not answer in time{}", because(*.0))]
+    UpstreamUnavailable(Option<Cause>),
     /// The platform withholds the profile from the network region we ask from (every route
     /// tried).
     #[error(
@@ -94,7 +135,7 @@ impl From<Failure> for ApiError {
             Failure::Restricted => ApiError::ProfileRestricted,
             Failure::Overloaded { retry_after } => ApiError::Overloaded { retry_after },
             Failure::ExtractionFailed(_) => ApiError::ExtractionFailed,
-            Failure::Unavailable(_) => ApiError::UpstreamUnavailable,
+            Failure::Unavailable { cause, .. } => ApiError::UpstreamUnavailable(cause),
         }
     }
 }
@@ -104,13 +145,13 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::InvalidUsername(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::ProfileRestricted => StatusCode::FORBIDDEN,
             ApiError::ProfileNotFound | ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } | ApiError::UpstreamBlocked { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::ExtractionFailed | ApiError::UpstreamUnavailable | ApiError::Internal => {
+            ApiError::ExtractionFailed | ApiError::UpstreamUnavailable(_) | ApiError::Internal => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
             ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -124,13 +165,13 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::InvalidUsername(_) => "invalid_username",
-            ApiError::Unauthorized => "unauthorized",
+            ApiError::Unauthorized(_) => "unauthorized",
             ApiError::ProfileNotFound => "profile_not_found",
             ApiError::ProfileRestricted => "profile_restricted",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::UpstreamBlocked { .. } => "upstream_blocked",
             ApiError::ExtractionFailed => "extraction_failed",
-            ApiError::UpstreamUnavailable => "upstream_unavailable",
+            ApiError::UpstreamUnavailable(_) => "upstream_unavailable",
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::RegionLocked { .. } => "region_locked",
             ApiError::NotFound => "not_found",
@@ -143,13 +184,13 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             ApiError::InvalidUsername(_) => "Invalid username",
-            ApiError::Unauthorized => "Unauthorized",
+            ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::ProfileNotFound => "Profile not found",
             ApiError::ProfileRestricted => "Profile restricted",
             ApiError::RateLimited { .. } => "Rate limited",
             ApiError::UpstreamBlocked { .. } => "Upstream blocked",
             ApiError::ExtractionFailed => "Extraction failed",
-            ApiError::UpstreamUnavailable => "Upstream unavailable",
+            ApiError::UpstreamUnavailable(_) => "Upstream unavailable",
             ApiError::Overloaded { .. } => "Overloaded",
             ApiError::RegionLocked { .. } => "Region locked",
             ApiError::NotFound => "Not found",
@@ -180,6 +221,12 @@ impl ApiError {
             trace_id: crate::telemetry::trace_context::current(),
         }
     }
+}
+
+/// The `detail`'s words for a transport failure's category: `: the connection was refused
+/// (refused)`, or nothing.
+fn because(cause: Option<Cause>) -> String {
+    cause.map_or_else(String::new, |c| format!(": {} ({})", c.words(), c.label()))
 }
 
 /// Prefix of every problem `type` URI; the suffix is the `code`.
@@ -229,8 +276,11 @@ impl IntoResponse for ApiError {
             );
         }
         match self {
-            ApiError::Unauthorized => {
-                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            ApiError::Unauthorized(why) => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(why.challenge()),
+                );
             }
             ApiError::MethodNotAllowed => {
                 headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -263,6 +313,21 @@ mod tests {
     }
 
     #[test]
+    fn an_unavailable_platform_says_the_category_in_words_and_nothing_else() {
+        assert_eq!(
+            ApiError::UpstreamUnavailable(None).problem().detail,
+            "the platform could not be reached or did not answer in time"
+        );
+        assert_eq!(
+            ApiError::UpstreamUnavailable(Some(Cause::Refused))
+                .problem()
+                .detail,
+            "the platform could not be reached or did not answer in time: the connection was \
+             refused (refused)"
+        );
+    }
+
+    #[test]
     fn a_restricted_profile_is_403_without_a_wait() {
         let response = ApiError::ProfileRestricted.into_response();
         assert_eq!(response.status(), StatusCode::FORBIDDEN);
@@ -279,7 +344,7 @@ mod tests {
     fn every_error_has_its_own_code_and_type() {
         let all = [
             ApiError::InvalidUsername("x".into()),
-            ApiError::Unauthorized,
+            ApiError::Unauthorized(AuthFailure::Missing),
             ApiError::ProfileNotFound,
             ApiError::ProfileRestricted,
             ApiError::RateLimited {
@@ -289,7 +354,7 @@ mod tests {
                 retry_after: Duration::from_secs(1),
             },
             ApiError::ExtractionFailed,
-            ApiError::UpstreamUnavailable,
+            ApiError::UpstreamUnavailable(None),
             ApiError::Overloaded {
                 retry_after: Duration::from_secs(1),
             },

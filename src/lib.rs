@@ -3,7 +3,7 @@
 //! [`registry`] lists the platforms, one line each (which also gives each its arm in
 //! [`platform::with_site`]); everything else per platform loops over
 //! [`registry::Platform::ALL`]. The binary only parses its command line and calls
-//! [`commands`] (`serve`, `demo`, `extract`, `canary`, `healthcheck`). The platforms' stand-ins
+//! [`commands`] (`serve`, `check`, `demo`, `extract`, `canary`, `healthcheck`). The platforms' stand-ins
 //! (invented documents and loopback servers) are the workspace's `stand-in` crate, not this
 //! one: [`commands::demo`](mod@commands::demo) starts them by each platform's label, and the
 //! tests and benchmarks use them. A request travels down and its answer back up through these
@@ -75,6 +75,7 @@
 
 pub mod auth;
 pub mod blame;
+pub mod build_info;
 pub mod cache;
 pub mod canary;
 pub mod commands;
@@ -96,6 +97,7 @@ pub mod state;
 pub mod telemetry;
 pub mod upstream;
 pub mod username;
+pub mod utc;
 
 use tokio::net::TcpListener;
 

@@ -29,7 +29,7 @@ use axum::response::Response;
 
 use crate::auth::{KeyId, Keys};
 use crate::config::RateLimitConfig;
-use crate::error::{ApiError, retry_after_secs};
+use crate::error::{ApiError, AuthFailure, retry_after_secs};
 use crate::fleet::Fleet;
 use crate::fleet::quota::{Checked, Quotas};
 use crate::header_text::{self, Part};
@@ -75,7 +75,10 @@ impl KeyLimiter {
                 state_header(0, reset),
             )),
             // Key ids come from the same configuration; a stray one is not a caller we know.
-            None => Err((ApiError::Unauthorized, state_header(0, Duration::ZERO))),
+            None => Err((
+                ApiError::Unauthorized(AuthFailure::Unknown),
+                state_header(0, Duration::ZERO),
+            )),
         }
     }
 

@@ -66,7 +66,7 @@ impl fmt::Display for Subject<'_> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}. {rule}")]
 pub struct UsernameError {
-    reason: &'static str,
+    reason: std::borrow::Cow<'static, str>,
     rule: String,
 }
 
@@ -74,7 +74,7 @@ impl Username {
     /// Checks `raw` against `platform`'s rule and lowercases it.
     pub fn parse(platform: Platform, raw: &str) -> Result<Self, UsernameError> {
         let (min, max) = platform.username_len();
-        let fail = |reason| {
+        let fail = |reason: std::borrow::Cow<'static, str>| {
             Err(UsernameError {
                 reason,
                 rule: rule_text(min, max),
@@ -82,25 +82,26 @@ impl Username {
         };
         let bytes = raw.as_bytes();
         if bytes.len() < min {
-            return fail("the username is too short");
+            return fail("the username is too short".into());
         }
         if bytes.len() > max {
-            return fail("the username is too long");
+            return fail("the username is too long".into());
         }
-        if !bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'_')
+        if let Some((at, bad)) = raw
+            .chars()
+            .enumerate()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '.' || *c == '_'))
         {
-            return fail("the username has a character that is not allowed");
+            return fail(format!("{} at position {} is not allowed", shown(bad), at + 1).into());
         }
         if bytes[0] == b'.' {
-            return fail("the username starts with '.'");
+            return fail("the username starts with '.'".into());
         }
         if bytes[bytes.len() - 1] == b'.' {
-            return fail("the username ends with '.'");
+            return fail("the username ends with '.'".into());
         }
         if raw.contains("..") {
-            return fail("the username has two '.' in a row");
+            return fail("the username has two '.' in a row".into());
         }
         Ok(Self {
             platform,
@@ -130,6 +131,17 @@ impl Username {
 impl fmt::Display for Username {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)
+    }
+}
+
+/// A refused character as the error names it: quoted when it is visible ASCII (`` `@` ``), its
+/// code point otherwise (`U+0000`, `U+00FF`), so no control character, space or look-alike
+/// reaches a caller's screen or a log unmarked.
+fn shown(c: char) -> String {
+    if c.is_ascii_graphic() && c != '`' {
+        format!("`{c}`")
+    } else {
+        format!("U+{:04X}", u32::from(c))
     }
 }
 
@@ -168,6 +180,23 @@ mod tests {
         );
         assert!(Username::parse(Platform::PhotoShare, "_x").is_ok());
         assert!(Username::parse(Platform::PhotoShare, "a").is_ok());
+    }
+
+    #[test]
+    fn a_bad_character_is_named_with_its_position() {
+        for (raw, says) in [
+            ("@someone", "`@` at position 1 is not allowed"),
+            ("some@one", "`@` at position 5 is not allowed"),
+            ("x y", "U+0020 at position 2 is not allowed"),
+            ("x\0y", "U+0000 at position 2 is not allowed"),
+            ("aÿ", "U+00FF at position 2 is not allowed"),
+            ("a`b", "U+0060 at position 2 is not allowed"),
+        ] {
+            let err = Username::parse(Platform::PhotoShare, raw).unwrap_err();
+            let text = err.to_string();
+            assert!(text.starts_with(says), "{raw:?}: {text}");
+            assert!(text.contains("ASCII letters"), "the rule follows: {text}");
+        }
     }
 
     #[test]

@@ -62,11 +62,13 @@ class Render:
         raise SystemExit(f"{self.where}: no {kind} named {name}")
 
     def secret_files(self) -> dict[str, bytes]:
-        """Path in the container -> content, for every file mounted from a Secret."""
+        """Path in the container -> content, for every file mounted from a Secret rendered
+        here (not one a secret manager makes)."""
         files = {}
+        made_here = {o["metadata"]["name"] for o in self.objects if o["kind"] == "Secret"}
         for mount in self.container.get("volumeMounts", []):
             volume = next(v for v in self.pod.get("volumes", []) if v["name"] == mount["name"])
-            if "secret" in volume:
+            if "secret" in volume and volume["secret"]["secretName"] in made_here:
                 secret = self.one("Secret", volume["secret"]["secretName"])
                 for key, value in secret.get("data", {}).items():
                     files[f"{mount['mountPath']}/{key}"] = base64.b64decode(value)
@@ -105,13 +107,23 @@ class Checker:
         if path is None:
             return {}
         if path not in self.files:
-            self.fail(f"{CONFIG_FILE_ENV}={path} is not a file mounted from a Secret")
+            if not self.from_outside(path):
+                self.fail(f"{CONFIG_FILE_ENV}={path} is not a file mounted from a Secret")
             return {}
         try:
             return tomllib.loads(self.files[path].decode())
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             self.fail(f"{path} (from the Secret) is not valid TOML: {e}")
             return {}
+
+    def from_outside(self, path: str) -> bool:
+        """Whether `path` is mounted from a Secret the overlay does not make (a secret
+        manager's)."""
+        for mount in self.r.container.get("volumeMounts", []):
+            volume = next(v for v in self.r.pod.get("volumes", []) if v["name"] == mount["name"])
+            if "secret" in volume and path.startswith(mount["mountPath"].rstrip("/") + "/"):
+                return True
+        return False
 
     def setting(self, section: str, key: str):
         """The value the service would use: environment, then config file, then default."""
@@ -241,8 +253,11 @@ class Checker:
                     return
         self.fail(f"upstream.capture_dir {folder} is not on an emptyDir with a sizeLimit")
 
-    def check_binary(self, binary: str) -> None:
-        """The binary's own config loader, given what the container would be given."""
+    def check_binary(self, binary: str) -> bool:
+        """The binary's own config loader, given what the container would be given; `False`
+        (nothing run) when the config file is a Secret made outside the overlay."""
+        if self.env.get(CONFIG_FILE_ENV) not in self.files:
+            return False
         with tempfile.TemporaryDirectory() as tmp, socket.socket() as reserved:
             reserved.bind(("127.0.0.1", 0))  # bound, never listening: connecting is refused
             env = {k: v for k, v in self.env.items() if k.startswith("PROFILE_LOOKUP")}
@@ -257,6 +272,7 @@ class Checker:
         if run.returncode != 1:
             self.fail(f"{binary} healthcheck with the container's settings exited "
                       f"{run.returncode} (1 expected: loaded, nothing answered): {run.stderr.strip()}")
+        return True
 
 
 def main() -> int:
@@ -273,13 +289,14 @@ def main() -> int:
         checker.check_environment()
         checker.check_identity()
         checker.check_capture_dir()
-        if args.binary:
-            checker.check_binary(args.binary)
+        loaded = args.binary and checker.check_binary(args.binary)
         errors += checker.errors
         if not checker.errors:
             print(f"ok   {checker.r.where}: probes, port, grace period, environment, uid and "
                   f"capture dir agree with the Dockerfile and config/default.toml"
-                  + (", and the binary loads the settings" if args.binary else ""))
+                  + (", and the binary loads the settings" if loaded else "")
+                  + (" (the config file is a Secret made outside the overlay)"
+                     if args.binary and not loaded else ""))
     for error in errors:
         print(f"FAIL {error}", file=sys.stderr)
     return 1 if errors else 0

@@ -23,7 +23,14 @@ What is checked, naming what is wrong:
   - The image: the shipped overlays run profile-lookup:VERSION, VERSION being the crate's
     (Cargo.toml), the tag the compose files name (an `image:`'s `${VAR:-default}` default) and
     every `docker build -t profile-lookup…` in the Dockerfile, README.md and docs/ builds; the
-    docs' example overlays pin the image by digest.
+    docs' example overlays pin an image from a registry by digest, and one without a registry
+    runs the crate's version, the image the docs build and load into a local cluster.
+  - What an operator writes reaches the pods (every overlay): no ConfigMap the container reads
+    sets a key to an empty value, and no variable of the container sets a key of the secret
+    config file (the environment wins over the file, so the file's value would be ignored
+    without a word). The docs' example overlays are rendered with the `secrets.toml` the docs'
+    commands write (its canary accounts must be in effect), and every value an example merges
+    into the ConfigMap (`behavior: merge`) is in the container's environment.
 
 Run by scripts/kubernetes-check.sh inside its venv (PyYAML).
 """
@@ -32,6 +39,7 @@ import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -52,6 +60,11 @@ KUBERNETES = sources.ROOT / "deploy/kubernetes"
 REDIS_URL_ENV = f"{sources.ENV_PREFIX}REDIS__URL"
 REDIS_REQUIRED_ENV = f"{sources.ENV_PREFIX}REDIS__REQUIRED"
 EXAMPLE_MARK = "# my-overlay/kustomization.yaml"
+# The docs' command that writes the operator's secrets.toml (a heredoc), run with these values.
+SECRETS_HEREDOC = re.compile(r"^cat > my-overlay/secrets\.toml <<EOF\n.*?^EOF$", re.S | re.M)
+DOCUMENTED_VALUES = {"KEY": "documented-key-0123456789abcdef",
+                     "CANARY_SHORT_VIDEO": "documented.canary.sv",
+                     "CANARY_PHOTO_SHARE": "documented.canary.ps"}
 # How the docs' example overlays name the shipped folder: the operator's overlay beside a
 # checkout of this repository.
 EXAMPLE_ROOT = "../deploy/kubernetes/"
@@ -73,12 +86,25 @@ def documented_overlays() -> list[str]:
     return [b for b in blocks if b.startswith(EXAMPLE_MARK)]
 
 
+def documented_secrets(out: Path) -> Path:
+    """The secrets.toml the docs' commands write, written into `out` by those commands."""
+    found = SECRETS_HEREDOC.findall(DOCS.read_text(encoding="utf-8"))
+    if len(found) != 1:
+        raise SystemExit(f"{DOCS.name}: expected one `cat > my-overlay/secrets.toml <<EOF` "
+                         f"command, found {len(found)}")
+    (out / "my-overlay").mkdir(parents=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **DOCUMENTED_VALUES}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", found[0]], cwd=out, env=env, check=True)
+    return out / "my-overlay" / "secrets.toml"
+
+
 def write_documented(out: Path) -> None:
     """Each example overlay in a folder of its own, its files beside it, ready to render."""
     shutil.rmtree(out, ignore_errors=True)
     examples = documented_overlays()
     if not examples:
         raise SystemExit(f"{DOCS.name}: no ```yaml block opens with {EXAMPLE_MARK!r}")
+    secrets = documented_secrets(out)
     for n, text in enumerate(examples, 1):
         folder = out / f"documented-{n}"
         folder.mkdir(parents=True)
@@ -86,11 +112,13 @@ def write_documented(out: Path) -> None:
         text = text.replace(EXAMPLE_ROOT, real_root)
         (folder / "kustomization.yaml").write_text(text, encoding="utf-8")
         kustomization = yaml.safe_load(text)
-        # The operator's own files (their secrets.toml): the shipped overlay's placeholder.
-        base = folder / kustomization["resources"][0]
+        # The operator's own files: the secrets.toml the docs' commands wrote.
         for generator in kustomization.get("secretGenerator", []):
             for name in generator.get("files", []):
-                shutil.copy(base / name, folder / name)
+                if name != secrets.name:
+                    raise SystemExit(f"{DOCS.name}: example {n} generates its Secret from "
+                                     f"{name}, which the docs' commands do not write")
+                shutil.copy(secrets, folder / name)
         print(folder)
 
 
@@ -102,7 +130,7 @@ def redis_url_in_the_secret_only(render: Render) -> list[str]:
         errors.append(f"the Dockerfile's ENV sets {REDIS_URL_ENV}")
     for config_map in (o for o in render.objects if o["kind"] == "ConfigMap"):
         for key, value in config_map.get("data", {}).items():
-            if key == REDIS_URL_ENV or "redis://" in str(value):
+            if key == REDIS_URL_ENV or re.search(r"rediss?://", str(value)):
                 errors.append(f"ConfigMap {config_map['metadata']['name']} sets the Redis URL "
                               f"({key}), which would win over the secret file's")
     for var in render.container.get("env", []):
@@ -174,8 +202,75 @@ def runs_the_crate_version(render: Render) -> list[str]:
 
 
 def pins_by_digest(render: Render) -> list[str]:
+    """An image from a registry is pinned by digest; a local one is the crate's version."""
     image = render.container["image"]
+    if "/" not in image.split("@")[0]:
+        return runs_the_crate_version(render)
     return [] if "@sha256:" in image else [f"the example pins no digest: {image}"]
+
+
+def env_name(path: list[str]) -> str:
+    """The variable that sets the config key at `path` (PROFILE_LOOKUP__SECTION__KEY)."""
+    return sources.ENV_PREFIX + "__".join(p.upper() for p in path)
+
+
+def file_keys(table: dict, path: list[str] | None = None) -> list[list[str]]:
+    """Every key of a TOML document, as its path of table names."""
+    keys = []
+    for key, value in table.items():
+        here = [*(path or []), key]
+        keys += file_keys(value, here) if isinstance(value, dict) else [here]
+    return keys
+
+
+def secret_settings(render: Render) -> dict:
+    """The secret config file the container reads, parsed ({} when there is none, as when a
+    secret manager makes the Secret)."""
+    if not any(o["kind"] == "Secret" for o in render.objects):
+        return {}
+    environment = render.environment(sources.read_image())
+    content = render.secret_files().get(environment.get(CONFIG_FILE_ENV))
+    return tomllib.loads(content.decode()) if content else {}
+
+
+def settings_reach_the_pod(render: Render) -> list[str]:
+    """No empty ConfigMap value, and no variable hiding a key of the secret config file."""
+    errors = []
+    for source in render.container.get("envFrom", []):
+        if "configMapRef" in source:
+            config_map = render.one("ConfigMap", source["configMapRef"]["name"])
+            for key, value in config_map.get("data", {}).items():
+                if not str(value).strip():
+                    errors.append(f"ConfigMap {config_map['metadata']['name']} sets {key} to "
+                                  "an empty value, which wins over the config file's")
+    environment = render.environment(sources.read_image())
+    for path in file_keys(secret_settings(render)):
+        name = env_name(path)
+        if name in environment:
+            errors.append(f"the secret file's {'.'.join(path)} is ignored: the container's "
+                          f"environment sets {name}, which wins over the file")
+    return errors
+
+
+def documented_settings_in_effect(render: Render, example: str) -> list[str]:
+    """The docs' secrets.toml is the one mounted, its canary accounts in effect, and every
+    value the example merges into the ConfigMap in the container's environment."""
+    errors = []
+    if any(o["kind"] == "Secret" for o in render.objects):
+        canary = secret_settings(render).get("canary", {})
+        for platform, variable in [("short_video", "CANARY_SHORT_VIDEO"),
+                                   ("photo_share", "CANARY_PHOTO_SHARE")]:
+            if canary.get(platform) != [DOCUMENTED_VALUES[variable]]:
+                errors.append(f"the pods' [canary] {platform} is {canary.get(platform)!r}, not "
+                              "the account the docs' secrets.toml sets")
+    environment = render.environment(sources.read_image())
+    for generator in yaml.safe_load(example).get("configMapGenerator", []):
+        for literal in generator.get("literals", []):
+            key, _, value = literal.partition("=")
+            if environment.get(key) != value:
+                errors.append(f"{key}={value} merged into the ConfigMap is "
+                              f"{environment.get(key)!r} in the container's environment")
+    return errors
 
 
 def builds_and_composes_the_crate_version() -> list[str]:
@@ -225,15 +320,21 @@ def main() -> int:
     for path in args.shipped:
         render = Render(path)
         report(render, redis_url_in_the_secret_only(render) + mounts_the_promised_secret(render)
-               + runs_the_crate_version(render),
+               + runs_the_crate_version(render) + settings_reach_the_pod(render),
                "the Redis URL is set in the secret file only, which is mounted from the "
-               "Secret the docs name; the image is the crate's version")
+               "Secret the docs name; the image is the crate's version; no empty ConfigMap "
+               "value, no variable hiding a setting of the secret file")
     without_secret = 0
-    for path in args.documented:
+    examples = documented_overlays()
+    if len(examples) != len(args.documented):
+        errors.append(f"{len(args.documented)} rendered example overlays for the "
+                      f"{len(examples)} of {DOCS.name}")
+    for path, example in zip(args.documented, examples):
         render = Render(path)
-        report(render, mounts_the_promised_secret(render) + pins_by_digest(render),
-               "the docs' example overlay mounts the Secret the docs name and pins the image "
-               "by digest")
+        report(render, mounts_the_promised_secret(render) + pins_by_digest(render)
+               + settings_reach_the_pod(render) + documented_settings_in_effect(render, example),
+               "the docs' example overlay mounts the Secret the docs name, pins its image, "
+               "and the docs' secrets.toml (canary accounts) and merged values reach the pods")
         without_secret += not any(o["kind"] == "Secret" for o in render.objects)
     found = builds_and_composes_the_crate_version()
     errors += found

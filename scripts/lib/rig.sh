@@ -20,6 +20,22 @@ rig_workdir() {
     trap 'exit 130' INT TERM
 }
 
+# rig_judge COMMAND...: prints PASS when COMMAND succeeds, else MISS, and records the miss in
+# $T/missed (a file, because a table's verdicts run inside $(...), where a variable set is lost).
+rig_judge() {
+    if "$@"; then echo PASS; else
+        echo MISS
+        echo "$*" >>"$T/missed"
+    fi
+}
+
+# rig_exit_on_miss: exits 1, saying how many, when rig_judge recorded a missed goal.
+rig_exit_on_miss() {
+    [[ -s $T/missed ]] || return 0
+    echo "$(wc -l <"$T/missed") goal(s) missed" >&2
+    exit 1
+}
+
 rig_cleanup() {
     local status=$? pid
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -100,6 +116,34 @@ rig_examples() {
     local args=() name
     for name in "$@"; do args+=(--example "$name"); done
     (cd "$REPO" && cargo build --release --locked --quiet "${args[@]}")
+}
+
+# rig_upstream LOADGEN ARG...: starts `LOADGEN upstream ARG...` (a load example playing the
+# platform, its output to $T/upstream.out) and waits (5 s at most) for its `LISTENING ...` line:
+# sets UPSTREAM_LINE to what follows `LISTENING ` (the ports it serves on).
+rig_upstream() {
+    local loadgen=$1
+    shift
+    "$loadgen" upstream "$@" >"$T/upstream.out" 2>&1 &
+    PIDS+=($!)
+    UPSTREAM_LINE=""
+    for _ in $(seq 100); do
+        UPSTREAM_LINE=$(sed -n 's/^LISTENING \(.*\)$/\1/p' "$T/upstream.out")
+        [[ -n $UPSTREAM_LINE ]] && return 0
+        sleep 0.05
+    done
+    die "the platform did not start: $(cat "$T/upstream.out")"
+}
+
+# rig_miss TEXT: prints `MISS  TEXT` and records the miss in $T/missed, as rig_judge does.
+rig_miss() {
+    echo "MISS  $1"
+    echo "$1" >>"$T/missed"
+}
+
+# rig_goal TEXT CONDITION: prints `PASS  TEXT` when the awk CONDITION holds, else rig_miss TEXT.
+rig_goal() {
+    if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else rig_miss "$1"; fi
 }
 
 # rig_clean_env: drops PROFILE_LOOKUP_* and RUST_LOG from the environment, so the services the

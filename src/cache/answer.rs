@@ -86,22 +86,28 @@ impl Entry {
 
     /// An answer of the fleet's (`shared`, for `name`) as this replica keeps it; its age and
     /// source carry over (a source name the platform does not have, from a replica of another
-    /// version, is dropped).
+    /// version, is dropped), and its body is read back and written again in this version's
+    /// shape ([`crate::platform::stored`]: an older replica's body gains the keys added since,
+    /// `null` or `[]`; a newer one's loses the keys this version does not know).
     pub(super) fn from_shared(name: &Username, shared: SharedEntry) -> Arc<Self> {
         let now = Instant::now();
         let stored_at = now.checked_sub(shared.age()).unwrap_or(now);
-        let withheld = shared
-            .body
-            .as_deref()
-            .and_then(|body| crate::platform::withheld_in(name.platform(), body));
-        let value = match shared.body {
-            Some(body) => Stored::Found {
-                body,
-                private: shared.private,
-            },
-            None => Stored::NotFound,
+        let platform = name.platform();
+        let source = platform.source(&shared.source);
+        let (value, withheld) = match shared.body {
+            Some(body) => {
+                let (body, withheld) = match crate::platform::stored(platform, &body) {
+                    Some(profile) => (
+                        profile.json().clone(),
+                        crate::platform::withheld(platform, source, profile.summary()),
+                    ),
+                    None => (body, None),
+                };
+                let private = shared.private;
+                (Stored::Found { body, private }, withheld)
+            }
+            None => (Stored::NotFound, None),
         };
-        let source = name.platform().source(&shared.source);
         Arc::new(Self::new(value, stored_at, 0, source).withholding(withheld))
     }
 

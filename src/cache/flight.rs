@@ -192,8 +192,8 @@ async fn kept(stores: &Stores, name: &Username, found: SharedEntry, came: Came) 
 /// The failure of a flight that waited for another replica's fetch until its deadline.
 fn waited_too_long() -> Landed {
     Landed {
-        outcome: Err(Fetched::unsent(Failure::Unavailable(
-            "another replica's fetch of this name did not end in time".into(),
+        outcome: Err(Fetched::unsent(Failure::unavailable(
+            "another replica's fetch of this name did not end in time",
         ))),
         came: Came::Stored,
         refresh: false,

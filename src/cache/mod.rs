@@ -58,6 +58,8 @@ mod answer;
 mod flight;
 mod rules;
 mod stores;
+#[cfg(test)]
+mod upgrade_tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -297,8 +299,8 @@ impl ProfileCache {
                 // The flight's task ended without a result (it panicked): a failure like any other.
                 telemetry::cache(platform, "miss");
                 return Served::Failed {
-                    report: Fetched::unsent(Failure::Unavailable(
-                        "the fetch ended without a result".into(),
+                    report: Fetched::unsent(Failure::unavailable(
+                        "the fetch ended without a result",
                     )),
                     forward,
                 };
@@ -458,7 +460,7 @@ async fn fetch_within(
 ) -> Fetched {
     match tokio::time::timeout(deadline, fetch.fetch(&name, Plan::Whole, mode)).await {
         Ok(fetched) => fetched,
-        Err(_) => Fetched::unsent(Failure::Unavailable(format!(
+        Err(_) => Fetched::unsent(Failure::unavailable(format!(
             "the fetch did not end within {deadline:?}"
         ))),
     }

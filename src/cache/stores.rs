@@ -274,7 +274,7 @@ impl Stores {
                     body: profile.json().clone(),
                     private: profile.is_private(),
                 },
-                profile.summary().withheld_list(),
+                crate::platform::withheld(name.platform(), report.source, profile.summary()),
             ),
             Lookup::NotFound => (Stored::NotFound, None),
             Lookup::Failed(_) => return Err(report),

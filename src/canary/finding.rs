@@ -43,7 +43,11 @@ impl Finding {
                 Failure::Restricted => Finding::Withheld("profile_restricted"),
                 Failure::Overloaded { .. } => Finding::NotSent,
                 Failure::ExtractionFailed(why) => Finding::Unreadable(why.clone()),
-                Failure::Unavailable(why) => Finding::Unreachable(why.clone()),
+                // The category first, so a reason says why at a glance.
+                Failure::Unavailable { why, cause } => Finding::Unreachable(match cause {
+                    Some(cause) => format!("{cause}: {why}"),
+                    None => why.clone(),
+                }),
             },
         }
     }
@@ -100,9 +104,17 @@ mod tests {
             Finding::Unreadable("moved".into())
         );
         assert_eq!(finding(Lookup::NotFound), Finding::NotFound);
-        assert!(matches!(
+        assert_eq!(
             finding(Lookup::unavailable("HTTP 502")),
-            Finding::Unreachable(_)
-        ));
+            Finding::Unreachable("HTTP 502".into())
+        );
+        // A transport failure's reason starts with its category.
+        assert_eq!(
+            failed(Failure::Unavailable {
+                why: "tcp connect error".into(),
+                cause: Some(crate::upstream::Cause::Refused),
+            }),
+            Finding::Unreachable("refused: tcp connect error".into())
+        );
     }
 }

@@ -44,7 +44,9 @@ pub struct QueryIdStatus {
     pub seed: String,
     /// The id in use when it is not the seed: learned from a page.
     pub learned: Option<String>,
-    /// When it was learned (Unix seconds).
+    /// When it was learned (RFC 3339, UTC; kept as Unix seconds).
+    #[serde(serialize_with = "crate::utc::serialize_rfc3339_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub learned_at: Option<u64>,
     /// Where it was learned (`page`).
     pub learned_from: Option<String>,
@@ -53,7 +55,9 @@ pub struct QueryIdStatus {
 /// When the last round ended and how long it took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct LastRound {
-    /// When it ended (Unix seconds).
+    /// When it ended (RFC 3339, UTC; kept as Unix seconds).
+    #[serde(serialize_with = "crate::utc::serialize_rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub ended_at: u64,
     /// How long it took (milliseconds).
     pub duration_ms: u64,
@@ -68,11 +72,15 @@ pub struct SourceStatus {
     pub source: String,
     /// The last verdict; `null` before the first round that gave one.
     pub verdict: Option<Verdict>,
-    /// When the round that gave it ended (Unix seconds).
+    /// When the round that gave it ended (RFC 3339, UTC; kept as Unix seconds).
+    #[serde(serialize_with = "crate::utc::serialize_rfc3339_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub checked_at: Option<u64>,
     /// Why (a block's signal, what could not be read, …); `null` for `ok`.
     pub reason: Option<String>,
-    /// When the source last read `ok` (Unix seconds).
+    /// When the source last read `ok` (RFC 3339, UTC; kept as Unix seconds).
+    #[serde(serialize_with = "crate::utc::serialize_rfc3339_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_ok: Option<u64>,
     /// Rounds in a row the source was `changed`.
     pub changed_rounds: u32,

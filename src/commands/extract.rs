@@ -4,8 +4,10 @@
 //! A document drift capture saved has a sidecar (`NAME.meta.json`) saying which platform it
 //! came from and which user it was fetched for; `extract` reads it as the service did: as that
 //! platform's, about that user. Other platforms' documents in a folder are skipped and counted.
+//! Without a sidecar or `--username`, the document says whose it is ([`saved::whose`]), or
+//! `extract` refuses to guess. `-` reads one document from standard input.
 
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,13 +18,23 @@ use crate::upstream::capture::{SIDECAR_SUFFIX, SidecarFacts, read_sidecar};
 /// Folders with more files than this get a progress bar, when standard error is a terminal.
 const PROGRESS_BAR_FROM: usize = 20;
 
-/// For a file: the body on stdout (exit 0), or the problem document on stderr (exit 1); for a
-/// folder, one line per file and a summary (see [`extract_folder`]). Exit 2 when a file, its
-/// sidecar or the folder cannot be read, or the sidecar names another platform.
+/// For a file (`-`: standard input): the body on stdout (exit 0), or the problem document on
+/// stderr (exit 1, its detail saying why); for a folder, one line per file and a summary (see
+/// [`extract_folder`]). Exit 2 when a file, its sidecar or the folder cannot be read, or the
+/// sidecar names another platform; exit 3 when nothing says whose the document is and
+/// reading it would be a guess.
 ///
-/// `username` (`--username`) wins over the sidecar's; without either, the document is read as
-/// being about whoever it is about.
+/// `username` (`--username`) wins over the sidecar's; without either, the document says whose
+/// it is ([`saved::whose`]).
 pub fn extract(platform: Platform, path: &Path, username: Option<&str>) -> ExitCode {
+    if path == Path::new(STDIN) {
+        let mut bytes = Vec::new();
+        if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
+            eprintln!("profile-lookup: cannot read standard input: {err}");
+            return ExitCode::from(2);
+        }
+        return extract_document(platform, &bytes, username);
+    }
     if path.is_dir() {
         return extract_folder(platform, path);
     }
@@ -48,9 +60,26 @@ pub fn extract(platform: Platform, path: &Path, username: Option<&str>) -> ExitC
             return ExitCode::from(2);
         }
     };
-    let username = username.or(facts.username.as_deref());
+    extract_document(platform, &bytes, username.or(facts.username.as_deref()))
+}
+
+/// The path that names standard input.
+const STDIN: &str = "-";
+
+/// One document, about `username`, else whoever the document says it is about.
+fn extract_document(platform: Platform, bytes: &[u8], username: Option<&str>) -> ExitCode {
+    let owner = match username {
+        Some(name) => Some(name.to_owned()),
+        None => match saved::whose(platform, bytes) {
+            Ok(owner) => owner,
+            Err(why) => {
+                eprintln!("profile-lookup: {why}");
+                return ExitCode::from(super::USAGE_MISTAKE);
+            }
+        },
+    };
     // Written with `writeln!` so a closed pipe (`| head`) is an exit, not a panic.
-    match saved::extract(platform, &bytes, username) {
+    match saved::extract(platform, bytes, owner.as_deref()) {
         Ok(body) => {
             let _ = writeln!(std::io::stdout().lock(), "{body}");
             ExitCode::SUCCESS
@@ -159,8 +188,8 @@ pub fn extract_folder(platform: Platform, dir: &Path) -> ExitCode {
     }
 }
 
-/// One document of a folder, read as its sidecar says (as the named platform and about
-/// whoever it is about, without one).
+/// One document of a folder, read as its sidecar says (without one: as the named platform's,
+/// about the user the document says it is about, or not read when it does not say).
 fn read_one(platform: Platform, path: &Path) -> Read {
     let facts = match read_sidecar(path) {
         Ok(facts) => facts.unwrap_or_default(),
@@ -169,12 +198,20 @@ fn read_one(platform: Platform, path: &Path) -> Read {
     if other_platform(platform, &facts).is_some() {
         return Read::OtherPlatform;
     }
-    match std::fs::read(path) {
-        Ok(bytes) => match saved::summary(platform, &bytes, facts.username.as_deref()) {
-            (true, text) => Read::Profile(text),
-            (false, text) => Read::NoProfile(text),
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) => return Read::Unreadable(format!("cannot read: {err}")),
+    };
+    let owner = match facts.username {
+        Some(name) => Some(name),
+        None => match saved::whose(platform, &bytes) {
+            Ok(owner) => owner,
+            Err(why) => return Read::NoProfile(why),
         },
-        Err(err) => Read::Unreadable(format!("cannot read: {err}")),
+    };
+    match saved::summary(platform, &bytes, owner.as_deref()) {
+        (true, text) => Read::Profile(text),
+        (false, text) => Read::NoProfile(text),
     }
 }
 

@@ -2,18 +2,23 @@
 //! takes its parsed arguments and says how the process should exit.
 //!
 //! Exit codes: 0 success, 1 a lookup-level failure (`extract` found no profile, a probe
-//! failed), 2 a configuration, file or address problem the operator must fix. `canary` has
+//! failed, `check` could not reach Redis), 2 a configuration, file or address problem the
+//! operator must fix (`serve` and `check` alike). `canary` has
 //! its own: 0 every source `ok`, 1 a source `changed`, 2 only blocks, unreachable or missing
 //! sources, 3 settings it cannot use. A mistake on the command line exits
 //! [`USAGE_MISTAKE`] (3) for every subcommand.
 
 pub mod canary;
+pub mod check;
 pub mod demo;
 pub mod extract;
 pub mod healthcheck;
+mod report;
 pub mod serve;
+mod summary;
 
 pub use canary::canary;
+pub use check::check;
 pub use demo::demo;
 pub use extract::extract;
 pub use healthcheck::healthcheck;
@@ -48,6 +53,18 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{text:?} is out of range: 1ms to 24h"));
     }
     Ok(duration)
+}
+
+/// The settings as `serve` takes them: loaded, and checked with the rules of a served API,
+/// each error naming where its value was set.
+fn settings_for_serve(
+    config: Option<&std::path::Path>,
+) -> Result<(crate::config::Settings, crate::config::Sources), crate::config::ConfigError> {
+    let (settings, sources) = crate::config::Settings::load_traced(config)?;
+    settings
+        .validate_for_serve()
+        .map_err(|e| sources.locate_error(e))?;
+    Ok((settings, sources))
 }
 
 /// The multi-threaded runtime every long-running subcommand runs on.

@@ -4,47 +4,49 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::runtime;
-use crate::config::Settings;
+use super::report::fatal;
+use super::{runtime, settings_for_serve, summary};
 use crate::state::AppState;
 use crate::{server, telemetry};
 
 /// `profile-lookup serve [--config FILE]`: runs until SIGTERM or Ctrl-C, then drains.
 pub fn serve(config: Option<&Path>) -> ExitCode {
-    let settings = match Settings::load(config).and_then(|s| s.validate_for_serve().map(|()| s)) {
-        Ok(settings) => settings,
+    let (settings, sources) = match settings_for_serve(config) {
+        Ok(loaded) => loaded,
         Err(err) => {
-            eprintln!("profile-lookup: {err}");
+            fatal(None, config, &err.to_string());
             return ExitCode::from(2);
         }
     };
+    let format = Some(settings.log.format);
     let traces = match telemetry::init(&settings.log, &settings.telemetry) {
         Ok(traces) => traces,
         Err(err) => {
-            eprintln!("profile-lookup: {err}");
+            fatal(format, config, &err);
             return ExitCode::from(2);
         }
     };
+    summary::log_start(&settings, &sources);
     runtime().block_on(async move {
         let listener = match tokio::net::TcpListener::bind(settings.server.listen).await {
             Ok(listener) => listener,
             Err(err) => {
                 let addr = settings.server.listen;
-                eprintln!("profile-lookup: {}", cannot_listen(addr, &err));
+                fatal(format, config, &cannot_listen(addr, &err));
                 return ExitCode::from(2);
             }
         };
         let state = match AppState::new(settings) {
             Ok(state) => state,
             Err(err) => {
-                eprintln!("profile-lookup: {err}");
+                fatal(format, config, &err.to_string());
                 return ExitCode::from(2);
             }
         };
         // A Redis that refuses our credentials is a settings error (a fleet of replicas each
         // running alone); one that cannot be reached is not.
         if let Err(refused) = state.fleet().check_at_start().await {
-            eprintln!("profile-lookup: {refused}");
+            fatal(format, config, &refused.to_string());
             return ExitCode::from(2);
         }
         tracing::info!(listen = %state.settings().server.listen, "serving");

@@ -44,8 +44,8 @@ impl Section for AuthConfig {
 }
 
 impl AuthConfig {
-    /// The rule that a served API has at least one key (`profile-lookup serve` checks it; the
-    /// other commands need none).
+    /// The rules of a served API: at least one key, each of at least [`MIN_KEY_CHARS`]
+    /// (`profile-lookup serve` checks them; the other commands need no key).
     pub fn check_for_serve(&self) -> Result<(), String> {
         if self.api_keys.is_empty() && self.api_key_sha256.is_empty() {
             return Err(
@@ -54,9 +54,20 @@ impl AuthConfig {
                     .into(),
             );
         }
+        if let Some(at) = self.api_keys.iter().position(|k| k.len() < MIN_KEY_CHARS) {
+            return Err(format!(
+                "auth.api_keys[{at}] is shorter than {MIN_KEY_CHARS} characters: a served key \
+                 must not be guessable; make one with `openssl rand -hex 16` (the key is not \
+                 shown)"
+            ));
+        }
         Ok(())
     }
 }
+
+/// The fewest characters a plaintext key of a served API has (`openssl rand -hex 16` makes
+/// 32): a shorter one could be guessed, and a one-character key is a placeholder left in.
+pub const MIN_KEY_CHARS: usize = 16;
 
 /// Decodes a 64-hex-digit SHA-256 digest (either case): the format of `auth.api_key_sha256`,
 /// checked here when the settings are validated and decoded by [`crate::auth::Keys`].

@@ -52,8 +52,8 @@ impl<'de> Deserialize<'de> for BrowserProfile {
             .ok_or_else(|| {
                 let known: Vec<&str> = BrowserProfile::ALL.iter().map(|p| p.as_str()).collect();
                 serde::de::Error::custom(format_args!(
-                    "{name:?} is not a browser profile: use [\"{}\"]",
-                    known.join("\", \"")
+                    "{name:?} is not a browser profile; allowed values: {}",
+                    super::words::allowed(&known)
                 ))
             })
     }

@@ -4,7 +4,8 @@
 //! binary: [`Settings::default`]), then a TOML file (`--config FILE` or
 //! `PROFILE_LOOKUP_CONFIG`), then environment variables `PROFILE_LOOKUP__SECTION__KEY` (lists
 //! comma-separated). Unknown keys are errors, so a typo in a key name stops the service
-//! instead of being silently ignored.
+//! instead of being silently ignored; every error names where the value was set (the file and
+//! line, or the variable: [`Sources`]) and is worded for an operator (`mistakes`).
 //!
 //! Each section is a file holding its struct and its checks ([`Section`]); a platform's
 //! section ([`PlatformConfig`]) is one type for every registered platform, found by its
@@ -27,8 +28,11 @@ pub mod browser_profiles;
 pub mod ca_file;
 pub mod cache;
 pub mod canary;
+pub mod effective;
 mod limits;
 pub mod log;
+mod mistakes;
+pub mod origins;
 pub mod platforms;
 pub mod proxies;
 pub mod rate_limit;
@@ -39,6 +43,7 @@ mod sections;
 pub mod server;
 pub mod telemetry;
 pub mod upstream;
+pub mod words;
 
 pub use auth::{AuthConfig, parse_digest};
 pub use blame::BlameConfig;
@@ -47,6 +52,7 @@ pub use browser_profiles::BrowserProfile;
 pub use cache::{CacheConfig, Revalidate};
 pub use canary::CanaryConfig;
 pub use log::{LogConfig, LogFormat};
+pub use origins::{Origin, Sources};
 pub use platforms::{PlatformConfig, PostCount};
 pub use rate_limit::RateLimitConfig;
 pub use redis::{RedisConfig, RedisTarget};
@@ -99,9 +105,10 @@ sections::settings! {
 /// Why the configuration could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// A layer could not be read or did not fit the schema.
+    /// A layer could not be read or did not fit the schema (the message names the key and
+    /// where it was set).
     #[error("configuration could not be read: {0}")]
-    Load(#[from] config::ConfigError),
+    Load(String),
     /// The values were read but make no sense together.
     #[error("invalid configuration: {0}")]
     Invalid(String),
@@ -122,21 +129,30 @@ pub enum ConfigError {
 impl Settings {
     /// Builds the settings from defaults, the optional TOML file and the environment.
     pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::load_traced(file).map(|(settings, _)| settings)
+    }
+
+    /// [`Settings::load`], with where each value came from (for `check`, the start-up
+    /// summary, and [`Sources::locate`] on later checks' messages).
+    pub fn load_traced(file: Option<&Path>) -> Result<(Self, Sources), ConfigError> {
         let env_file = std::env::var_os(CONFIG_ENV);
         let file = file.or(env_file.as_deref().map(Path::new));
-        let mut builder = Config::builder().add_source(defaults());
-        if let Some(path) = file {
-            // Read once here so a missing or unreadable file is named, with what to do.
-            std::fs::read(path).map_err(|source| ConfigError::File {
-                path: path.to_owned(),
-                source,
-            })?;
-            let path = path.to_str().ok_or_else(|| {
-                ConfigError::Invalid("the config file path is not valid UTF-8".into())
-            })?;
-            builder = builder.add_source(File::new(path, FileFormat::Toml).required(true));
-        }
+        // Read once here so a missing or unreadable file is named, with what to do.
+        let text = file
+            .map(|path| {
+                std::fs::read_to_string(path).map_err(|source| ConfigError::File {
+                    path: path.to_owned(),
+                    source,
+                })
+            })
+            .transpose()?;
         let env = secret_list::Env::read()?;
+        let sources = Sources::new(file.zip(text.as_deref()), env.names)?;
+        mistakes::check(&sources).map_err(ConfigError::Invalid)?;
+        let mut builder = Config::builder().add_source(defaults());
+        if let Some(text) = &text {
+            builder = builder.add_source(File::from_str(text, FileFormat::Toml));
+        }
         // Scalars are try-parsed (so `…__CACHE__ENABLED=false` is a bool); the key lists are
         // not: the env source would turn `8675309` into a number and `k1, k2` into " k2".
         let scalars = Environment::with_prefix(ENV_PREFIX)
@@ -146,11 +162,16 @@ impl Settings {
             .source(Some(env.scalars));
         builder = builder.add_source(scalars);
         for (key, items) in env.lists {
-            builder = builder.set_override(key, items)?;
+            builder = builder
+                .set_override(key, items)
+                .map_err(|e| ConfigError::Load(mistakes::explain(e)))?;
         }
-        let settings: Settings = builder.build()?.try_deserialize()?;
-        settings.validate()?;
-        Ok(settings)
+        let settings: Settings = builder
+            .build()
+            .and_then(Config::try_deserialize)
+            .map_err(|e| ConfigError::Load(sources.locate(&mistakes::explain(e))))?;
+        settings.validate().map_err(|e| sources.locate_error(e))?;
+        Ok((settings, sources))
     }
 
     /// Checks values that parse but cannot work: each section checks itself. `serve` also

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::limits::{self, HOUR_MS, n, range};
+use super::words::{Words, deserialize_words};
 use super::{proxies, secret_list};
 use crate::registry::Platform;
 
@@ -65,7 +66,7 @@ pub struct PlatformConfig {
 }
 
 /// `<section>.post_count`: where a public profile's missing post count comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PostCount {
     /// Ask the profile embed page (one more upstream request per lookup that needs it).
@@ -74,6 +75,14 @@ pub enum PostCount {
     /// Ask nothing more: the count stays `null`, named in `Profile-Withheld`.
     Skip,
 }
+
+impl Words for PostCount {
+    const WHAT: &'static str = "a post count source";
+    const ALL: &'static [(&'static str, Self)] =
+        &[("embed", PostCount::Embed), ("skip", PostCount::Skip)];
+}
+
+deserialize_words!(PostCount);
 
 /// The source the guest queries' keys belong with (the logged-out profile query by name):
 /// a platform without it has no query ids to seed, no embed to count posts from.

@@ -41,7 +41,10 @@ pub fn check_proxies(name: &str, list: &[String]) -> Result<(), String> {
         ));
     }
     for (at, raw) in list.iter().enumerate() {
-        parse_proxy(raw).map_err(|why| format!("{name}[{at}] ({}): {why}", masked(raw)))?;
+        parse_proxy(raw).map_err(|why| match masked(raw) {
+            Some(shown) => format!("{name}[{at}] ({shown}): {why}"),
+            None => format!("{name}[{at}]: {why}"),
+        })?;
     }
     Ok(())
 }
@@ -65,15 +68,21 @@ pub fn parse_proxy(raw: &str) -> Result<Url, &'static str> {
 
 /// A fixed proxy's URL as the clients take it, or why it cannot be one.
 fn parse_fixed(raw: &str) -> Result<Url, &'static str> {
-    let url = Url::parse(raw.trim()).map_err(|_| "not a URL")?;
+    let url = Url::parse(raw.trim()).map_err(|_| {
+        "not a URL: write http://host:port, https://host:port or socks5h://host:port, with \
+         user:pass@ before the host if the proxy wants credentials"
+    })?;
     if !matches!(url.scheme(), "http" | "https" | "socks5h") {
         return Err("the scheme must be http, https or socks5h");
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err("it has no host");
     }
-    if url.port_or_known_default().is_none() {
-        return Err("it has no port (socks5h:// needs one)");
+    if !has_port(raw) {
+        return Err(
+            "it has no port: write the proxy's port after its host, e.g. \
+                    http://proxy.example:3128 (a proxy's port is rarely the scheme's own)",
+        );
     }
     if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
         return Err("a proxy URL has no path, query or fragment");
@@ -81,21 +90,35 @@ fn parse_fixed(raw: &str) -> Result<Url, &'static str> {
     Ok(url)
 }
 
-/// `raw` fit for an error message: user name and password masked (a provider's user name
-/// often carries an account id too).
-fn masked(raw: &str) -> String {
-    match Url::parse(raw.trim()) {
-        Ok(mut url) => {
-            if !url.username().is_empty() {
-                let _ = url.set_username("***");
-            }
-            if url.password().is_some() {
-                let _ = url.set_password(Some("***"));
-            }
-            url.to_string()
-        }
-        Err(_) => "<unparsable>".to_owned(),
+/// Whether the URL `raw` writes a port after its host (`url` forgets a port that is the
+/// scheme's own, so the text is read).
+fn has_port(raw: &str) -> bool {
+    let rest = raw.trim().split_once("://").map_or(raw, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = match host_port.rsplit_once(']') {
+        Some((_, after)) => after.strip_prefix(':'),
+        None => host_port.rsplit_once(':').map(|(_, port)| port),
+    };
+    port.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `raw` fit for a message or `check`'s output: user name and password masked (a provider's
+/// user name often carries an account id too); `None` when it is no URL (nothing of it is
+/// shown then).
+pub fn masked(raw: &str) -> Option<String> {
+    let mut url = Url::parse(raw.trim()).ok()?;
+    if !url.username().is_empty() {
+        let _ = url.set_username("***");
     }
+    if url.password().is_some() {
+        let _ = url.set_password(Some("***"));
+    }
+    let shown = url.to_string();
+    Some(match shown.strip_suffix('/') {
+        Some(bare) if url.path() == "/" && !raw.trim().ends_with('/') => bare.to_owned(),
+        _ => shown,
+    })
 }
 
 #[cfg(test)]
@@ -108,13 +131,16 @@ mod tests {
             "http://127.0.0.1:3128",
             "https://user:pass@proxy.example:443/",
             "socks5h://u:p@10.0.0.1:1080",
-            "http://proxy.example",
+            "http://[::1]:3128",
         ];
         assert!(check_proxies("upstream.proxies", &ok.map(String::from)).is_ok());
         for (bad, says) in [
             ("ftp://u:hunter2@h:21", "scheme"),
             ("socks5://u:hunter2@h:1080", "scheme"),
             ("socks5h://u:hunter2@h", "port"),
+            ("http://u:hunter2@proxy.example", "no port"),
+            ("http://[::1]", "no port"),
+            ("http://h:/", "no port"),
             ("http://u:hunter2@h:1/path", "path"),
             ("not a url hunter2", "not a URL"),
             ("http://u:hunter2@:8080", "not a URL"),
@@ -159,12 +185,13 @@ mod tests {
     #[test]
     fn the_mask_hides_user_and_password() {
         assert_eq!(
-            masked("http://acct-7:s3cret@proxy.example:8080"),
-            "http://***:***@proxy.example:8080/"
+            masked("http://acct-7:s3cret@proxy.example:8080").unwrap(),
+            "http://***:***@proxy.example:8080"
         );
         assert_eq!(
-            masked("http://proxy.example:8080"),
+            masked("http://proxy.example:8080/").unwrap(),
             "http://proxy.example:8080/"
         );
+        assert_eq!(masked("no url s3cret"), None);
     }
 }

@@ -12,6 +12,10 @@ pub struct RateLimitConfig {
     pub per_key_per_minute: u32,
     /// Requests a key may send at once before the sustained rate applies.
     pub burst: u32,
+    /// Whether each key's requests are counted in `profile_lookup_key_requests_total`, by its
+    /// id (a digest's head, never the key): series bounded by the configured keys, off by
+    /// default so that a service with many keys does not grow its metrics unasked.
+    pub key_id_metrics: bool,
 }
 
 impl Section for RateLimitConfig {

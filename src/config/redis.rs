@@ -2,8 +2,11 @@
 //!
 //! An empty `url` keeps every replica on its own in-memory state (the fleet layer is off). One
 //! `redis://` URL is a single Redis; several (a TOML list, or one string with commas, which is
-//! what an environment variable can carry) are the seed nodes of a Redis Cluster.
+//! what an environment variable can carry) are the seed nodes of a Redis Cluster. `rediss://`
+//! is the same over TLS (what managed Redis offerings require), its server certificate checked
+//! against the system's roots, or against `ca_file` when one is given.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -32,6 +35,9 @@ pub struct RedisConfig {
     /// a replica whose settings lost the URL (a replaced secret file) does not run alone, with
     /// a quota and an outbound budget of its own.
     pub required: bool,
+    /// A PEM file of the roots that sign a `rediss://` server's certificate (a private CA);
+    /// empty: the system's roots.
+    pub ca_file: PathBuf,
 }
 
 /// Where the fleet state lives, once `[redis]` is validated.
@@ -106,6 +112,21 @@ impl RedisConfig {
         Ok(())
     }
 
+    /// The configured `ca_file`, if any.
+    pub fn ca_file(&self) -> Option<&Path> {
+        (!self.ca_file.as_os_str().is_empty()).then_some(self.ca_file.as_path())
+    }
+
+    /// The PEM roots of `ca_file` (`None` without one), or why they cannot be used.
+    pub fn ca_roots(&self) -> Result<Option<Vec<u8>>, String> {
+        self.ca_file()
+            .map(|path| {
+                super::ca_file::read_pem_roots(path)
+                    .map_err(|reason| format!("redis.ca_file {}: {reason}", path.display()))
+            })
+            .transpose()
+    }
+
     /// The per-call deadline.
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
@@ -129,17 +150,19 @@ impl RedisConfig {
 }
 
 impl Section for RedisConfig {
-    /// The section names a target (or none) that can be used: see [`RedisConfig::target`].
+    /// The section names a target (or none) that can be used: see [`RedisConfig::target`];
+    /// a `ca_file` is readable and holds a certificate.
     fn check(&self) -> Result<(), String> {
-        self.target().map(drop)
+        self.target()?;
+        self.ca_roots().map(drop)
     }
 }
 
 fn validate_url(u: &str) -> Result<(), String> {
     let parsed = url::Url::parse(u).map_err(|e| format!("redis.url {:?}: {e}", redact(u)))?;
-    if parsed.scheme() != "redis" {
+    if !matches!(parsed.scheme(), "redis" | "rediss") {
         return Err(format!(
-            "redis.url {:?}: only redis:// URLs are accepted",
+            "redis.url {:?}: only redis:// and rediss:// (TLS) URLs are accepted",
             redact(u)
         ));
     }
@@ -230,10 +253,31 @@ mod tests {
     }
 
     #[test]
+    fn tls_urls_are_accepted_and_a_ca_file_must_hold_a_certificate() {
+        assert_eq!(
+            with_url("rediss://:pw@redis.example:6380/0")
+                .target()
+                .unwrap(),
+            Some(RedisTarget::Single(
+                "rediss://:pw@redis.example:6380/0".into()
+            ))
+        );
+        let err = with_url("redis+tls://a:1").target().unwrap_err();
+        assert!(err.contains("rediss://"), "{err}");
+        let missing = RedisConfig {
+            ca_file: "/nonexistent/ca.pem".into(),
+            ..with_url("rediss://a:1")
+        };
+        let err = missing.check().unwrap_err();
+        assert!(err.contains("redis.ca_file"), "{err}");
+        assert_eq!(with_url("rediss://a:1").ca_roots(), Ok(None));
+    }
+
+    #[test]
     fn a_toml_list_is_accepted() {
         let c: RedisConfig = serde_json::from_str(
             r#"{"url":["redis://a:1","redis://b:2"],"key_prefix":"p:","timeout_ms":200,
-                "required":false}"#,
+                "required":false,"ca_file":""}"#,
         )
         .unwrap();
         assert_eq!(c.url, "redis://a:1,redis://b:2");

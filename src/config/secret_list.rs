@@ -24,6 +24,7 @@ pub const MAX_KEY_BYTES: usize = 4096;
 /// `upstream.browser_profiles`, the canary's accounts), though nothing in it is secret.
 fn is_plain_list(path: &str) -> bool {
     path == "upstream.browser_profiles"
+        || path == "server.trusted_proxies"
         || super::canary::is_account_list(path)
         || Platform::ALL
             .iter()
@@ -53,6 +54,9 @@ pub struct Env {
     /// The lists present in the environment (the secret ones and the plain ones), by config
     /// path, items trimmed.
     pub lists: Vec<(String, Vec<String>)>,
+    /// Every variable read, by config path (`cache.ttl_seconds`) and name as set: where a
+    /// value came from.
+    pub names: Vec<(String, String)>,
 }
 
 impl Env {
@@ -62,6 +66,7 @@ impl Env {
         let mut env = Env {
             scalars: HashMap::new(),
             lists: Vec::new(),
+            names: Vec::new(),
         };
         for (name, value) in std::env::vars_os() {
             let Some(name) = name.to_str() else { continue };
@@ -75,6 +80,7 @@ impl Env {
                 )));
             };
             let path = path.replace("__", ".");
+            env.names.push((path.clone(), name.to_owned()));
             if is_secret_list(&path) || is_plain_list(&path) {
                 env.lists.push((path, split_list(&value)));
             } else {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::Section;
 use super::browser_profiles::{self, BrowserProfile};
 use super::limits::{self, DAY_S, GIB, HOUR_MS, n, range};
+use super::words::{Words, deserialize_words};
 use super::{ca_file, proxies, secret_list};
 
 /// `[upstream]`
@@ -52,7 +53,7 @@ pub struct UpstreamConfig {
 }
 
 /// `upstream.client`: the platforms refuse clients whose handshakes are not a browser's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum UpstreamClient {
     /// rustls over HTTP/1.1; needs nothing but a Rust toolchain to build.
@@ -61,6 +62,16 @@ pub enum UpstreamClient {
     /// `upstream.browser_profiles` per lookup (cargo feature `browser`).
     Browser,
 }
+
+impl Words for UpstreamClient {
+    const WHAT: &'static str = "an upstream client";
+    const ALL: &'static [(&'static str, Self)] = &[
+        ("plain", UpstreamClient::Plain),
+        ("browser", UpstreamClient::Browser),
+    ];
+}
+
+deserialize_words!(UpstreamClient);
 
 impl UpstreamConfig {
     /// The configured `ca_file`, if any.

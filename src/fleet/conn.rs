@@ -20,11 +20,25 @@ pub(crate) enum Conn {
 
 impl Conn {
     /// Builds the connection without touching the network. Must run inside a Tokio runtime.
-    pub fn lazy(target: &RedisTarget, timeout: Duration) -> Result<Self, FleetError> {
+    /// `roots` (PEM) are the only roots a `rediss://` server's certificate is checked against;
+    /// `None`: the system's.
+    pub fn lazy(
+        target: &RedisTarget,
+        timeout: Duration,
+        roots: Option<&[u8]>,
+    ) -> Result<Self, FleetError> {
+        let certs = || redis::TlsCertificates {
+            client_tls: None,
+            root_cert: roots.map(<[u8]>::to_vec),
+        };
         match target {
             RedisTarget::Single(url) => {
-                let client = redis::Client::open(url.as_str())
-                    .map_err(|e| FleetError::Config(format!("redis.url {:?}: {e}", redact(url))))?;
+                let client = if roots.is_some() && tls(url) {
+                    redis::Client::build_with_tls(url.as_str(), certs())
+                } else {
+                    redis::Client::open(url.as_str())
+                }
+                .map_err(|e| FleetError::Config(format!("redis.url {:?}: {e}", redact(url))))?;
                 let config = ConnectionManagerConfig::new()
                     .set_connection_timeout(Some(timeout))
                     .set_response_timeout(Some(timeout))
@@ -36,8 +50,12 @@ impl Conn {
                 Ok(Self::Single(manager))
             }
             RedisTarget::Cluster(nodes) => {
-                let client = ClusterClientBuilder::new(nodes.iter().map(String::as_str))
-                    .retries(1)
+                let mut builder =
+                    ClusterClientBuilder::new(nodes.iter().map(String::as_str)).retries(1);
+                if roots.is_some() && nodes.iter().any(|n| tls(n)) {
+                    builder = builder.certs(certs());
+                }
+                let client = builder
                     .build()
                     .map_err(|e| FleetError::Config(format!("redis cluster: {e}")))?;
                 let config = ClusterConfig::new()
@@ -49,6 +67,12 @@ impl Conn {
             }
         }
     }
+}
+
+/// Whether `url` speaks TLS (`rediss://`): the only URLs that take roots.
+fn tls(url: &str) -> bool {
+    url.get(..9)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("rediss://"))
 }
 
 impl std::fmt::Debug for Conn {

@@ -163,7 +163,7 @@ pub use entry::SharedEntry;
 pub use flight::{FlightToken, Lock, Wait};
 pub use keys::key_id;
 pub use quota::QuotaDecision;
-pub use start::{Refused, START_TRIES};
+pub use start::{AtStart, Refused, START_TRIES};
 
 use conn::Conn;
 use health::Health;
@@ -217,7 +217,8 @@ impl Fleet {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(FleetError::NoRuntime);
         }
-        let conn = Conn::lazy(&target, config.timeout())?;
+        let roots = config.ca_roots().map_err(FleetError::Config)?;
+        let conn = Conn::lazy(&target, config.timeout(), roots.as_deref())?;
         let redis = Arc::new(Redis {
             conn,
             shown: target.shown(),

@@ -29,14 +29,27 @@ pub struct Refused {
     why: String,
 }
 
+/// What Redis said when it was asked at start-up, when it did not refuse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AtStart {
+    /// No `redis.url`: the replica keeps its own state.
+    Alone,
+    /// Redis answered `PING`.
+    Answered,
+    /// Redis could not be reached (why, with no password): the replica starts on its own
+    /// state and uses the fleet's as soon as Redis answers.
+    Unreachable(String),
+}
+
 impl Fleet {
     /// Asks Redis once (`PING`, up to [`START_TRIES`] tries within `redis.timeout_ms` each)
-    /// before `serve` serves: [`Refused`] when Redis refuses this replica; `Ok` when it answers,
-    /// when it cannot be reached (warned about: the replica starts on its local state and uses
-    /// Redis as soon as it answers), and at once for a local handle.
-    pub async fn check_at_start(&self) -> Result<(), Refused> {
+    /// before `serve` serves: [`Refused`] when Redis refuses this replica; otherwise what it
+    /// said ([`AtStart`]): it answered, it could not be reached (warned about: the replica
+    /// starts on its local state and uses Redis as soon as it answers), or at once for a local
+    /// handle.
+    pub async fn check_at_start(&self) -> Result<AtStart, Refused> {
         let Some(redis) = &self.redis else {
-            return Ok(());
+            return Ok(AtStart::Alone);
         };
         let mut last = String::new();
         for attempt in 1..=START_TRIES {
@@ -46,7 +59,7 @@ impl Fleet {
             match tokio::time::timeout(redis.timeout, answer).await {
                 Ok(Ok(_)) => {
                     redis.health.succeeded();
-                    return Ok(());
+                    return Ok(AtStart::Answered);
                 }
                 Ok(Err(e)) if Trouble::of(&e) == Trouble::Refused => {
                     return Err(Refused {
@@ -67,6 +80,6 @@ impl Fleet {
             "redis could not be reached at start-up; this replica starts on its local state and \
              uses the fleet's as soon as Redis answers"
         );
-        Ok(())
+        Ok(AtStart::Unreachable(last))
     }
 }

@@ -1,10 +1,13 @@
 //! One log line and one set of metrics per request.
 //!
-//! The line carries the request id, the route *template* (never the raw path, which is caller
-//! text), the status, the latency, and what the lookup did (cache outcome, upstream outcome,
-//! upstream requests) when there was one. Headers are never logged, so neither keys nor cookies
-//! can leak here. A request whose client hangs up mid-way still gets its line and leaves the
-//! in-flight gauge, with status 499.
+//! The line carries the request id, the client's address ([`client_addr`]), the key's id (a
+//! digest's head, never the key: [`crate::auth::Keys::log_ids`]), the route *template* (never
+//! the raw path, which is caller text), the status, the latency in whole microseconds, and what
+//! the lookup did (cache outcome, upstream outcome, upstream requests) when there was one.
+//! Headers are never logged, so neither keys nor cookies can leak here. A request whose client
+//! hangs up mid-way still gets its line and leaves the in-flight gauge, with status 499.
+//! Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are logged at DEBUG, every other
+//! request at INFO: a replica probed every few seconds would otherwise write mostly that.
 //!
 //! What the lookup did reaches the line on the response: the lookup handler hands its
 //! [`LookupLog`] up as a response extension ([`LogCarrier`]), and this layer takes it off.
@@ -13,6 +16,8 @@
 //! the request id is no longer put in that map for nobody to read.
 
 use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -25,7 +30,9 @@ use opentelemetry::trace::TraceId;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
+use crate::auth::KeyId;
 use crate::error::ApiError;
+use crate::http::client_addr::{self, Peer, TrustedProxies};
 use crate::http::request_id::{self, RequestId};
 use crate::telemetry::{self, trace_context};
 
@@ -79,14 +86,37 @@ impl LogCarrier {
 }
 
 /// The layer that times each request, then logs and counts it ([`AccessLog`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AccessLogLayer;
+#[derive(Clone, Debug, Default)]
+pub struct AccessLogLayer {
+    who: Arc<Who>,
+}
+
+/// What the layer needs to name a caller: whose `X-Forwarded-For` to believe, and each
+/// configured key's id.
+#[derive(Debug, Default)]
+struct Who {
+    trusted: TrustedProxies,
+    key_ids: Vec<String>,
+}
+
+impl AccessLogLayer {
+    /// The layer, believing `X-Forwarded-For` from `trusted` only, naming a key by its entry
+    /// in `key_ids` (indexed by [`KeyId`]).
+    pub fn new(trusted: TrustedProxies, key_ids: Vec<String>) -> Self {
+        Self {
+            who: Arc::new(Who { trusted, key_ids }),
+        }
+    }
+}
 
 impl<S> Layer<S> for AccessLogLayer {
     type Service = AccessLog<S>;
 
     fn layer(&self, inner: S) -> AccessLog<S> {
-        AccessLog { inner }
+        AccessLog {
+            inner,
+            who: self.who.clone(),
+        }
     }
 }
 
@@ -102,6 +132,7 @@ impl<S> Layer<S> for AccessLogLayer {
 #[derive(Clone, Debug)]
 pub struct AccessLog<S> {
     inner: S,
+    who: Arc<Who>,
 }
 
 impl<S, B> Service<Request> for AccessLog<S>
@@ -124,6 +155,10 @@ where
         let template = route
             .as_ref()
             .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
+        let client = request
+            .extensions()
+            .get::<Peer>()
+            .map(|Peer(peer)| self.who.trusted.client(peer.ip(), request.headers()));
         let mut pending = Pending {
             started: Instant::now(),
             method: request.method().clone(),
@@ -131,6 +166,9 @@ where
             route: route.clone(),
             trace: TraceId::INVALID,
             server: tracing::Span::none(),
+            client,
+            key: None,
+            who: self.who.clone(),
             done: false,
         };
         telemetry::in_flight(1.0);
@@ -157,6 +195,7 @@ where
                 .headers_mut()
                 .insert(request_id::X_REQUEST_ID.clone(), id);
             let lookup = response.extensions_mut().remove::<LookupLog>();
+            pending.key = response.extensions_mut().remove::<KeyId>();
             pending.finish(
                 response.status().as_u16(),
                 lookup,
@@ -181,7 +220,22 @@ struct Pending {
     /// The trace the request belongs to, and its server span (disabled when traces are off).
     trace: TraceId,
     server: tracing::Span,
+    /// The client's address (`None`: no connection's peer, as in a test on the router alone).
+    client: Option<IpAddr>,
+    /// The key the request was let in with, if it was.
+    key: Option<KeyId>,
+    who: Arc<Who>,
     done: bool,
+}
+
+/// The routes of probes and scrapes, logged at DEBUG.
+const QUIET_ROUTES: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+/// One access-log line at `$level` (a `tracing` macro), with its fields.
+macro_rules! line {
+    ($level:ident, $($fields:tt)*) => {
+        tracing::$level!($($fields)*)
+    };
 }
 
 impl Pending {
@@ -197,21 +251,40 @@ impl Pending {
             .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
         telemetry::request_done(route, status, elapsed);
         trace_context::finish(&self.server, status, code);
-        tracing::info!(
-            request_id = self.id.as_ref().and_then(|i| i.0.to_str().ok()).unwrap_or("-"),
-            trace_id = %self.trace,
-            method = %self.method,
-            route = %route,
-            status,
-            latency_ms = elapsed.as_secs_f64() * 1000.0,
-            code = code.unwrap_or("-"),
-            cache = lookup.map_or("-", |l| l.cache),
-            upstream = lookup.map_or("-", |l| l.upstream),
-            upstream_requests = lookup.map_or(0, |l| l.upstream_requests),
-            source = lookup.map_or("-", |l| l.source),
-            blame = lookup.map_or("-", |l| l.blame),
-            "request"
+        let request_id = self
+            .id
+            .as_ref()
+            .and_then(|i| i.0.to_str().ok())
+            .unwrap_or("-");
+        let client = client_addr::Shown(self.client);
+        let key_id = self
+            .key
+            .and_then(|KeyId(i)| self.who.key_ids.get(i as usize))
+            .map_or("-", String::as_str);
+        let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let (cache, upstream) = (
+            lookup.map_or("-", |l| l.cache),
+            lookup.map_or("-", |l| l.upstream),
         );
+        let upstream_requests = lookup.map_or(0, |l| l.upstream_requests);
+        let (source, blame) = (
+            lookup.map_or("-", |l| l.source),
+            lookup.map_or("-", |l| l.blame),
+        );
+        let code = code.unwrap_or("-");
+        let (method, trace_id) = (&self.method, self.trace);
+        macro_rules! at {
+            ($level:ident) => {
+                line!($level, request_id, trace_id = %trace_id, client = %client, key_id,
+                    method = %method, route = %route, status, latency_us, code, cache, upstream,
+                    upstream_requests, source, blame, "request")
+            };
+        }
+        if QUIET_ROUTES.contains(&route) {
+            at!(debug);
+        } else {
+            at!(info);
+        }
     }
 }
 
@@ -237,17 +310,22 @@ mod tests {
     /// The JSON log lines written while `app` answers one request to `path`, and what the
     /// caller got.
     fn lines_of(app: Router, path: &str) -> (Vec<Value>, Response) {
+        lines_of_request(app, Request::get(path).body(Body::empty()).unwrap())
+    }
+
+    /// [`lines_of`] for a request of the test's making.
+    fn lines_of_request(app: Router, request: Request) -> (Vec<Value>, Response) {
         let written = Arc::new(Mutex::new(Vec::<u8>::new()));
         let sink = written.clone();
         let subscriber = tracing_subscriber::fmt()
             .json()
             .flatten_event(true)
+            .with_max_level(tracing::Level::DEBUG)
             .with_writer(move || Sink(sink.clone()))
             .finish();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let request = Request::get(path).body(Body::empty()).unwrap();
         let response = tracing::subscriber::with_default(subscriber, || {
             runtime.block_on(app.oneshot(request)).unwrap()
         });
@@ -290,12 +368,12 @@ mod tests {
             .route(
                 "/problem/{name}",
                 get(|log: LogCarrier| async move {
-                    let mut response = ApiError::UpstreamUnavailable.into_response();
+                    let mut response = ApiError::UpstreamUnavailable(None).into_response();
                     log.carry(LOG, &mut response);
                     response
                 }),
             )
-            .layer(AccessLogLayer);
+            .layer(AccessLogLayer::default());
         for (path, status, code) in [
             ("/answer/x", 200, "-"),
             ("/problem/x", 500, "upstream_unavailable"),
@@ -314,10 +392,66 @@ mod tests {
     }
 
     #[test]
+    fn the_line_names_the_client_and_the_keys_id_never_the_key_and_whole_microseconds() {
+        let trusted = TrustedProxies::new(vec!["10.0.0.0/8".parse().unwrap()]);
+        let layer = AccessLogLayer::new(trusted, vec!["aaaa0000".into(), "1234abcd".into()]);
+        let app = Router::new()
+            .route(
+                "/answer",
+                get(|| async {
+                    let mut response = "body".into_response();
+                    response.extensions_mut().insert(KeyId(1));
+                    response
+                }),
+            )
+            .layer(layer);
+        for (peer, forwarded, client) in [
+            ("198.51.100.7:5000", "203.0.113.9", "198.51.100.7"),
+            ("10.1.2.3:5000", "203.0.113.9", "203.0.113.9"),
+        ] {
+            let mut request = Request::get("/answer")
+                .header("x-forwarded-for", forwarded)
+                .body(Body::empty())
+                .unwrap();
+            request.extensions_mut().insert(Peer(peer.parse().unwrap()));
+            let (lines, response) = lines_of_request(app.clone(), request);
+            let line = lines.iter().find(|l| l["message"] == "request").unwrap();
+            assert_eq!(line["client"], client, "{line}");
+            assert_eq!(line["key_id"], "1234abcd", "{line}");
+            assert!(line["latency_us"].is_u64(), "{line}");
+            assert!(line.get("latency_ms").is_none(), "{line}");
+            assert_eq!(line["level"], "INFO", "{line}");
+            assert!(response.extensions().get::<KeyId>().is_none());
+        }
+    }
+
+    #[test]
+    fn probes_and_scrapes_are_debug_lines() {
+        let app = Router::new()
+            .route("/healthz", get(|| async { "ok" }))
+            .route("/readyz", get(|| async { "ok" }))
+            .route("/metrics", get(|| async { "ok" }))
+            .route("/status", get(|| async { "ok" }))
+            .layer(AccessLogLayer::default());
+        for (path, level) in [
+            ("/healthz", "DEBUG"),
+            ("/readyz", "DEBUG"),
+            ("/metrics", "DEBUG"),
+            ("/status", "INFO"),
+        ] {
+            let (lines, _) = lines_of(app.clone(), path);
+            let line = lines.iter().find(|l| l["message"] == "request").unwrap();
+            assert_eq!(line["level"], level, "{path}: {line}");
+            assert_eq!(line["client"], "-", "no connection here: {line}");
+            assert_eq!(line["key_id"], "-", "{line}");
+        }
+    }
+
+    #[test]
     fn a_request_no_lookup_answered_logs_no_lookup_facts() {
         let app = Router::new()
             .route("/plain", get(|| async { "ok" }))
-            .layer(AccessLogLayer);
+            .layer(AccessLogLayer::default());
         let (lines, _) = lines_of(app, "/plain");
         let line = lines.iter().find(|l| l["message"] == "request").unwrap();
         assert_eq!(line["cache"], "-", "{line}");

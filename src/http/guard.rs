@@ -57,19 +57,29 @@ impl FromRequestParts<AppState> for Admitted {
         let key = gate
             .in_scope(|| state.keys().authenticate(&parts.headers))
             .map_err(IntoResponse::into_response)?;
-        // The key's id (never the key) on the request's server span and the gate's.
-        tracing::Span::current().record("profile_lookup.key_id", key.0);
-        gate.record("profile_lookup.key_id", key.0);
+        // The key's id (never the key: the access log's digest head) on the request's server
+        // span and the gate's.
+        let key_id = state.keys().log_id(key);
+        tracing::Span::current().record("profile_lookup.key_id", key_id);
+        gate.record("profile_lookup.key_id", key_id);
         let limiter = state.limiter();
         let check = pin!(limiter.check(key).instrument(gate.clone()));
         let Some(checked) = within(deadline, check).await else {
             gate.record("profile_lookup.quota", "timed_out");
-            return Err(ApiError::UpstreamUnavailable.into_response());
+            return Err(ApiError::UpstreamUnavailable(None).into_response());
         };
         gate.record(
             "profile_lookup.quota",
             if checked.is_ok() { "ok" } else { "over" },
         );
+        if state.settings().rate_limit.key_id_metrics {
+            let result = if checked.is_ok() {
+                "admitted"
+            } else {
+                "rate_limited"
+            };
+            crate::telemetry::key_request(state.keys().log_id(key), result);
+        }
         match checked {
             Ok(quota) => Ok(Admitted {
                 _slot: slot,
@@ -80,6 +90,7 @@ impl FromRequestParts<AppState> for Admitted {
             Err((over, quota)) => {
                 let mut response = over.into_response();
                 limiter.stamp(&mut response, quota);
+                response.extensions_mut().insert(key);
                 Err(response)
             }
         }
@@ -113,6 +124,8 @@ impl Admitted {
         state
             .limiter()
             .stamp(&mut response, quota.unwrap_or(self.quota));
+        // For the access log's key id.
+        response.extensions_mut().insert(self.key);
         response
     }
 }

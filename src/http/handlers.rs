@@ -80,6 +80,42 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
+/// The body of `GET /`: where a newcomer goes next.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Index {
+    /// The service's name.
+    pub service: &'static str,
+    /// The API explained, in a browser (Swagger UI).
+    pub docs: &'static str,
+    /// The canary's last verdicts and each source's standing.
+    pub status: &'static str,
+    /// The OpenAPI document.
+    pub openapi: &'static str,
+    /// The lookup route templates, one per platform (a bearer key required).
+    pub lookups: Vec<String>,
+}
+
+/// The index: a short JSON map of the service, so that `GET /` is not a bare 404.
+#[utoipa::path(get, path = "/", tag = "operations", operation_id = "index",
+    responses((status = 200, description = "Where to go next: `/docs`, `/status`, `/openapi.json` and the lookup routes", content_type = "application/json", body = Index)))]
+pub async fn index() -> Response {
+    let index = Index {
+        service: super::SERVICE_NAME,
+        docs: super::docs::PATH,
+        status: "/status",
+        openapi: "/openapi.json",
+        lookups: crate::platform::Platform::ALL
+            .iter()
+            .map(|p| format!("/{p}/profile/{{username}}"))
+            .collect(),
+    };
+    let mut response = axum::Json(index).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// Prometheus metrics in the text exposition format.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]

@@ -154,7 +154,7 @@ fn api_error(fetched: &Fetched) -> ApiError {
     fetched
         .failure()
         .cloned()
-        .map_or(ApiError::UpstreamUnavailable, ApiError::from)
+        .map_or(ApiError::UpstreamUnavailable(None), ApiError::from)
 }
 
 /// The access-log fields of a lookup that asked the platform nothing and served nothing.

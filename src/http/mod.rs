@@ -5,10 +5,11 @@
 //! A lookup handler first takes [`guard::Admitted`] (load shedding, auth, the per-key rate
 //! limit), then the caller's `Cache-Control` wishes ([`directives::Directives`]) and its checked
 //! name ([`path_name::Name`]), and answers within the request deadline. Operator endpoints
-//! (`/healthz`, `/readyz`, `/metrics`, `/status`, `/openapi.json`, `/docs`) are never shed: a
+//! (`/`, `/healthz`, `/readyz`, `/metrics`, `/status`, `/openapi.json`, `/docs`) are never shed: a
 //! replica busy up to `server.max_in_flight` must not look dead to its probes.
 
 pub mod access_log;
+pub mod client_addr;
 pub mod directives;
 pub mod docs;
 pub mod guard;
@@ -36,9 +37,13 @@ use crate::error::ApiError;
 use crate::platform::{Platform, Site, SiteJob, with_site};
 use crate::state::AppState;
 
+/// The service's name, as `GET /` and the `/docs` page's title give it.
+pub const SERVICE_NAME: &str = env!("CARGO_PKG_NAME");
+
 /// The operator endpoints, each registered with its OpenAPI operation in one call.
 fn operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(handlers::index))
         .routes(routes!(handlers::healthz))
         .routes(routes!(handlers::readyz))
         .routes(routes!(handlers::metrics))
@@ -99,7 +104,17 @@ pub fn router(state: AppState) -> Router {
                     COOKIE,
                 ]))
                 .layer(SetSensitiveResponseHeadersLayer::new([SET_COOKIE]))
-                .layer(access_log::AccessLogLayer)
+                .layer(access_log::AccessLogLayer::new(
+                    client_addr::TrustedProxies::new(
+                        // Checked when the settings were loaded.
+                        state
+                            .settings()
+                            .server
+                            .trusted_networks()
+                            .unwrap_or_default(),
+                    ),
+                    state.keys().log_ids(),
+                ))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal.into_response()
                 })),

@@ -98,11 +98,11 @@ impl SiteJob for DescribeLookup {
     type Output = LookupPath;
 
     fn run<S: Site>(self) -> LookupPath {
+        use utoipa::ToSchema;
         use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
         use utoipa::openapi::schema::{ObjectBuilder, Type};
         use utoipa::openapi::security::SecurityRequirement;
         use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ResponsesBuilder};
-        use utoipa::{PartialSchema, ToSchema};
 
         let platform = S::PLATFORM;
         let (min, max) = platform.username_len();
@@ -155,8 +155,7 @@ impl SiteJob for DescribeLookup {
             .responses(responses.build())
             .security(SecurityRequirement::new("bearer", Vec::<String>::new()))
             .build();
-        let mut schemas = vec![(body.into_owned(), <S::Body as PartialSchema>::schema())];
-        <S::Body as ToSchema>::schemas(&mut schemas);
+        let schemas = crate::platform::profile::schemas::<S::Body>();
         LookupPath {
             path: format!("/{platform}/profile/{{username}}"),
             operation,

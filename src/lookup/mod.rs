@@ -112,7 +112,7 @@ impl Lookups {
             Some(block) => ApiError::UpstreamBlocked {
                 retry_after: block.retry_after,
             },
-            None => ApiError::UpstreamUnavailable,
+            None => ApiError::UpstreamUnavailable(None),
         }
     }
 

@@ -100,7 +100,13 @@ pub enum Failure {
     /// The page was fetched but held no readable profile; the text says why (log only).
     ExtractionFailed(String),
     /// The platform could not be reached, timed out, or sent something we would not read.
-    Unavailable(String),
+    Unavailable {
+        /// Why, for logs.
+        why: String,
+        /// The category of the transport failure it was, if it was one: what the log line,
+        /// the metric, the caller's `detail` and the canary's reason say.
+        cause: Option<crate::upstream::Cause>,
+    },
 }
 
 impl Lookup {
@@ -116,11 +122,20 @@ impl Lookup {
 
     /// A lookup that could not reach the platform or read its answer.
     pub fn unavailable(why: impl Into<String>) -> Self {
-        Lookup::Failed(Failure::Unavailable(why.into()))
+        Lookup::Failed(Failure::unavailable(why))
     }
 }
 
 impl Failure {
+    /// The platform unavailable for a reason that is no transport failure (an unexpected
+    /// status, a redirect off its host, no time left).
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        Failure::Unavailable {
+            why: why.into(),
+            cause: None,
+        }
+    }
+
     /// A short, stable label of the failure for metrics and the access log.
     pub fn label(&self) -> &'static str {
         match self {
@@ -129,7 +144,7 @@ impl Failure {
             Failure::RegionLocked { .. } => "region_locked",
             Failure::Restricted => "restricted",
             Failure::ExtractionFailed(_) => "extraction_failed",
-            Failure::Unavailable(_) => "unavailable",
+            Failure::Unavailable { .. } => "unavailable",
         }
     }
 
@@ -150,19 +165,43 @@ pub trait SiteJob {
     fn run<S: Site>(self) -> Self::Output;
 }
 
-/// The `Profile-Withheld` list of a stored body of `platform` ([`Body::withheld`]): what an
-/// answer shared by another replica says it withheld. A body this version cannot read (a
-/// newer replica's) names none.
-pub fn withheld_in(platform: Platform, body: &[u8]) -> Option<bytes::Bytes> {
-    struct Withheld<'a>(&'a [u8]);
-    impl SiteJob for Withheld<'_> {
-        type Output = Option<bytes::Bytes>;
+/// The `Profile-Withheld` list of a profile of `platform` that its source `source` gave:
+/// the counts it withheld ([`Body::withheld`]) and the fields that source never gives which
+/// are `null` ([`site::Document::withholds`]; none for a source this version does not know).
+pub fn withheld(
+    platform: Platform,
+    source: Option<&str>,
+    summary: &Summary,
+) -> Option<bytes::Bytes> {
+    struct Withholds<'a>(Option<&'a str>);
+    impl SiteJob for Withholds<'_> {
+        type Output = &'static [&'static str];
         fn run<S: Site>(self) -> Self::Output {
-            let body: S::Body = serde_json::from_slice(self.0).ok()?;
-            profile::withheld_list(&body.withheld())
+            use site::Document as _;
+            S::DOCUMENTS
+                .iter()
+                .find(|d| Some(d.label()) == self.0)
+                .map_or(&[], |d| d.withholds())
         }
     }
-    with_site(platform, Withheld(body))
+    summary.withheld_list(with_site(platform, Withholds(source)))
+}
+
+/// A body of `platform` that another replica stored, as this version answers it: read back
+/// (the keys added since it was written `null`, `false` or `[]`; keys of a newer version
+/// dropped) and written again, so that a rolling upgrade answers every documented key. `None`
+/// for a body this version cannot read (a newer replica's that changed a key's type): it is
+/// served as stored, naming no withheld field.
+pub fn stored(platform: Platform, body: &[u8]) -> Option<Profile> {
+    struct Stored<'a>(&'a [u8]);
+    impl SiteJob for Stored<'_> {
+        type Output = Option<Profile>;
+        fn run<S: Site>(self) -> Self::Output {
+            let body: S::Body = serde_json::from_slice(self.0).ok()?;
+            Some(Profile::new(&body))
+        }
+    }
+    with_site(platform, Stored(body))
 }
 
 /// What a document of `platform` says about `requested`, through the same extractor a lookup

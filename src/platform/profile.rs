@@ -9,6 +9,8 @@ use std::fmt;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AdditionalProperties, Schema};
 
 /// A platform's success body: serialised as the API answers it, described by its schema.
 pub trait Body: Serialize + serde::de::DeserializeOwned + ToSchema + Send + Sync + 'static {
@@ -21,6 +23,12 @@ pub trait Body: Serialize + serde::de::DeserializeOwned + ToSchema + Send + Sync
     /// tells "withheld" from "zero". A body never holds `null` for a field it could not read
     /// (that answer is never given), so every `null` count is a withheld one.
     fn withheld(&self) -> Vec<&'static str>;
+
+    /// The documented nullable fields beside the counts (a bio link, a creation time) that are
+    /// `null` in this body, as dotted paths of the body. Such a field is `null` when the user
+    /// set none, too, so it is withheld only when the body came from a document that never
+    /// gives it ([`Document::withholds`](crate::platform::site::Document::withholds)).
+    fn unset(&self) -> Vec<&'static str>;
 }
 
 /// The facts of a profile the service reads, whatever the platform's body calls them.
@@ -40,12 +48,18 @@ pub struct Summary {
     pub posts: (&'static str, Option<u64>),
     /// The fields the platform withheld ([`Body::withheld`]).
     pub withheld: Vec<&'static str>,
+    /// The nullable fields beside the counts that are `null` ([`Body::unset`]).
+    pub unset: Vec<&'static str>,
 }
 
 impl Summary {
-    /// The withheld fields as `Profile-Withheld` lists them (`a, b`); `None` when none was.
-    pub fn withheld_list(&self) -> Option<Bytes> {
-        withheld_list(&self.withheld)
+    /// The withheld fields as `Profile-Withheld` lists them (`a, b`), when the profile came
+    /// from a document that never gives `withholds`: the withheld counts, then each of those
+    /// fields that is `null`; `None` when none was.
+    pub fn withheld_list(&self, withholds: &[&str]) -> Option<Bytes> {
+        let mut fields = self.withheld.clone();
+        fields.extend(self.unset.iter().filter(|f| withholds.contains(f)));
+        withheld_list(&fields)
     }
 }
 
@@ -69,6 +83,20 @@ impl fmt::Display for Summary {
             self.private
         )
     }
+}
+
+/// The OpenAPI schemas of body `B` and of those it refers to, by name, each a closed object
+/// (`additionalProperties: false`: the service answers no other key). The body types do not
+/// deny unknown keys themselves, so that a stored body of a newer version reads back.
+pub fn schemas<B: Body>() -> Vec<(String, RefOr<Schema>)> {
+    let mut schemas = vec![(B::name().into_owned(), B::schema())];
+    B::schemas(&mut schemas);
+    for (_, schema) in &mut schemas {
+        if let RefOr::T(Schema::Object(object)) = schema {
+            object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+        }
+    }
+    schemas
 }
 
 /// A profile of any platform: its exact JSON body and its [`Summary`].
@@ -107,7 +135,6 @@ impl Profile {
 
 /// A `{"count": n}` object; `null` where the platform gives no count.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Count {
     /// The exact count, or `null` when the platform does not give it.
     #[schema(format = "uint64")]

@@ -223,6 +223,13 @@ pub trait Document: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         true
     }
 
+    /// The documented nullable fields the document never gives (dotted paths of the body, as
+    /// [`Body::unset`] names them): when the profile came from it, each of them that is `null`
+    /// is one the platform withheld, and `Profile-Withheld` names it. None by default.
+    fn withholds(self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether the document is asked by the user's platform id rather than by name: the id
     /// is learned from an earlier answer about the name (kept by the fleet's
     /// [`KnownIds`](crate::fleet::ids::KnownIds)), and a name without one skips the document
@@ -290,8 +297,9 @@ pub enum Reading<P = Box<Profile>, H = Infallible> {
     /// keeps the answer from us, but the route is not to blame, so no proxy rests for it and
     /// the breaker does not count it. The text is the reason, for logs and metrics.
     Withheld(&'static str),
-    /// A server error: worth one more try, then the platform is unavailable.
-    ServerError(String),
+    /// A server error or a transport failure (with its category): worth one more try, then
+    /// the platform is unavailable.
+    ServerError(String, Option<crate::upstream::Cause>),
     /// Nothing we will read (an unexpected status, a redirect off the platform): final.
     Unavailable(String),
     /// A redirect to follow on the platform's own host.
@@ -317,7 +325,7 @@ impl<P, H> Reading<P, H> {
         match self {
             Reading::Blocked { reason, .. } => reason,
             Reading::Withheld(why) | Reading::Inconclusive(why) => why,
-            Reading::ServerError(_) => "failed",
+            Reading::ServerError(..) => "failed",
             Reading::Unreadable(_) => "unreadable",
             Reading::Unavailable(_) => "unavailable",
             Reading::Found(_) => "found",
@@ -339,7 +347,9 @@ impl<P, H> Reading<P, H> {
             Reading::Restricted => "restricted",
             Reading::Blocked { reason, .. } => reason,
             Reading::Withheld(why) | Reading::Inconclusive(why) => why,
-            Reading::Unreadable(why) | Reading::ServerError(why) | Reading::Unavailable(why) => why,
+            Reading::Unreadable(why) | Reading::ServerError(why, _) | Reading::Unavailable(why) => {
+                why
+            }
             Reading::Follow(_) => "redirect",
             Reading::Hurdle(_) => "hurdle",
         }
@@ -364,7 +374,7 @@ impl<P> Reading<P> {
             },
             Reading::Unreadable(why) => Reading::Unreadable(why),
             Reading::Withheld(why) => Reading::Withheld(why),
-            Reading::ServerError(why) => Reading::ServerError(why),
+            Reading::ServerError(why, cause) => Reading::ServerError(why, cause),
             Reading::Unavailable(why) => Reading::Unavailable(why),
             Reading::Follow(url) => Reading::Follow(url),
             Reading::Hurdle(never) => match never {},

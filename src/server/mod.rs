@@ -24,14 +24,20 @@ mod write_stall;
 
 use std::time::Duration;
 
+use std::net::SocketAddr;
+
 use axum::Router;
+use axum::http::Request;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tower::ServiceExt;
 
 use crate::config::ms;
+use crate::http::client_addr::Peer;
 use crate::state::AppState;
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains: not ready at once,
@@ -54,9 +60,16 @@ pub async fn serve(
     let grace = ms(limits.shutdown_grace_ms);
     let drain_delay = ms(limits.drain_delay_ms);
     let stall_limit = ms(limits.request_timeout_ms);
-    let mut serve_one = |stream: TcpStream| {
+    let mut serve_one = |stream: TcpStream, peer: SocketAddr| {
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // Each request knows its connection's peer, for the access log's client address.
+        let service = app
+            .clone()
+            .map_request(move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(Peer(peer));
+                request
+            });
+        let service = TowerToHyperService::new(service);
         let stream = write_stall::StallLimit::new(stream, stall_limit);
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
@@ -88,13 +101,13 @@ pub async fn serve(
 async fn accept_until(
     listener: &TcpListener,
     until: impl Future<Output = ()>,
-    serve: &mut impl FnMut(TcpStream),
+    serve: &mut impl FnMut(TcpStream, SocketAddr),
 ) {
     tokio::pin!(until);
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => serve(stream),
+                Ok((stream, peer)) => serve(stream, peer),
                 Err(err) => {
                     // Out of file descriptors and the like: back off instead of spinning.
                     tracing::warn!(error = %err, "accept failed");

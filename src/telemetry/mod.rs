@@ -39,6 +39,18 @@ pub const UPSTREAM_LOOKUPS: &str = "profile_lookup_upstream_lookups_total";
 pub const UPSTREAM_CHALLENGES: &str = "profile_lookup_upstream_challenges_total";
 /// Counter: upstream HTTP requests sent, by `platform`.
 pub const UPSTREAM_REQUESTS: &str = "profile_lookup_upstream_requests_total";
+/// Counter: upstream requests that got no answer, by `platform` and `cause`
+/// ([`FAILURE_CAUSES`]).
+pub const UPSTREAM_FAILURES: &str = "profile_lookup_upstream_failures_total";
+/// The `cause` labels of [`UPSTREAM_FAILURES`]: the labels of `upstream::Cause`, a closed set
+/// (a test there holds the two equal; named here so that telemetry needs nothing of upstream).
+pub const FAILURE_CAUSES: [&str; 7] = [
+    "dns", "refused", "reset", "tls", "timeout", "proxy", "other",
+];
+/// Counter: requests each API key was let in with or refused for its quota, by `key_id` (the
+/// head of the key's SHA-256) and `result` (`admitted`, `rate_limited`); only with
+/// `rate_limit.key_id_metrics`, so its series are bounded by the configured keys.
+pub const KEY_REQUESTS: &str = "profile_lookup_key_requests_total";
 /// Counter: retries of upstream requests, by `platform` and `reason`.
 pub const UPSTREAM_RETRIES: &str = "profile_lookup_upstream_retries_total";
 /// Counter: documents the platform refused, by `platform`, `source` (the document: `page`,
@@ -168,6 +180,14 @@ fn describe() {
         "HTTP requests sent upstream, by platform"
     );
     metrics::describe_counter!(UPSTREAM_RETRIES, "Upstream retries by platform and reason");
+    metrics::describe_counter!(
+        KEY_REQUESTS,
+        "Requests by API key id (a digest's head) and result, with rate_limit.key_id_metrics"
+    );
+    metrics::describe_counter!(
+        UPSTREAM_FAILURES,
+        "Upstream requests that got no answer, by platform and cause"
+    );
     metrics::describe_counter!(
         UPSTREAM_BLOCKS,
         "Documents the platform refused, by platform, source and reason"
@@ -345,6 +365,17 @@ pub fn challenge(platform: &'static str) {
 /// Records one HTTP request sent upstream.
 pub fn upstream_request(platform: &'static str) {
     counter!(UPSTREAM_REQUESTS, "platform" => platform).increment(1);
+}
+
+/// Counts one upstream request of `platform` that got no answer, by its `cause` (one of
+/// [`FAILURE_CAUSES`]).
+pub fn upstream_failure(platform: &'static str, cause: &'static str) {
+    counter!(UPSTREAM_FAILURES, "platform" => platform, "cause" => cause).increment(1);
+}
+
+/// Counts one request of the key whose id is `key_id`, `admitted` or `rate_limited`.
+pub fn key_request(key_id: &str, result: &'static str) {
+    counter!(KEY_REQUESTS, "key_id" => key_id.to_owned(), "result" => result).increment(1);
 }
 
 /// Records one retry and why.

@@ -40,6 +40,10 @@ pub(super) fn register() {
             counter!(super::CACHE_LOOKUPS, "platform" => platform, "result" => result).increment(0);
         }
         counter!(super::UPSTREAM_REQUESTS, "platform" => platform).increment(0);
+        for cause in super::FAILURE_CAUSES {
+            counter!(super::UPSTREAM_FAILURES, "platform" => platform, "cause" => cause)
+                .increment(0);
+        }
         counter!(super::UPSTREAM_CHALLENGES, "platform" => platform).increment(0);
         // Every breaker starts closed (0).
         gauge!(super::BREAKER_STATE, "platform" => platform).increment(0.0);
@@ -57,6 +61,12 @@ mod tests {
             for outcome in super::OUTCOMES {
                 let series = format!(
                     "profile_lookup_upstream_lookups_total{{platform=\"{platform}\",outcome=\"{outcome}\"}}"
+                );
+                assert!(text.contains(&series), "missing {series} in\n{text}");
+            }
+            for cause in super::super::FAILURE_CAUSES {
+                let series = format!(
+                    "profile_lookup_upstream_failures_total{{platform=\"{platform}\",cause=\"{cause}\"}}"
                 );
                 assert!(text.contains(&series), "missing {series} in\n{text}");
             }

@@ -9,7 +9,8 @@
 //! and `extract PLATFORM DIR` summarises the whole folder.
 //!
 //! The folder never holds more than `capture_max_files` documents: after each save the oldest
-//! go first (names start with the capture time, so name order is age order). Saving happens
+//! go first (names start with the capture time in UTC, `20261128T064512.123Z-…`, so name order
+//! is age order). Saving happens
 //! on a blocking thread, one at a time, off the lookup's path; a capture that finds the writer
 //! busy is skipped and counted, never queued.
 
@@ -50,8 +51,12 @@ pub const KEPT_HEADERS: [&str; 12] = [
 /// Header name prefixes a sidecar keeps too: the rate-limit families (`ratelimit-policy`,
 /// `x-ratelimit-remaining`, …).
 const KEPT_PREFIXES: [&str; 2] = ["ratelimit", "x-ratelimit-"];
-/// How many leading digits name the capture time (microseconds since 1970, zero-padded).
-const TIME_DIGITS: usize = 17;
+/// How long the capture time that starts a name is: UTC to the millisecond,
+/// `20261128T064512.123Z` ([`crate::utc::file_stamp`]), so name order is age order.
+const STAMP_LEN: usize = 20;
+/// How many digits started the names of earlier versions (microseconds since 1970): such files
+/// still count towards the cap, and sort before every stamped one.
+const OLD_TIME_DIGITS: usize = 17;
 
 /// Where unreadable documents go; `None` from [`Capture::new`] when capture is off.
 #[derive(Debug)]
@@ -94,19 +99,14 @@ impl Capture {
             return;
         };
         let now = std::time::SystemTime::now();
-        let micros = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros());
+        let stamp = crate::utc::file_stamp(now);
         let n = self.sequence.fetch_add(1, Ordering::Relaxed) % 1000;
         let ext = if looks_like_json(&response.body) {
             "json"
         } else {
             "html"
         };
-        let stem = format!(
-            "{micros:0width$}-{n:03}-{platform}-{username}",
-            width = TIME_DIGITS
-        );
+        let stem = format!("{stamp}-{n:03}-{platform}-{username}");
         let sidecar = Sidecar {
             platform,
             username,
@@ -213,12 +213,22 @@ fn prune(dir: &Path, max_files: usize) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `name` is a capture's: it starts with a capture time ([`STAMP_LEN`], or the digits of
+/// an earlier version) and a `-`.
 fn is_capture(name: &str) -> bool {
-    name.len() > TIME_DIGITS
-        && name.as_bytes()[..TIME_DIGITS]
-            .iter()
-            .all(u8::is_ascii_digit)
-        && name.as_bytes()[TIME_DIGITS] == b'-'
+    let bytes = name.as_bytes();
+    let stamped = bytes.len() > STAMP_LEN
+        && bytes[STAMP_LEN] == b'-'
+        && bytes[..STAMP_LEN].iter().enumerate().all(|(i, b)| match i {
+            8 => *b == b'T',
+            15 => *b == b'.',
+            19 => *b == b'Z',
+            _ => b.is_ascii_digit(),
+        });
+    let old = bytes.len() > OLD_TIME_DIGITS
+        && bytes[OLD_TIME_DIGITS] == b'-'
+        && bytes[..OLD_TIME_DIGITS].iter().all(u8::is_ascii_digit);
+    stamped || old
 }
 
 #[cfg(test)]
@@ -364,8 +374,12 @@ mod tests {
 
     #[test]
     fn capture_names_sort_by_age() {
-        assert!(is_capture("00001700000000000-000-short-video-a.html"));
+        assert!(is_capture("20261128T064512.123Z-000-short-video-a.html"));
+        assert!(is_capture("01700000000000000-000-short-video-a.html"));
         assert!(!is_capture("notes.txt"));
+        assert!(!is_capture("20261128T064512.123Z.txt"));
+        // An earlier version's name is older than any stamped one.
+        assert!("01795849112315979-004-x" < "20261128T064512.123Z-000-x");
         assert!(looks_like_json(b"  {\"a\":1}"));
         assert!(!looks_like_json(b"<!doctype html>"));
     }

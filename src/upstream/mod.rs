@@ -10,6 +10,7 @@
 #[cfg(feature = "browser")]
 pub mod browser;
 pub mod capture;
+pub mod cause;
 pub mod cookies;
 pub mod egress;
 pub mod form;
@@ -27,6 +28,7 @@ use url::Url;
 
 use crate::config::{BrowserProfile, Settings, ms};
 
+pub use cause::Cause;
 pub use form::Form;
 
 /// A desktop Chrome User-Agent: the platforms serve their normal public pages to browsers.
@@ -53,6 +55,8 @@ pub struct Upstream {
     /// How long the response head may take (`upstream.head_timeout_ms`).
     head_timeout: Duration,
     max_body: usize,
+    /// Whether requests go through a proxy (whose failures while connecting are its own).
+    proxied: bool,
 }
 
 /// The HTTP stack behind [`Upstream`]: rustls over HTTP/1.1, or one desktop browser's TLS and
@@ -114,10 +118,10 @@ pub enum UpstreamError {
     /// silent (blame decides whether that is the route's).
     #[error("no response head from the upstream within {0:?}")]
     NoHead(Duration),
-    /// No connection could be made (refused, a proxy's CONNECT refused or answered 407, TLS);
-    /// the text is why, as the connector and the OS said it (never a URL).
-    #[error("the upstream could not be reached: {0}")]
-    Connect(String),
+    /// No connection could be made (refused, a proxy's CONNECT refused or answered 407, TLS):
+    /// its category, and the text of why, as the connector and the OS said it (never a URL).
+    #[error("the upstream could not be reached ({0}): {1}")]
+    Connect(Cause, String),
     /// The connection (TCP, a proxy's CONNECT tunnel, TLS) was not up within the connect
     /// deadline ([`connect_deadline`]): a proxy that accepts and never answers its CONNECT.
     #[error("no connection to the upstream within {0:?}")]
@@ -125,9 +129,9 @@ pub enum UpstreamError {
     /// The body (after decompression) is larger than `upstream.max_body_bytes`.
     #[error("the upstream body is larger than {0} bytes")]
     TooLarge(usize),
-    /// The connection broke.
-    #[error("the upstream response could not be read: {0}")]
-    Transport(String),
+    /// The connection broke: its category, and the text of why.
+    #[error("the upstream response could not be read ({0}): {1}")]
+    Transport(Cause, String),
     /// The body arrived but its content coding (gzip, br, …) could not be decoded: the
     /// platform's doing, never a proxy's (so it rests no proxy).
     #[error("the upstream body could not be decoded: {0}")]
@@ -140,8 +144,20 @@ impl UpstreamError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            UpstreamError::Connect(_) | UpstreamError::Transport(_) | UpstreamError::Decode(_)
+            UpstreamError::Connect(..) | UpstreamError::Transport(..) | UpstreamError::Decode(_)
         )
+    }
+
+    /// The category of a transport failure; `None` for an answer we refused to read (too
+    /// large, not decodable), which is no failure to reach anyone.
+    pub fn cause(&self) -> Option<Cause> {
+        match self {
+            UpstreamError::Connect(cause, _) | UpstreamError::Transport(cause, _) => Some(*cause),
+            UpstreamError::Timeout(_)
+            | UpstreamError::NoHead(_)
+            | UpstreamError::ConnectTimeout(_) => Some(Cause::Timeout),
+            UpstreamError::TooLarge(_) | UpstreamError::Decode(_) => None,
+        }
     }
 }
 
@@ -195,6 +211,7 @@ impl Upstream {
                 timeout,
                 head_timeout,
                 max_body,
+                proxied: proxy.is_some(),
             });
             #[cfg(not(feature = "browser"))]
             let _ = profile;
@@ -228,6 +245,7 @@ impl Upstream {
             timeout,
             head_timeout,
             max_body,
+            proxied: proxy.is_some(),
         })
     }
 
@@ -284,7 +302,7 @@ impl Upstream {
         let read = async {
             let mut response = head_within(self.head_timeout, request.send())
                 .await?
-                .map_err(|e| headless(classify(e, self.timeout)))?;
+                .map_err(|e| headless(classify(e, self.timeout, self.proxied)))?;
             got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
@@ -292,7 +310,7 @@ impl Upstream {
                 response.content_length(),
             );
             read_capped(head, response.bytes_stream(), url, self.max_body, |e| {
-                classify(e, self.timeout)
+                classify(e, self.timeout, self.proxied)
             })
             .await
         };
@@ -363,15 +381,16 @@ async fn read_capped<E>(
     })
 }
 
-/// An error of reqwest as ours; `timeout` is the deadline its own timer enforced. An error of
-/// the connector (TCP, the proxy's CONNECT, TLS) is a connect failure, timed out or not; a
-/// time-out anywhere else came after the request went out.
-fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
+/// An error of reqwest as ours; `timeout` is the deadline its own timer enforced, `proxied`
+/// whether the request went through a proxy. An error of the connector (TCP, the proxy's
+/// CONNECT, TLS) is a connect failure, timed out or not; a time-out anywhere else came after
+/// the request went out. Either keeps its [`Cause`], read from the whole chain.
+fn classify(err: reqwest::Error, timeout: Duration, proxied: bool) -> UpstreamError {
     if err.is_connect() {
         if err.is_timeout() {
             UpstreamError::ConnectTimeout(connect_deadline(timeout))
         } else {
-            UpstreamError::Connect(causes(&err))
+            UpstreamError::Connect(Cause::of(&err, true, proxied), causes(&err))
         }
     } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
@@ -379,7 +398,7 @@ fn classify(err: reqwest::Error, timeout: Duration) -> UpstreamError {
         UpstreamError::Decode(error_chain(&err))
     } else {
         // reqwest's text names the failing step (reset, decode, …) but never the body.
-        UpstreamError::Transport(error_chain(&err))
+        UpstreamError::Transport(Cause::of(&err, false, proxied), error_chain(&err))
     }
 }
 

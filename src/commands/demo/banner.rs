@@ -8,7 +8,28 @@ use super::settings::CANARY_INTERVAL_SECONDS;
 use super::stand_ins::StandIns;
 use crate::platform::Platform;
 
-/// Prints the banner on stdout (a closed stdout is ignored).
+/// The response headers a lookup's comment may name; a lookup whose comment names one is
+/// printed with `curl -si`, so that the header shows.
+const HEADERS_NAMED: [&str; 5] = [
+    "x-source",
+    "profile-withheld",
+    "retry-after",
+    "cache-status",
+    "ratelimit",
+];
+
+/// `-si` when `shows` (a lookup's comment) names a response header, else `-s`.
+fn curl_flags(shows: &str) -> &'static str {
+    let shows = shows.to_ascii_lowercase();
+    if HEADERS_NAMED.iter().any(|h| shows.contains(h)) {
+        "-si"
+    } else {
+        "-s"
+    }
+}
+
+/// Prints the banner on stdout (a closed stdout is ignored). The key is exported once, as
+/// `KEY`, and every lookup line uses `$KEY`: pasted after the export, each works as it is.
 pub(super) fn print_banner(
     addr: SocketAddr,
     taken: Option<SocketAddr>,
@@ -27,13 +48,17 @@ pub(super) fn print_banner(
         ));
     }
     lines.push(format!("Listening on {base}   API key: {key}"));
+    lines.push("Paste this first; the lookups below use it:".to_owned());
+    lines.push(format!("  export KEY={key}"));
     for &platform in Platform::ALL {
         lines.push(String::new());
         lines.push(format!("{platform}:"));
         for call in stand_ins.plays(platform).demo_calls() {
             lines.push(format!(
-                "  curl -s -H 'Authorization: Bearer {key}' {base}/{platform}/profile/{}   # {}",
-                call.username, call.shows
+                "  curl {} -H \"Authorization: Bearer $KEY\" {base}/{platform}/profile/{}   # {}",
+                curl_flags(call.shows),
+                call.username,
+                call.shows
             ));
         }
     }

@@ -59,7 +59,7 @@ impl<S: Site> Run<'_, S> {
                 miss @ (Reading::Blocked { .. }
                 | Reading::Inconclusive(_)
                 | Reading::Unreadable(_)
-                | Reading::ServerError(_)) => miss,
+                | Reading::ServerError(..)) => miss,
                 ending => {
                     if matches!(
                         ending,
@@ -197,7 +197,7 @@ impl<S: Site> Run<'_, S> {
                     Attempt::Done(Step::Read(reading))
                 }
             }
-            Reading::ServerError(_) => Attempt::Transient {
+            Reading::ServerError(..) => Attempt::Transient {
                 reason: "http_5xx",
                 last: Step::Read(reading),
             },
@@ -278,11 +278,12 @@ pub fn answer<H>(reading: Reading<Box<Profile>, H>, block_wait: Duration) -> Loo
             reason,
             retry_after: block_wait,
         },
-        Reading::ServerError(why) | Reading::Unavailable(why) => Failure::Unavailable(why),
+        Reading::ServerError(why, cause) => Failure::Unavailable { why, cause },
+        Reading::Unavailable(why) => Failure::unavailable(why),
         Reading::Unreadable(why) => Failure::ExtractionFailed(why),
         Reading::Inconclusive(why) => Failure::ExtractionFailed(why.to_owned()),
-        Reading::Follow(_) => Failure::Unavailable("a redirect was left unfollowed".into()),
-        Reading::Hurdle(_) => Failure::Unavailable("a challenge was left unsolved".into()),
+        Reading::Follow(_) => Failure::unavailable("a redirect was left unfollowed"),
+        Reading::Hurdle(_) => Failure::unavailable("a challenge was left unsolved"),
     };
     Lookup::Failed(failure)
 }
@@ -290,7 +291,7 @@ pub fn answer<H>(reading: Reading<Box<Profile>, H>, block_wait: Duration) -> Loo
 /// An upstream error as an attempt: transport faults may be retried once; what is left is
 /// the document failing (a miss blame judges, the next source asked), never the lookup's end.
 fn transport_failure<H>(err: UpstreamError) -> Attempt<Step<H>> {
-    let failed = Step::Read(Reading::ServerError(err.to_string()));
+    let failed = Step::Read(Reading::ServerError(err.to_string(), err.cause()));
     if err.is_transient() {
         Attempt::Transient {
             reason: "transport",

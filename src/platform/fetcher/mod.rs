@@ -247,7 +247,7 @@ impl<S: Site> Fetcher<S> {
                 Some(doc) => std::borrow::Cow::Borrowed(std::slice::from_ref(doc)),
                 None => {
                     let why = format!("the plan does not ask the {label} source");
-                    return Fetched::unsent(Failure::Unavailable(why));
+                    return Fetched::unsent(Failure::unavailable(why));
                 }
             },
         };
@@ -306,13 +306,19 @@ impl<S: Site> Fetcher<S> {
         let platform = S::PLATFORM.as_str();
         let (lookup, from) = (&fetched.lookup, fetched.source.unwrap_or("-"));
         match lookup {
-            Lookup::Failed(Failure::ExtractionFailed(why) | Failure::Unavailable(why)) => {
+            Lookup::Failed(Failure::ExtractionFailed(why)) => {
                 tracing::warn!(platform, source = from, outcome = lookup.label(), why = %why, "lookup failed");
             }
-            Lookup::Failed(Failure::Blocked { reason, .. }) => {
-                tracing::info!(
+            Lookup::Failed(Failure::Unavailable { why, cause }) => {
+                let cause = cause.map_or("-", crate::upstream::Cause::label);
+                tracing::warn!(platform, source = from, outcome = lookup.label(), cause, why = %why, "lookup failed");
+            }
+            // A failed lookup all the same: WARN, as the operations guide promises.
+            Lookup::Failed(Failure::Blocked { reason, .. } | Failure::Withheld { reason, .. }) => {
+                tracing::warn!(
                     platform,
                     source = from,
+                    outcome = lookup.label(),
                     reason,
                     "platform refused the lookup"
                 );

@@ -19,7 +19,7 @@ use tracing::Instrument;
 use super::Fetched;
 use super::run::{Mode, Run, Step};
 use crate::blame::{Kind, Party};
-use crate::platform::site::{Alone, Document, Reading, Site, SiteReading};
+use crate::platform::site::{Alone, Document, NO_KNOWN_ID, Reading, Site, SiteReading};
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::Switch;
 
@@ -148,7 +148,9 @@ impl<'a, S: Site> Run<'a, S> {
                 // A source handed over to that cannot be reached, or that our budget or the
                 // deadline kept us from asking, leaves the block standing.
                 Step::Ended(
-                    lookup @ Lookup::Failed(Failure::Unavailable(_) | Failure::Overloaded { .. }),
+                    lookup @ Lookup::Failed(
+                        Failure::Unavailable { .. } | Failure::Overloaded { .. },
+                    ),
                 ) if !misses.is_empty() => {
                     let mut ended = self
                         .longest_block(&misses)
@@ -156,7 +158,14 @@ impl<'a, S: Site> Run<'a, S> {
                     ended.party = last_party;
                     return ended;
                 }
-                Step::Ended(lookup) => return Ended::by(lookup, doc),
+                Step::Ended(lookup) => {
+                    if matches!(lookup, Lookup::NotFound) {
+                        for confirmed in confirmed_by_absence::<S>(&misses) {
+                            self.read(confirmed).await;
+                        }
+                    }
+                    return Ended::by(lookup, doc);
+                }
                 Step::Read(reading) => return Ended::by(self.answer(reading), doc),
                 Step::Missed(miss) => miss,
             };
@@ -165,7 +174,7 @@ impl<'a, S: Site> Run<'a, S> {
                     self.note_block(doc, reason);
                     self.take_party().unwrap_or(Party::Unknown)
                 }
-                Reading::ServerError(_) => self.judge(doc, Kind::Failed, "failed"),
+                Reading::ServerError(..) => self.judge(doc, Kind::Failed, "failed"),
                 Reading::Unreadable(_) => self.judge(doc, Kind::Unreadable, "unreadable"),
                 _ => {
                     misses.push((doc, miss));
@@ -216,14 +225,19 @@ impl<'a, S: Site> Run<'a, S> {
         let all_failed = !misses.is_empty()
             && misses
                 .iter()
-                .all(|(_, m)| matches!(m, Reading::ServerError(_)));
+                .all(|(_, m)| matches!(m, Reading::ServerError(..)));
         let reading = if all_failed {
             let why = misses
                 .iter()
                 .map(|(d, m)| format!("{}: {}", d.label(), m.why()))
                 .collect::<Vec<_>>()
                 .join("; ");
-            Reading::Unavailable(why)
+            // The category of the last transport failure: what the caller is told.
+            let cause = misses.iter().rev().find_map(|(_, m)| match m {
+                Reading::ServerError(_, cause) => *cause,
+                _ => None,
+            });
+            Reading::ServerError(why, cause)
         } else if self.mode == Mode::Probe
             && misses.len() == 1
             && let Some((doc, miss)) = misses.pop()
@@ -312,6 +326,21 @@ impl<'a, S: Site> Run<'a, S> {
     }
 }
 
+/// The documents of `misses` (a run's documents before the one that read the name as not
+/// found, on the same route) that answered the name there without refusing it: each that
+/// answered inconclusively (a "no such user" the site wants confirmed, a withheld answer;
+/// not one skipped unasked), an answer the absence confirms. Each counts as read
+/// ([`Run::read`]: blame's evidence, the source's standing, and the routes the lookup left
+/// unrested after that source refused there rest). A found profile confirms no such answer
+/// (a "no such user" before it was the platform refusing us), so only an absence counts.
+fn confirmed_by_absence<S: Site>(misses: &[(S::Doc, SiteReading<S>)]) -> Vec<S::Doc> {
+    misses
+        .iter()
+        .filter(|(_, miss)| matches!(miss, Reading::Inconclusive(why) if *why != NO_KNOWN_ID))
+        .map(|(doc, _)| *doc)
+        .collect()
+}
+
 /// What the one document of a probe that had nothing usable says about itself: an
 /// inconclusive answer is what the site says it is alone ([`Site::alone`]).
 fn alone<S: Site>(doc: S::Doc, miss: SiteReading<S>) -> SiteReading<S> {
@@ -330,6 +359,20 @@ mod tests {
     use super::*;
     use crate::platform::photo_share::PhotoShare;
     use crate::platform::photo_share::site::Doc;
+
+    #[test]
+    fn an_absence_confirms_the_answers_before_it_but_no_refusal_and_no_skip() {
+        let misses = [
+            (Doc::ProfileJson, Reading::Inconclusive("user_null")),
+            (Doc::ProfileQuery, Reading::Inconclusive(NO_KNOWN_ID)),
+            (Doc::LoggedOut, Reading::blocked("http_429")),
+            (Doc::ProfilePage, Reading::Unreadable("moved".into())),
+        ];
+        assert_eq!(
+            confirmed_by_absence::<PhotoShare>(&misses),
+            [Doc::ProfileJson]
+        );
+    }
 
     #[test]
     fn an_inconclusive_answer_is_what_the_site_says_it_is_alone() {

@@ -13,7 +13,7 @@ use crate::blame::{Kind, Party};
 use crate::platform::{Failure, Lookup};
 use crate::upstream::egress::{PROXY_AUTH, PROXY_FAILED, RouteLease, Switch, is_proxy_failure};
 use crate::upstream::gate::{Gate, Refusal};
-use crate::upstream::{Form, Response, UpstreamError};
+use crate::upstream::{Cause, Form, Response, UpstreamError};
 
 /// What became of one request [`send`] was asked to make.
 pub(super) enum Sent {
@@ -68,7 +68,7 @@ pub(super) async fn send(
             && let Some(left) = until.too_late()
         {
             let why = format!("no time left for another attempt ({left:?})");
-            return Sent::Refused(Lookup::Failed(Failure::Unavailable(why)));
+            return Sent::Refused(Lookup::Failed(Failure::unavailable(why)));
         }
         let _pass = match gate.pass(mode).await {
             Ok(pass) => pass,
@@ -76,6 +76,9 @@ pub(super) async fn send(
         };
         crate::telemetry::upstream_request(gate.platform());
         let result = route.send(url.clone(), headers(route), form).await;
+        if let Some(cause) = result.as_ref().err().and_then(UpstreamError::cause) {
+            crate::telemetry::upstream_failure(gate.platform(), cause.label());
+        }
         let failure = match &result {
             Err(UpstreamError::NoHead(_)) => {
                 let rest = judge(Kind::Silent, "silent") == Party::Route;
@@ -85,11 +88,17 @@ pub(super) async fn send(
                 return sent(result);
             }
             Err(err) if is_proxy_failure(err) => {
-                proxy_failed(route, &mut proxy_failures, &err.to_string());
+                let cause = err.cause().unwrap_or(Cause::Proxy);
+                proxy_failed(route, &mut proxy_failures, cause, &err.to_string());
                 PROXY_FAILED
             }
             Ok(r) if r.status == StatusCode::PROXY_AUTHENTICATION_REQUIRED => {
-                proxy_failed(route, &mut proxy_failures, "HTTP 407 from the proxy");
+                proxy_failed(
+                    route,
+                    &mut proxy_failures,
+                    Cause::Proxy,
+                    "HTTP 407 from the proxy",
+                );
                 PROXY_AUTH
             }
             _ => return sent(result),
@@ -106,7 +115,8 @@ pub(super) async fn send(
                     "every proxy failed as a proxy, the platform was not asked: {}",
                     proxy_failures.join("; ")
                 );
-                return Sent::Refused(Lookup::Failed(Failure::Unavailable(why)));
+                let cause = Some(Cause::Proxy);
+                return Sent::Refused(Lookup::Failed(Failure::Unavailable { why, cause }));
             }
             Switch::AllResting(wait) => return Sent::Refused(proxies_resting(wait)),
             Switch::Direct => return sent(result),
@@ -132,10 +142,16 @@ impl Deadline {
     }
 }
 
-/// Notes a proxy's own failure: logged at WARN with its position and the error, kept for the
-/// caller's answer should every proxy fail so.
-fn proxy_failed(route: &RouteLease<'_>, failures: &mut Vec<String>, error: &str) {
-    tracing::warn!(proxy = route.label(), error, "the proxy failed as a proxy");
+/// Notes a proxy's own failure: logged at WARN with its position, the category and the
+/// error, kept for the caller's answer should every proxy fail so.
+fn proxy_failed(route: &RouteLease<'_>, failures: &mut Vec<String>, cause: Cause, error: &str) {
+    let cause = cause.label();
+    tracing::warn!(
+        proxy = route.label(),
+        cause,
+        error,
+        "the proxy failed as a proxy"
+    );
     failures.push(format!("proxy {}: {error}", route.label()));
 }
 

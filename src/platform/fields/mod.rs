@@ -15,6 +15,10 @@
 //!   else is unusable, which the body shows as `null`, never as a made-up 0.
 //! - a code such as `relation` ([`Scalar::code`]): an integer that fits an `i64`; anything
 //!   else 0.
+//! - a switch such as `isOrganization` ([`Scalar::switch`]): `true`, `false`, `1` or `0`;
+//!   anything else `false`.
+//! - a list such as `bio_links` ([`Scalar::list`]): an array's strings and link objects (their
+//!   `url`, `lynx_url` and `title`), at most [`scalar::MAX_ITEMS`]; anything else no elements.
 //! - [`Object`]: an object read as `T` (a `{"count": n}` holder, a group of counts); anything
 //!   else counts as absent.
 //!
@@ -48,7 +52,7 @@ mod table;
 pub use names::{PHOTO_SHARE, SHORT_VIDEO};
 pub use place::{HolderObject, UserObject, member};
 pub use record::{Record, View};
-pub use scalar::{Num, Scalar};
+pub use scalar::{Item, Num, Scalar};
 pub use search::{best, search};
 pub use table::{Table, Tabled};
 

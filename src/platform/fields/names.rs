@@ -122,6 +122,42 @@ const SHORT_VIDEO_FIELDS: &[Field] = &[
         Kind::Flag,
         &[user("openFavorite", PAGE_ERAS, PAGES_SINCE)],
     ),
+    field(
+        "bioLink",
+        Kind::Text,
+        &[user(
+            "bioLink.link",
+            "every page era's `user` (`{\"link\": …, \"risk\": …}`); never the embed",
+            "2022 on: real captures of 2022, 2024-02 and 2026-01; FxEmbed (2026-08)",
+        )],
+    ),
+    field(
+        "createTime",
+        Kind::Count,
+        &[user(
+            "createTime",
+            "every page era's `user`, unix seconds (`0` when hidden); never the embed",
+            "2020 on: real captures of 2021-01, 2022, 2024-02 and 2026-01",
+        )],
+    ),
+    field(
+        "language",
+        Kind::Text,
+        &[user(
+            "language",
+            "the `__UNIVERSAL_DATA_FOR_REHYDRATION__` `user`; never the embed",
+            "2024 on: real captures of 2024-02 and 2026-01",
+        )],
+    ),
+    field(
+        "isOrganization",
+        Kind::Switch,
+        &[user(
+            "isOrganization",
+            "the 2026 `__UNIVERSAL_DATA_FOR_REHYDRATION__` `user`, spelled `0`/`1`",
+            "2026 on: real capture of 2026-01",
+        )],
+    ),
     sv_count(
         "followerCount",
         &[
@@ -307,6 +343,45 @@ const PHOTO_SHARE_FIELDS: &[Field] = &[
             user("media_count", MOBILE, MOBILE_SEEN),
             user("edge_owner_to_timeline_media.count", EDGE, EDGE_SEEN),
         ],
+    ),
+    field(
+        "external_url",
+        Kind::Text,
+        &[
+            user("external_url", ALL_FORMS, EDGE_SEEN),
+            user(
+                "external_url_linkshimmed",
+                "the edge-style user: the same link wrapped in the redirector",
+                "2024-03: real captures of 2024-03",
+            ),
+        ],
+    ),
+    field(
+        "bio_links",
+        Kind::List,
+        &[user(
+            "bio_links",
+            "every form: `[{\"url\", \"lynx_url\", \"title\", \"link_type\"}]`",
+            "2023 on: real captures of 2024-03; scrapfly-scrapers (2026-07)",
+        )],
+    ),
+    field(
+        "pronouns",
+        Kind::List,
+        &[user(
+            "pronouns",
+            ALL_FORMS,
+            "2022 on: real captures of 2024-03 (`[\"she\", \"her\", \"hers\"]`, `[]`)",
+        )],
+    ),
+    field(
+        "category_name",
+        Kind::Text,
+        &[user(
+            "category_name",
+            "every form (`\"\"` or `null` when the owner hides it)",
+            "2021 on: real captures of 2021-04 and 2024-03",
+        )],
     ),
 ];
 

@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 
 use super::Text;
 use super::record::Record;
-use super::scalar::{Scalar, visit_scalars_with};
+use super::scalar::{Scalar, read_list, visit_scalars_with};
 use super::table::{Start, Step, Table, Tabled};
 
 /// The user's own object at a known place (the xig object, `data.user`, `userInfo.user`),
@@ -203,9 +203,11 @@ impl<'de: 'a, 'a> Visitor<'de> for MemberSeed<'_, '_, 'a> {
         d.deserialize_any(self)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        self.leaf(Scalar::Container);
+    /// An array: its strings and link objects, for a list field (a name of another kind
+    /// makes nothing of them).
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        let list = read_list(seq)?;
+        self.leaf(list);
         Ok(())
     }
 

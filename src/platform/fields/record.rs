@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::scalar::{Num, Scalar};
+use super::scalar::{Item, Num, Scalar};
 use super::table::{Kind, Start, Step, Table};
 
 /// The values a document gave for one user, each under the table name it came by (the first
@@ -120,6 +120,20 @@ impl<'t, 'r, 'a> View<'t, 'r, 'a> {
         self.values(key, Kind::Flag)
             .find_map(Scalar::flag)
             .unwrap_or(false)
+    }
+
+    /// A switch field: the first name that gives a boolean (or `0`/`1`), else `false`.
+    pub fn switch(&self, key: &str) -> bool {
+        self.values(key, Kind::Switch)
+            .find_map(Scalar::switch)
+            .unwrap_or(false)
+    }
+
+    /// A list field: the elements of the first name that gives an array, else none.
+    pub fn list(&self, key: &str) -> &'r [Item<'a>] {
+        self.values(key, Kind::List)
+            .find_map(Scalar::list)
+            .unwrap_or_default()
     }
 
     /// A code field: what its first name that is present gives (0 for anything but an

@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// One JSON value as a field reader met it: a string (borrowed from the input when it holds no
-/// escapes), a number of any kind, a boolean, `null`, or a container (skipped unread, never
-/// built: nothing here grows beyond one string of the input).
+/// escapes), a number of any kind, a boolean, `null`, a container (skipped unread, never
+/// built), or, for an array that is a member a table names, its first [`MAX_ITEMS`] strings
+/// and link objects ([`Item`]): nothing here grows beyond a few strings of the input.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scalar<'a> {
     /// A string, JSON-decoded.
@@ -26,6 +27,30 @@ pub enum Scalar<'a> {
     Null,
     /// An array or an object.
     Container,
+    /// An array a table names (a list of links, of pronouns): its usable elements, at most
+    /// [`MAX_ITEMS`] of them.
+    List(Vec<Item<'a>>),
+}
+
+/// The most elements a list field keeps: the platform allows a handful of bio links and
+/// pronouns; anything past this is skipped unread, so a huge array costs no memory.
+pub const MAX_ITEMS: usize = 16;
+
+/// One element of a list field: a string (a pronoun), or the link members of an object (a bio
+/// link: `url`, the redirector's `lynx_url`, `title`; its other members skipped unread).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item<'a> {
+    /// A string element.
+    Text(Cow<'a, str>),
+    /// An object element's link members, each `""` when absent or not text.
+    Link {
+        /// The link as the platform gives it (`url`).
+        url: Cow<'a, str>,
+        /// The link wrapped in the platform's redirector (`lynx_url`).
+        lynx_url: Cow<'a, str>,
+        /// The link's title.
+        title: Cow<'a, str>,
+    },
 }
 
 /// A count as a document spells it: what [`Scalar::count`] makes of a value.
@@ -124,7 +149,26 @@ impl<'a> Scalar<'a> {
                 }
             }
             Scalar::Null => Num::Missing,
-            Scalar::Bool(_) | Scalar::Container => Num::Invalid,
+            Scalar::Bool(_) | Scalar::Container | Scalar::List(_) => Num::Invalid,
+        }
+    }
+
+    /// As a switch (`isOrganization`): a boolean, or the integer 0 or 1 the platform spells it
+    /// with; anything else is no switch.
+    pub fn switch(&self) -> Option<bool> {
+        match self {
+            Scalar::Bool(b) => Some(*b),
+            Scalar::Unsigned(0) => Some(false),
+            Scalar::Unsigned(1) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// As a list: the elements of an array a table names; anything else is no list.
+    pub fn list(&self) -> Option<&[Item<'a>]> {
+        match self {
+            Scalar::List(items) => Some(items),
+            _ => None,
         }
     }
 
@@ -228,5 +272,98 @@ impl<'de> Visitor<'de> for ScalarVisitor {
 impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ScalarVisitor)
+    }
+}
+
+/// Reads the elements of an array into a [`Scalar::List`]: strings and objects' link members,
+/// the first [`MAX_ITEMS`] usable ones; every other element, and every element past those, is
+/// skipped unread.
+pub(super) fn read_list<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Scalar<'de>, A::Error> {
+    let mut items = Vec::new();
+    while items.len() < MAX_ITEMS {
+        match seq.next_element::<Element<'de>>()? {
+            Some(Element(Some(item))) => items.push(item),
+            Some(Element(None)) => {}
+            None => return Ok(Scalar::List(items)),
+        }
+    }
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(Scalar::List(items))
+}
+
+/// One element of a list field, `None` when it is neither a string nor an object.
+struct Element<'a>(Option<Item<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Element<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ElementVisitor)
+    }
+}
+
+struct ElementVisitor;
+
+impl<'de> Visitor<'de> for ElementVisitor {
+    type Value = Element<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list element")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Element<'de>, E> {
+        Ok(Element(Some(Item::Text(Cow::Borrowed(v)))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Element<'de>, E> {
+        Ok(Element(Some(Item::Text(Cow::Owned(v.to_owned())))))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Element<'de>, E> {
+        Ok(Element(Some(Item::Text(Cow::Owned(v)))))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Element<'de>, E> {
+        Ok(Element(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Element<'de>, E> {
+        Ok(Element(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Element<'de>, E> {
+        Ok(Element(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Element<'de>, E> {
+        Ok(Element(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Element<'de>, E> {
+        Ok(Element(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Element<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Element(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Element<'de>, A::Error> {
+        let (mut url, mut lynx_url, mut title) = (Cow::default(), Cow::default(), Cow::default());
+        while let Some(super::Text(key)) = map.next_key::<super::Text<'de>>()? {
+            let slot = match key.as_ref() {
+                "url" => &mut url,
+                "lynx_url" => &mut lynx_url,
+                "title" => &mut title,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value::<Scalar<'de>>()?.text().unwrap_or_default();
+        }
+        Ok(Element(Some(Item::Link {
+            url,
+            lynx_url,
+            title,
+        })))
     }
 }

@@ -18,8 +18,8 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::Text;
 use super::record::{Record, View};
-use super::scalar::{Scalar, visit_scalars_with};
-use super::table::{Step, Table};
+use super::scalar::{Scalar, read_list, visit_scalars_with};
+use super::table::{Kind, Step, Table};
 use crate::cost;
 
 /// The most objects of the user one search keeps: a document repeats its owner (as the
@@ -124,6 +124,20 @@ impl<'de: 'a, 'a> Visitor<'de> for ValueSeed<'_, '_, '_, 'a> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<bool, A::Error> {
+        // A list field of the object (`bio_links`): its elements, never a user's object.
+        let table = self.search.table;
+        let is_list = |step: &Step| {
+            step.rest.is_none() && table.fields[usize::from(step.field)].kind == Kind::List
+        };
+        if self
+            .up
+            .as_ref()
+            .is_some_and(|(_, steps)| steps.iter().any(is_list))
+        {
+            let list = read_list(seq)?;
+            self.leaf(&list);
+            return Ok(false);
+        }
         self.leaf(&Scalar::Container);
         loop {
             let element = ValueSeed {

@@ -15,6 +15,10 @@ pub enum Kind {
     Count,
     /// A signed code (`relation`).
     Code,
+    /// A boolean the platform may also spell `0` or `1` (`isOrganization`).
+    Switch,
+    /// An array of strings or of link objects (`bio_links`, `pronouns`).
+    List,
 }
 
 /// Where a name's path starts.

@@ -197,3 +197,85 @@ fn the_first_value_is_read_and_what_follows_is_not() {
     assert!(first_value::<Text>(b" \n").is_none());
     assert!(first_value::<Probe>(br#"{"t":"#).unwrap().is_err());
 }
+
+/// The record a user object gives through the photo-share table.
+fn photo_share_user(json: &str) -> Record<'_> {
+    let user: UserObject<'_, PhotoShareNames> = serde_json::from_str(json).unwrap();
+    user.0
+}
+
+#[derive(Debug)]
+struct PhotoShareNames;
+
+impl Tabled for PhotoShareNames {
+    fn table() -> &'static Table {
+        &PHOTO_SHARE
+    }
+}
+
+#[test]
+fn a_list_keeps_strings_and_link_objects_and_nothing_else() {
+    let record = photo_share_user(
+        r#"{"username":"bo","pronouns":["she",7,null,["x"],{"a":1},"her"],
+            "bio_links":[{"url":"https://a.example","title":"A","link_type":"external",
+            "icon":{"deep":[[]]}},{"lynx_url":"https://l.example/?u=b"},"loose"]}"#,
+    );
+    let view = View::new(&PHOTO_SHARE, &record);
+    let texts: Vec<_> = view
+        .list("pronouns")
+        .iter()
+        .map(|item| match item {
+            Item::Text(text) => text.to_string(),
+            Item::Link { url, .. } => format!("link {url}"),
+        })
+        .collect();
+    assert_eq!(texts, ["she", "link ", "her"]);
+    let links = view.list("bio_links");
+    assert_eq!(links.len(), 3);
+    assert_eq!(
+        links[0],
+        Item::Link {
+            url: "https://a.example".into(),
+            lynx_url: "".into(),
+            title: "A".into(),
+        }
+    );
+    assert!(matches!(&links[1], Item::Link { url, lynx_url, .. }
+        if url.is_empty() && lynx_url == "https://l.example/?u=b"));
+    // A list field that is not an array, and a text field that is one, give nothing.
+    let odd = photo_share_user(r#"{"username":"bo","pronouns":"she","category_name":["A"]}"#);
+    let view = View::new(&PHOTO_SHARE, &odd);
+    assert!(view.list("pronouns").is_empty());
+    assert_eq!(view.text("category_name"), "");
+}
+
+#[test]
+fn a_list_keeps_its_first_elements_only() {
+    let many = format!(
+        r#"{{"username":"bo","pronouns":[{}"last"]}}"#,
+        r#""p","#.repeat(10_000)
+    );
+    let record = photo_share_user(&many);
+    let list = View::new(&PHOTO_SHARE, &record).list("pronouns");
+    assert_eq!(list.len(), scalar::MAX_ITEMS);
+    assert!(list.iter().all(|item| *item == Item::Text("p".into())));
+}
+
+#[test]
+fn a_switch_is_a_boolean_or_zero_or_one() {
+    let cases = [
+        ("true", Some(true)),
+        ("1", Some(true)),
+        ("false", Some(false)),
+        ("0", Some(false)),
+        ("2", None),
+        ("-1", None),
+        ("\"1\"", None),
+        ("null", None),
+        ("[]", None),
+    ];
+    for (json, want) in cases {
+        let value: Scalar = serde_json::from_str(json).unwrap();
+        assert_eq!(value.switch(), want, "{json}");
+    }
+}

@@ -18,5 +18,5 @@ pub mod site;
 pub mod web_headers;
 mod xig;
 
-pub use body::PhotoShareProfile;
+pub use body::{PhotoShareBioLink, PhotoShareProfile};
 pub use site::PhotoShare;

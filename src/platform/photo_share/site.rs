@@ -410,7 +410,7 @@ impl Site for PhotoShare {
             return blocked(reason);
         }
         if status.is_server_error() {
-            return Reading::ServerError(format!("HTTP {status}"));
+            return Reading::ServerError(format!("HTTP {status}"), None);
         }
         let body = &response.body;
         let reading = match (doc, status) {

@@ -7,8 +7,12 @@ use utoipa::ToSchema;
 use crate::platform::profile::{Body, Summary};
 
 /// The short-video success body: `{"userInfo":{"user":{…},"stats":{…}}}`.
+//
+// Unknown keys are ignored when a stored body is read back (a newer replica's keys, during a
+// rolling upgrade), and the keys added since the first version default to `null`, `false` or
+// `[]` (an older replica's body); the OpenAPI document still allows no other key
+// (`crate::platform::profile::schemas`), and lists every key as required.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ShortVideoProfile {
     /// The profile and its counts.
     #[serde(rename = "userInfo")]
@@ -17,7 +21,6 @@ pub struct ShortVideoProfile {
 
 /// The `userInfo` object of the short-video body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ShortVideoUserInfo {
     /// Who the user is.
     pub user: ShortVideoUser,
@@ -27,7 +30,7 @@ pub struct ShortVideoUserInfo {
 
 /// The `user` object of the short-video body; strings as the platform's JSON holds them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ShortVideoUser {
     /// The platform's numeric user id, as a string.
     pub id: String,
@@ -53,11 +56,38 @@ pub struct ShortVideoUser {
     pub relation: i64,
     /// Whether the user's liked videos are public.
     pub open_favorite: bool,
+    /// The link in the bio; `null` when the user set none, or the source withheld it (the
+    /// embed gives none: `Profile-Withheld` names it).
+    #[serde(default)]
+    #[schema(required)]
+    pub bio_link: Option<ShortVideoBioLink>,
+    /// When the account was created (unix seconds); `null` when the page hides it (it says
+    /// `0`) or the source withheld it (the embed gives none: `Profile-Withheld` names it).
+    #[serde(default)]
+    #[schema(required, format = "uint64")]
+    pub create_time: Option<u64>,
+    /// The account's language (`en`); `null` when the page gives none or the source withheld
+    /// it (the embed gives none: `Profile-Withheld` names it).
+    #[serde(default)]
+    #[schema(required)]
+    pub language: Option<String>,
+    /// Whether the platform flags the account as an organization's; `false` when the page does
+    /// not say.
+    #[serde(default)]
+    #[schema(required)]
+    pub is_organization: bool,
+}
+
+/// The `bioLink` object of the short-video body: the link the user put in the bio.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ShortVideoBioLink {
+    /// The link as the platform gives it (it may lack a scheme: `linktr.ee/name`).
+    pub link: String,
 }
 
 /// The `stats` object of the short-video body; `null` where the platform gives no count.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ShortVideoStats {
     /// Followers (exact when the page carries exact counts).
     #[schema(format = "uint64")]
@@ -89,7 +119,20 @@ impl Body for ShortVideoProfile {
             followers: stats.follower_count,
             posts: ("videos", stats.video_count),
             withheld: self.withheld(),
+            unset: self.unset(),
         }
+    }
+
+    fn unset(&self) -> Vec<&'static str> {
+        let user = &self.user_info.user;
+        [
+            ("userInfo.user.bioLink", user.bio_link.is_none()),
+            ("userInfo.user.createTime", user.create_time.is_none()),
+            ("userInfo.user.language", user.language.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(field, unset)| unset.then_some(field))
+        .collect()
     }
 
     fn withheld(&self) -> Vec<&'static str> {

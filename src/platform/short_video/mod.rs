@@ -20,5 +20,7 @@ pub mod stateless;
 mod universal;
 mod user_json;
 
-pub use body::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
+pub use body::{
+    ShortVideoBioLink, ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+};
 pub use site::ShortVideo;

@@ -61,7 +61,20 @@ impl Document for Doc {
     fn gives_posts(self) -> bool {
         self == Doc::Page
     }
+
+    /// The embed's flat `userInfo` has no bio link, creation time or language.
+    fn withholds(self) -> &'static [&'static str] {
+        match self {
+            Doc::Page => &[],
+            Doc::Embed => &[BIO_LINK, CREATE_TIME, LANGUAGE],
+        }
+    }
 }
+
+/// The body's added nullable fields, as `Profile-Withheld` names them.
+const BIO_LINK: &str = "userInfo.user.bioLink";
+const CREATE_TIME: &str = "userInfo.user.createTime";
+const LANGUAGE: &str = "userInfo.user.language";
 
 /// The block a saved WAF proof-of-work page is, as `profile-lookup extract` names it.
 pub const WAF_CHALLENGE: &str = "waf_challenge";
@@ -140,7 +153,7 @@ impl Site for ShortVideo {
                 retry_after: response.retry_after(),
             },
             StatusCode::FORBIDDEN => Reading::blocked("http_403"),
-            s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}")),
+            s if s.is_server_error() => Reading::ServerError(format!("HTTP {status}"), None),
             // The embed's error payload: its code may name the case (10221 not found, 10222
             // private); without one, private or missing alike: nothing about the user, and no
             // refusal of the route.

@@ -17,7 +17,9 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
-use super::{ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo};
+use super::{
+    ShortVideoBioLink, ShortVideoProfile, ShortVideoStats, ShortVideoUser, ShortVideoUserInfo,
+};
 use crate::cost;
 use crate::platform::Reading;
 use crate::platform::fields::{
@@ -182,6 +184,7 @@ pub(super) fn profile(
         ));
     }
     let text = |key| v.text(key).into_owned();
+    let some_text = |key| Some(text(key)).filter(|t| !t.is_empty());
     let user = ShortVideoUser {
         id: text("id"),
         unique_id: unique_id.into_owned(),
@@ -195,6 +198,11 @@ pub(super) fn profile(
         sec_uid: text("secUid"),
         relation: v.code("relation"),
         open_favorite: v.flag("openFavorite"),
+        bio_link: some_text("bioLink").map(|link| ShortVideoBioLink { link }),
+        // `0` is how a page hides it: no time, never 1970.
+        create_time: v.num("createTime").value().filter(|&t| t > 0),
+        language: some_text("language"),
+        is_organization: v.switch("isOrganization"),
     };
     let stats = ShortVideoStats {
         follower_count: v.count("followerCount"),
@@ -271,6 +279,37 @@ mod tests {
         assert_eq!(s.video_count, None);
         assert_eq!(s.following_count, None);
         assert_eq!(s.digg_count, None);
+    }
+
+    /// The user a `user` object gives (private, so no count is needed).
+    fn user(json: &str) -> ShortVideoUser {
+        let info = format!(r#"{{"user":{{"uniqueId":"a1",{json}}}}}"#);
+        let info: UserInfo = serde_json::from_str(&info).unwrap();
+        let Reading::Found(p) = profile(&info.into_user().unwrap(), true, Subject::Anyone) else {
+            panic!("a profile");
+        };
+        p.user_info.user
+    }
+
+    #[test]
+    fn the_added_keys_take_what_the_page_gives_and_nothing_made_up() {
+        let u = user(
+            r#""bioLink":{"link":"a.example\u002Fb","risk":3},"createTime":"1650000000",
+            "language":"pt","isOrganization":1"#,
+        );
+        assert_eq!(u.bio_link.map(|b| b.link).as_deref(), Some("a.example/b"));
+        assert_eq!(u.create_time, Some(1_650_000_000));
+        assert_eq!(u.language.as_deref(), Some("pt"));
+        assert!(u.is_organization);
+        // Hidden, empty, negative or mistyped: `null` (`false`), never a made-up value.
+        let u = user(r#""bioLink":{"link":""},"createTime":0,"language":"","isOrganization":"1""#);
+        assert_eq!((u.bio_link, u.create_time, u.language), (None, None, None));
+        assert!(!u.is_organization);
+        let u = user(r#""bioLink":"https://a.example","createTime":-5,"isOrganization":true"#);
+        assert_eq!((u.bio_link, u.create_time), (None, None));
+        assert!(u.is_organization);
+        let u = user(r#""createTime":1.5e9"#);
+        assert_eq!(u.create_time, Some(1_500_000_000));
     }
 
     #[test]

@@ -29,7 +29,7 @@ use url::Url;
 
 use super::roots::{ClientBuildError, read_pem_roots};
 use super::{
-    Form, Response, UpstreamError, connect_deadline, error_chain, is_navigation, read_capped,
+    Cause, Form, Response, UpstreamError, connect_deadline, error_chain, is_navigation, read_capped,
 };
 use crate::config::{BrowserProfile, Settings, ms};
 
@@ -50,6 +50,8 @@ pub struct BrowserClient {
     profile: BrowserProfile,
     timeout: Duration,
     max_body: usize,
+    /// Whether requests go through a proxy (whose failures while connecting are its own).
+    proxied: bool,
 }
 
 impl std::fmt::Debug for BrowserClient {
@@ -121,6 +123,7 @@ impl BrowserClient {
             profile,
             timeout,
             max_body: settings.upstream.max_body_bytes,
+            proxied: proxy.is_some(),
         })
     }
 
@@ -175,7 +178,7 @@ impl BrowserClient {
         let read = async {
             let mut response = super::head_within(head_timeout, request.send())
                 .await?
-                .map_err(|e| super::headless(classify(e, self.timeout)))?;
+                .map_err(|e| super::headless(classify(e, self.timeout, self.proxied)))?;
             got_head.store(true, std::sync::atomic::Ordering::Relaxed);
             let head = (
                 response.status(),
@@ -183,7 +186,7 @@ impl BrowserClient {
                 response.content_length(),
             );
             read_capped(head, response.bytes_stream(), url, self.max_body, |e| {
-                classify(e, self.timeout)
+                classify(e, self.timeout, self.proxied)
             })
             .await
         };
@@ -196,19 +199,22 @@ impl BrowserClient {
 
 /// An error of wreq as ours, classified as the plain client's are (`super::classify`): a
 /// connector error (TCP, the proxy's CONNECT, TLS) is a connect failure, timed out or not; a
-/// time-out anywhere else came after the request went out. `timeout` is the whole deadline.
-fn classify(err: wreq::Error, timeout: Duration) -> UpstreamError {
-    if err.is_connect() || err.is_proxy_connect() {
+/// time-out anywhere else came after the request went out. `timeout` is the whole deadline,
+/// `proxied` whether the request went through a proxy; the [`Cause`] is read from the chain.
+fn classify(err: wreq::Error, timeout: Duration, proxied: bool) -> UpstreamError {
+    if err.is_proxy_connect() && !err.is_timeout() {
+        UpstreamError::Connect(Cause::Proxy, super::causes(&err))
+    } else if err.is_connect() || err.is_proxy_connect() {
         if err.is_timeout() {
             UpstreamError::ConnectTimeout(connect_deadline(timeout))
         } else {
-            UpstreamError::Connect(super::causes(&err))
+            UpstreamError::Connect(Cause::of(&err, true, proxied), super::causes(&err))
         }
     } else if err.is_timeout() {
         UpstreamError::Timeout(timeout)
     } else if err.is_decode() {
         UpstreamError::Decode(error_chain(&err))
     } else {
-        UpstreamError::Transport(error_chain(&err))
+        UpstreamError::Transport(Cause::of(&err, false, proxied), error_chain(&err))
     }
 }

@@ -276,6 +276,37 @@ mod lease_tests {
     }
 
     #[tokio::test]
+    async fn a_session_left_unrested_is_retired_and_the_gateway_does_not_rest() {
+        let routes = one_gateway("test-gw-unplaced", 2);
+        let lease = routes.lease(true).await.unwrap();
+        let held = lease.exit();
+        // Blame could not place the refusal: the lookup goes on with a new session...
+        assert_eq!(lease.leave_unrested("page").await, Switch::Moved);
+        assert!(!Arc::ptr_eq(&held, &lease.exit()), "a new session");
+        // ...and the refused one is retired, so no lookup takes it again.
+        let retired = |exit: &crate::upstream::egress::exit::Exit| {
+            exit.session
+                .as_ref()
+                .unwrap()
+                .retired
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert!(retired(&held));
+        let next = routes.lease(true).await.unwrap();
+        assert!(!Arc::ptr_eq(&held, &next.exit()));
+        // Nothing placed the refusal on the gateway: however many sessions lookups leave
+        // so, it does not rest.
+        for _ in 0..2 {
+            let lease = routes.lease(true).await.unwrap();
+            assert_eq!(lease.leave_unrested("page").await, Switch::Moved);
+        }
+        assert!(
+            routes.lease(true).await.is_ok(),
+            "the gateway does not rest"
+        );
+    }
+
+    #[tokio::test]
     async fn a_silent_session_is_left_once_then_the_gateway_is_left() {
         let routes = one_gateway("test-gw-silent", 3);
         let lease = routes.lease(true).await.unwrap();

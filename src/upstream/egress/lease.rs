@@ -90,11 +90,14 @@ impl RouteLease<'_> {
         }
     }
 
-    /// Leaves the current route without resting it, for another route (a fresh session of a
+    /// Leaves the current route without resting it, for another route (a new session of a
     /// gateway, the next profile on the direct route), after `source` refused there and blame
     /// could not yet say whose the refusal is. The route rests only if `source` then reads the
     /// name on another route ([`RouteLease::rest_suspects`]): that comparison is the route's
-    /// blame. [`Switch::AllResting`] or [`Switch::Direct`] when there is nowhere to go.
+    /// blame. A gateway's refused session is retired for the block all the same (a session is
+    /// cheap, and kept it would be every next lookup's first request, refused again), without
+    /// counting toward the gateway's rest. [`Switch::AllResting`] or [`Switch::Direct`] when
+    /// there is nowhere to go.
     pub async fn leave_unrested(&self, source: &'static str) -> Switch {
         let index = self.current.load(Ordering::Relaxed);
         if !self.routes.proxied {
@@ -106,12 +109,14 @@ impl RouteLease<'_> {
             return Switch::Moved;
         }
         lock(&self.suspects).push((index, source));
-        if self.route().gateway().is_some() && self.keeps_retiring() {
+        if let Some(gateway) = self.route().gateway()
+            && self.keeps_retiring()
+        {
             self.retired.fetch_add(1, Ordering::Relaxed);
-            if self.fresh_session() {
-                self.next_profile("unplaced");
-                return Switch::Moved;
-            }
+            gateway.retire(&self.exit(), Retirement::Blocked);
+            self.go_to(index);
+            self.next_profile("unplaced");
+            return Switch::Moved;
         }
         match self.leave(index).await {
             Ok(next) => {

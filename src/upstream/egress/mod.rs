@@ -323,9 +323,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// oversized or undecodable body: the platform's doing.
 pub fn is_proxy_failure(err: &UpstreamError) -> bool {
     match err {
-        UpstreamError::Connect(_)
+        UpstreamError::Connect(..)
         | UpstreamError::ConnectTimeout(_)
-        | UpstreamError::Transport(_) => true,
+        | UpstreamError::Transport(..) => true,
         UpstreamError::Timeout(_)
         | UpstreamError::NoHead(_)
         | UpstreamError::TooLarge(_)

@@ -62,6 +62,15 @@ pub struct SampleUser {
     pub following: Option<u64>,
     /// Posts, `None` when left out.
     pub posts: Option<u64>,
+    /// The website link, decoded; `None`: `null` in the documents.
+    pub external_url: Option<&'static str>,
+    /// The bio links: (the link, its title, whether the documents give it only wrapped in the
+    /// platform's redirector, as `lynx_url`).
+    pub bio_links: &'static [(&'static str, &'static str, bool)],
+    /// The pronouns shown.
+    pub pronouns: &'static [&'static str],
+    /// The category; `None`: the owner hides it (`""` in the documents).
+    pub category_name: Option<&'static str>,
 }
 
 /// A public, verified account with a large following and a bio that exercises decoding:
@@ -79,6 +88,17 @@ pub const PUBLIC_USER: SampleUser = SampleUser {
     followers: Some(12_345_678),
     following: Some(321),
     posts: Some(4_567),
+    external_url: Some("https://lumen.example/"),
+    bio_links: &[
+        ("https://lumen.example/notes", "Notes", false),
+        (
+            "https://maps.lumen.example/?trail=north&km=12",
+            "Trail maps",
+            true,
+        ),
+    ],
+    pronouns: &["they", "them"],
+    category_name: Some("Outdoor & Sporting Goods"),
 };
 
 /// A private account whose documents give limited information: no HD picture (the body falls
@@ -96,6 +116,10 @@ pub const PRIVATE_USER: SampleUser = SampleUser {
     followers: Some(312),
     following: Some(287),
     posts: None,
+    external_url: None,
+    bio_links: &[],
+    pronouns: &[],
+    category_name: None,
 };
 
 /// A business account: the JSON endpoint answers it with the 2026 schema 400
@@ -114,6 +138,10 @@ pub const BUSINESS_USER: SampleUser = SampleUser {
     followers: Some(8_642),
     following: Some(97),
     posts: None,
+    external_url: Some("https://copper-kettle.example/"),
+    bio_links: &[("https://copper-kettle.example/order", "Order ahead", true)],
+    pronouns: &[],
+    category_name: Some("Bakery"),
 };
 
 /// A creator account: the JSON endpoint answers it with the schema 400 as it does business
@@ -133,6 +161,10 @@ pub const CREATOR_USER: SampleUser = SampleUser {
     followers: Some(23_456),
     following: Some(512),
     posts: Some(389),
+    external_url: Some("https://tide.example/"),
+    bio_links: &[("https://tide.example", "Shop", false)],
+    pronouns: &["she", "her"],
+    category_name: Some("Artist"),
 };
 
 /// A public account whose JSON endpoint answers as the retired endpoint did in 2026-09 for
@@ -151,6 +183,10 @@ pub const RETIRED_JSON_USER: SampleUser = SampleUser {
     followers: Some(5_432),
     following: Some(210),
     posts: Some(128),
+    external_url: None,
+    bio_links: &[],
+    pronouns: &["he"],
+    category_name: Some("Sports & Recreation"),
 };
 
 /// What the retired JSON endpoint answers (with 429), as a page of HTML.
@@ -171,9 +207,10 @@ pub const NOT_FOUND_NAME: &str = "no.such.sample_user";
 fn open_edge_user(out: &mut String, user: &SampleUser, style: Style) {
     out.push_str("{\"ai_agent_type\":null,");
     push_field(out, "biography", user.biography, style);
-    out.push_str("\"bio_links\":[{\"title\":\"Notes\",\"lynx_url\":\"https:\\/\\/l.photo-share.example\\/?u=https%3A%2F%2Flumen.example\\u0026e=AT0x\",\"url\":\"https:\\/\\/lumen.example\",\"link_type\":\"external\"}],\"fb_profile_biolink\":null,\"biography_with_entities\":{");
+    push_links(out, user, style);
+    out.push_str("\"fb_profile_biolink\":null,\"biography_with_entities\":{");
     push_field(out, "raw_text", user.biography, style);
-    out.push_str("\"entities\":[]},\"blocked_by_viewer\":false,\"restricted_by_viewer\":null,\"country_block\":false,\"eimu_id\":\"110000000000001\",\"external_url\":\"https:\\/\\/lumen.example\\/\",\"external_url_linkshimmed\":\"https:\\/\\/l.photo-share.example\\/?u=https%3A%2F%2Flumen.example%2F\\u0026e=AT1y\",");
+    out.push_str("\"entities\":[]},\"blocked_by_viewer\":false,\"restricted_by_viewer\":null,\"country_block\":false,\"eimu_id\":\"110000000000001\",");
     open_edge(out, "edge_followed_by", user.followers);
     close_object(out);
     let _ = write!(
@@ -187,7 +224,7 @@ fn open_edge_user(out: &mut String, user: &SampleUser, style: Style) {
     push_field(out, "full_name", user.full_name, style);
     out.push_str("\"group_metadata\":null,\"has_ar_effects\":false,\"has_clips\":true,\"has_guides\":false,\"has_channel\":false,\"has_blocked_viewer\":false,\"highlight_reel_count\":4,\"has_requested_viewer\":false,\"hide_like_and_view_counts\":false,");
     let _ = write!(out, "\"id\":\"{}\",", user.pk);
-    out.push_str("\"is_business_account\":false,\"is_professional_account\":true,\"is_supervision_enabled\":false,\"is_guardian_of_viewer\":false,\"is_supervised_by_viewer\":false,\"is_supervised_user\":false,\"is_embeds_disabled\":false,\"is_joined_recently\":false,\"guardian_id\":null,\"business_address_json\":\"{\\\"city_name\\\": null, \\\"zip_code\\\": null}\",\"business_contact_method\":\"UNKNOWN\",\"business_email\":null,\"business_phone_number\":null,\"business_category_name\":null,\"overall_category_name\":null,\"category_enum\":null,\"category_name\":\"Outdoor & Sporting Goods\",");
+    out.push_str("\"is_business_account\":false,\"is_professional_account\":true,\"is_supervision_enabled\":false,\"is_guardian_of_viewer\":false,\"is_supervised_by_viewer\":false,\"is_supervised_user\":false,\"is_embeds_disabled\":false,\"is_joined_recently\":false,\"guardian_id\":null,\"business_address_json\":\"{\\\"city_name\\\": null, \\\"zip_code\\\": null}\",\"business_contact_method\":\"UNKNOWN\",\"business_email\":null,\"business_phone_number\":null,\"business_category_name\":null,\"overall_category_name\":null,\"category_enum\":null,");
     let _ = write!(
         out,
         "\"is_private\":{},\"is_verified\":{},\"is_verified_by_mv4b\":false,\"is_regulated_c18\":false,\
@@ -200,7 +237,7 @@ fn open_edge_user(out: &mut String, user: &SampleUser, style: Style) {
     }
     out.push_str("\"requested_by_viewer\":false,\"should_show_category\":true,\"should_show_public_contacts\":false,\"show_account_transparency_details\":true,\"transparency_label\":null,\"transparency_product\":null,");
     push_field(out, "username", user.username, style);
-    out.push_str("\"connected_fb_page\":null,\"pronouns\":[],\"edge_felix_video_timeline\":{\"count\":0,\"page_info\":{\"has_next_page\":false,\"end_cursor\":null},\"edges\":[]},");
+    out.push_str("\"connected_fb_page\":null,\"edge_felix_video_timeline\":{\"count\":0,\"page_info\":{\"has_next_page\":false,\"end_cursor\":null},\"edges\":[]},");
     open_edge(out, "edge_owner_to_timeline_media", user.posts);
     out.push_str(
         "\"page_info\":{\"has_next_page\":true,\"end_cursor\":\"QVFBc2FtcGxl\"},\"edges\":[",
@@ -301,7 +338,8 @@ fn push_xig_user(out: &mut String, user: &SampleUser, counts: Counts) {
     let style = Style::Sjs;
     out.push_str("{\"ai_agent_type\":null,");
     push_field(out, "biography", user.biography, style);
-    out.push_str("\"bio_links\":[],\"biography_with_entities\":{\"entities\":[]},\"category\":null,\"external_url\":\"https:\\/\\/lumen.example\\/\",");
+    out.push_str("\"biography_with_entities\":{\"entities\":[]},\"category\":null,");
+    push_links(out, user, style);
     let _ = write!(out, "\"fbid_v2\":\"{}\",", user.other_id);
     if counts == Counts::Flat {
         push_count(out, "follower_count", user.followers);
@@ -330,9 +368,56 @@ fn push_xig_user(out: &mut String, user: &SampleUser, counts: Counts) {
     }
     let _ = write!(out, "\"pk\":\"{}\",", user.pk);
     push_field(out, "profile_pic_url", user.profile_pic_url, style);
-    out.push_str("\"pronouns\":[],\"transparency_label\":null,");
+    out.push_str("\"transparency_label\":null,");
     push_field(out, "username", user.username, style);
     out.push_str("\"__typename\":\"XDTUserDict\"}");
+}
+
+/// Appends the user's link fields as every form writes them: `external_url` (and, when set,
+/// the same link wrapped in the redirector, `external_url_linkshimmed`), `bio_links` (each
+/// with its `lynx_url`, and its `url` unless the sample gives it only wrapped), `pronouns`, and
+/// `category_name` (`""` when the owner hides it).
+fn push_links(out: &mut String, user: &SampleUser, style: Style) {
+    match user.external_url {
+        Some(link) => {
+            push_field(out, "external_url", link, style);
+            push_field(out, "external_url_linkshimmed", &wrapped(link), style);
+        }
+        None => out.push_str("\"external_url\":null,"),
+    }
+    out.push_str("\"bio_links\":[");
+    for (i, (link, title, only_wrapped)) in user.bio_links.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        push_field(out, "title", title, style);
+        push_field(out, "lynx_url", &wrapped(link), style);
+        if !only_wrapped {
+            push_field(out, "url", link, style);
+        }
+        out.push_str("\"link_type\":\"external\"}");
+    }
+    out.push_str("],\"pronouns\":[");
+    for (i, pronoun) in user.pronouns.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_str(out, pronoun, style);
+    }
+    out.push_str("],");
+    push_field(
+        out,
+        "category_name",
+        user.category_name.unwrap_or(""),
+        style,
+    );
+}
+
+/// `link` wrapped in the platform's link redirector, as its documents give it.
+fn wrapped(link: &str) -> String {
+    let encoded: String = url::form_urlencoded::byte_serialize(link.as_bytes()).collect();
+    format!("https://l.instagram.com/?u={encoded}&e=AT0invented")
 }
 
 /// Appends `s` as a JSON string in the data-sjs style (used by the page builders).

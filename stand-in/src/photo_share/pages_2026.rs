@@ -34,7 +34,8 @@ fn push_preloaded_user(out: &mut String, user: &SampleUser) {
     let style = Style::Sjs;
     out.push_str("{\"ai_agent_type\":null,");
     push_field(out, "biography", user.biography, style);
-    out.push_str("\"bio_links\":[],\"business_category_name\":null,\"category_name\":\"Bakery\",");
+    out.push_str("\"business_category_name\":null,");
+    super::push_links(out, user, style);
     push_edge_or_null(out, "edge_followed_by", user.followers);
     push_edge_or_null(out, "edge_follow", user.following);
     push_edge_or_null(out, "edge_owner_to_timeline_media", user.posts);

@@ -23,7 +23,7 @@ fn push_data_members(out: &mut String, user: &SampleUser, style: Style) {
     push_field(out, "full_name", user.full_name, style);
     push_field(out, "biography", user.biography, style);
     out.push_str("\"biography_with_entities\":{\"entities\":[]},");
-    out.push_str("\"bio_links\":[{\"title\":\"Shop\",\"url\":\"https:\\/\\/tide.example\",\"link_type\":\"external\"}],");
+    super::push_links(out, user, style);
     push_field(out, "profile_pic_url", user.profile_pic_url, style);
     if !user.profile_pic_url_hd.is_empty() {
         out.push_str("\"hd_profile_pic_url_info\":{");
@@ -33,8 +33,7 @@ fn push_data_members(out: &mut String, user: &SampleUser, style: Style) {
     let _ = write!(
         out,
         "\"is_verified\":{},\"is_private\":{},\"account_type\":3,\"is_business\":false,\
-         \"is_professional_account\":true,\"category\":\"Artist\",\
-         \"external_url\":\"https:\\/\\/tide.example\\/\",",
+         \"is_professional_account\":true,\"category\":\"Artist\",",
         user.is_verified, user.is_private
     );
     push_count(out, "follower_count", user.followers);

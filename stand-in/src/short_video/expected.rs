@@ -22,6 +22,10 @@ pub fn expected_body(user: &SampleUser) -> Value {
                 "secUid": user.sec_uid,
                 "relation": 0,
                 "openFavorite": user.open_favorite,
+                "bioLink": user.bio_link.map(|link| json!({ "link": link })),
+                "createTime": user.create_time,
+                "language": user.language,
+                "isOrganization": user.is_organization,
             },
             "stats": {
                 "followerCount": user.follower_count,
@@ -37,7 +41,8 @@ pub fn expected_body(user: &SampleUser) -> Value {
 
 /// The body the service must return for `user` when the embed page answered: the page's
 /// body ([`expected_body`]) without what the embed does not carry, which reads as
-/// `""`/`0`/`false`, and `null` for the counts it does not give.
+/// `""`/`0`/`false`, and `null` for the counts, the bio link, the creation time and the
+/// language it does not give.
 pub fn expected_embed_body(user: &SampleUser) -> Value {
     let mut body = expected_body(user);
     let info = &mut body["userInfo"];
@@ -46,6 +51,11 @@ pub fn expected_embed_body(user: &SampleUser) -> Value {
     }
     info["user"]["relation"] = json!(0);
     info["user"]["openFavorite"] = json!(false);
+    // The embed's `userInfo` has no bio link, creation time, language or organization flag.
+    for key in ["bioLink", "createTime", "language"] {
+        info["user"][key] = Value::Null;
+    }
+    info["user"]["isOrganization"] = json!(false);
     for key in ["videoCount", "diggCount"] {
         info["stats"][key] = Value::Null;
     }
@@ -72,6 +82,10 @@ pub fn expected_private_embed_body(name: &str) -> Value {
                 "secUid": "",
                 "relation": 0,
                 "openFavorite": false,
+                "bioLink": null,
+                "createTime": null,
+                "language": null,
+                "isOrganization": false,
             },
             "stats": {
                 "followerCount": null,

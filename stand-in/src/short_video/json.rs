@@ -42,13 +42,30 @@ pub(super) fn user_json(out: &mut String, u: &SampleUser, era: Era) {
     field(out, "signature", u.signature, era);
     let _ = write!(
         out,
-        r#""createTime":1600000000,"verified":{},"secUid":"{}","ftc":false,"relation":0,"openFavorite":{},"#,
-        u.verified, u.sec_uid, u.open_favorite
+        r#""createTime":{},"verified":{},"secUid":"{}","ftc":false,"relation":0,"openFavorite":{},"#,
+        u.create_time.unwrap_or(0),
+        u.verified,
+        u.sec_uid,
+        u.open_favorite
     );
-    out.push_str(r#""bioLink":{"link":"links.example\u002Fsample","risk":0},"#);
+    if let Some(link) = u.bio_link {
+        out.push_str(r#""bioLink":{"link":"#);
+        push_str_json(out, link, era);
+        out.push_str(r#","risk":0},"#);
+    }
+    if let Some(language) = u.language {
+        field(out, "language", language, era);
+    }
+    // The current era spells the flag as a number, as the platform's 2026 pages do.
+    let organization = match (era, u.is_organization) {
+        (Era::Universal, true) => "1",
+        (Era::Universal, false) => "0",
+        (_, true) => "true",
+        (_, false) => "false",
+    };
     let _ = write!(
         out,
-        r#""commentSetting":0,"commerceUserInfo":{{"commerceUser":false}},"duetSetting":0,"stitchSetting":0,"privateAccount":{},"secret":false,"isADVirtual":false,"roomId":"","uniqueIdModifyTime":0,"ttSeller":false,"region":"US","profileTab":{{"showMusicTab":false,"showQuestionTab":true,"showPlayListTab":true}},"followingVisibility":1,"language":"en","eventList":[],"isOrganization":0,"UserStoryStatus":0}}"#,
+        r#""commentSetting":0,"commerceUserInfo":{{"commerceUser":false}},"duetSetting":0,"stitchSetting":0,"privateAccount":{},"secret":false,"isADVirtual":false,"roomId":"","uniqueIdModifyTime":0,"ttSeller":false,"region":"US","profileTab":{{"showMusicTab":false,"showQuestionTab":true,"showPlayListTab":true}},"followingVisibility":1,"eventList":[],"isOrganization":{organization},"UserStoryStatus":0}}"#,
         u.private
     );
 }

@@ -65,6 +65,15 @@ pub struct SampleUser {
     pub video_count: Option<u64>,
     /// Exact videos liked.
     pub digg_count: Option<u64>,
+    /// The link in the bio (`bioLink.link`); `None`: the page has no `bioLink`.
+    pub bio_link: Option<&'static str>,
+    /// When the account was created (unix seconds); `None`: the page says `0`.
+    pub create_time: Option<u64>,
+    /// The account's language; `None`: the page has no `language`.
+    pub language: Option<&'static str>,
+    /// Whether the account is an organization's (`isOrganization`: `1`/`0` in the current
+    /// era, `true`/`false` in the older ones).
+    pub is_organization: bool,
 }
 
 /// A big verified account: rounded `stats` beside exact `statsV2`, a like count past
@@ -84,6 +93,10 @@ pub const PUBLIC_USER: SampleUser = SampleUser {
     heart_count: Some(2_987_654_321),
     video_count: Some(1_042),
     digg_count: Some(8_765),
+    bio_link: Some("https://sunny-kitchen.example/links"),
+    create_time: Some(1_500_000_000),
+    language: Some("en"),
+    is_organization: false,
 };
 
 /// A private account (status 10222): the page gives some counts and leaves others out.
@@ -101,6 +114,10 @@ pub const PRIVATE_USER: SampleUser = SampleUser {
     heart_count: Some(1_234),
     video_count: None,
     digg_count: None,
+    bio_link: None,
+    create_time: None,
+    language: Some("de"),
+    is_organization: false,
 };
 
 /// A small public account whose counts need no rounding.
@@ -118,6 +135,10 @@ pub const SMALL_USER: SampleUser = SampleUser {
     heart_count: Some(56_789),
     video_count: Some(64),
     digg_count: Some(1_200),
+    bio_link: Some("tiny-baker.example/bread"),
+    create_time: Some(1_650_000_000),
+    language: None,
+    is_organization: false,
 };
 
 /// A public account whose profile page the stand-in answers with the stateless shell: only
@@ -136,6 +157,10 @@ pub const SHELL_PAGE_USER: SampleUser = SampleUser {
     heart_count: Some(1_204_577),
     video_count: Some(212),
     digg_count: Some(3_004),
+    bio_link: Some("https://late-night-loops.example"),
+    create_time: Some(1_600_000_000),
+    language: Some("en"),
+    is_organization: false,
 };
 
 /// A big account whose profile page the stand-in always answers with the "Security Check"
@@ -155,6 +180,10 @@ pub const EMBED_ONLY_USER: SampleUser = SampleUser {
     heart_count: Some(3_100_000_123),
     video_count: Some(877),
     digg_count: Some(45),
+    bio_link: Some("https://harbor-lights.example"),
+    create_time: Some(1_550_000_000),
+    language: Some("en"),
+    is_organization: true,
 };
 
 /// A public account whose profile page the stand-in serves with its state under an id no era
@@ -173,6 +202,10 @@ pub const MOVED_PAGE_USER: SampleUser = SampleUser {
     heart_count: Some(987_654),
     video_count: Some(130),
     digg_count: Some(2_222),
+    bio_link: Some("https://paper-boat.example"),
+    create_time: Some(1_700_000_000),
+    language: Some("ja"),
+    is_organization: true,
 };
 
 /// A big account whose profile page carries no `statsV2` and signed 32-bit counts
@@ -191,6 +224,10 @@ pub const WRAPPED_COUNTS_USER: SampleUser = SampleUser {
     heart_count: Some(2_669_355_760),
     video_count: Some(2_048),
     digg_count: Some(17),
+    bio_link: None,
+    create_time: Some(1_620_000_000),
+    language: Some("th"),
+    is_organization: false,
 };
 
 /// The sample accounts only the embed page answers for, for the stand-in and the demo.

@@ -118,6 +118,10 @@ fn suggested(i: usize) -> SampleUser {
         heart_count: Some(followers * 7),
         video_count: Some(40),
         digg_count: Some(0),
+        bio_link: Some("https://decoy.example/not-the-user"),
+        create_time: Some(1_400_000_000),
+        language: Some("es"),
+        is_organization: true,
     }
 }
 

@@ -219,7 +219,7 @@ async fn settings_it_cannot_use_exit_3_and_say_why() {
         ),
         (
             "intervl_seconds = 5",
-            "canary.intervl_seconds is not a key of [canary]",
+            "unknown key `canary.intervl_seconds`; did you mean `interval_seconds`?",
         ),
     ];
     for (body, said) in cases {
@@ -299,4 +299,31 @@ async fn a_round_run_by_hand_against_a_fleet_writes_neither_its_breaker_nor_its_
         keys.iter().any(|k| k.contains("{o:")),
         "its requests were counted against the fleet's outbound budget: {keys:?}"
     );
+}
+
+#[tokio::test]
+async fn an_unreachable_platform_says_why_in_the_reason_column() {
+    let closed = closed_port().await;
+    let file = config(&closed.to_string(), &closed.to_string(), BOTH);
+    let out = canary(
+        with_config(&file, &["--platform", "short-video"]),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    // The probes' rows (an account in each), not the summary line under them.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("  unreachable  ") && l.contains("sunny.kitchen.lab"))
+        .collect();
+    assert_eq!(rows.len(), 2, "page and embed: {stdout}");
+    for row in rows {
+        // The REASON column starts with the category.
+        assert!(row.contains("  refused: "), "{row}");
+        assert!(
+            !row.contains(&closed.port().to_string()),
+            "no address: {row}"
+        );
+    }
 }

@@ -438,6 +438,40 @@ async fn demo_answers_real_lookups_offline() {
         .expect_status(404);
 }
 
+#[tokio::test]
+async fn the_banner_exports_the_key_once_and_shows_headers_where_it_names_them() {
+    let demo = Binary::demo()
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
+        .start_demo();
+    let export = format!("export KEY={}", demo.key);
+    let exports: Vec<&String> = demo
+        .banner
+        .iter()
+        .filter(|l| l.contains("export KEY="))
+        .collect();
+    assert_eq!(exports.len(), 1, "{:?}", demo.banner);
+    assert_eq!(exports[0].trim(), export);
+    let curl_lines = curl_lines(&demo);
+    assert!(curl_lines.len() >= 6, "{curl_lines:?}");
+    for line in curl_lines {
+        // Pasted after the export, every line works: none repeats the key.
+        assert!(!line.contains(&demo.key), "{line}");
+        assert!(
+            line.contains(r#"-H "Authorization: Bearer $KEY""#),
+            "{line}"
+        );
+        let comment = line
+            .split_once('#')
+            .map_or("", |(_, c)| c)
+            .to_ascii_lowercase();
+        let names_a_header = ["x-source", "profile-withheld", "retry-after"]
+            .iter()
+            .any(|h| comment.contains(h));
+        let shows_headers = line.trim_start().starts_with("curl -si ");
+        assert_eq!(names_a_header, shows_headers, "{line}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0() {
     let demo = Binary::demo()
@@ -485,7 +519,8 @@ async fn json_logs_have_one_line_per_request_without_secrets_and_sigterm_exits_0
     assert_eq!(first["cache"], "miss");
     assert_eq!(first["upstream"], "ok");
     assert_eq!(first["upstream_requests"], 1);
-    assert!(first["latency_ms"].as_f64().is_some());
+    assert!(first["latency_us"].as_u64().is_some(), "{first}");
+    assert_eq!(first["client"], "127.0.0.1", "{first}");
     assert_eq!(requests[1]["cache"], "hit");
     assert_eq!(requests[2]["status"], 401);
     assert_eq!(requests[2]["code"], "unauthorized");

@@ -63,7 +63,7 @@ fn serve_on_a_taken_address_names_it_and_says_what_to_do() {
     let (_held, taken) = occupied();
     let out = Binary::new(&["serve"])
         .env_remove("PROFILE_LOOKUP_CONFIG")
-        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key")
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key-0123456789")
         .env("PROFILE_LOOKUP__SERVER__LISTEN", taken.to_string())
         .env("PROFILE_LOOKUP__LOG__LEVEL", "warn")
         .output();
@@ -89,7 +89,7 @@ fn serve_names_a_config_file_it_cannot_read() {
     for path in [&missing, &directory] {
         let out = Binary::new(&["serve", "--config"])
             .arg(path)
-            .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key")
+            .env("PROFILE_LOOKUP__AUTH__API_KEYS", "startup-key-0123456789")
             .output();
         assert_eq!(out.status.code(), Some(2));
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -117,5 +117,68 @@ async fn piped_pretty_logs_carry_no_colour_escapes() {
     assert!(
         !log.contains('\u{1b}'),
         "colour escapes in a piped log: {log:?}"
+    );
+}
+
+#[tokio::test]
+async fn serve_logs_one_start_up_summary() {
+    let listen = {
+        let (held, addr) = occupied();
+        drop(held);
+        addr
+    };
+    let key = "summary-key-0123456789";
+    let file = crate::support::temp_file(
+        "profile-lookup-startup-",
+        ".toml",
+        b"[upstream]\nproxies = [\"http://a:secret-pw@proxy.invalid:3128\", \"http://u-{session}:pw@gw.invalid:7777\"]\n",
+    );
+    let serve = Binary::serve_with(file.path())
+        .env_remove("PROFILE_LOOKUP_CONFIG")
+        .env("PROFILE_LOOKUP__AUTH__API_KEYS", key)
+        .env("PROFILE_LOOKUP__SERVER__LISTEN", listen.to_string())
+        .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
+        .env("PROFILE_LOOKUP__LOG__LEVEL", "info")
+        .env_remove("PROFILE_LOOKUP__REDIS__URL")
+        .logs()
+        .start_serving(listen, key);
+    let out = stop(serve).await;
+    let log = String::from_utf8_lossy(&out.stderr);
+    let summaries: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["message"] == "starting")
+        .collect();
+    assert_eq!(summaries.len(), 1, "one summary line: {log}");
+    let line = &summaries[0];
+    assert_eq!(line["level"], "INFO");
+    assert_eq!(line["version"], env!("CARGO_PKG_VERSION"));
+    let commit = line["commit"].as_str().unwrap_or_default();
+    assert!(!commit.is_empty(), "{line}");
+    assert_eq!(commit, profile_lookup::build_info::COMMIT);
+    assert_eq!(line["features"], profile_lookup::build_info::FEATURES);
+    let sources = line["config_sources"].as_str().unwrap_or_default();
+    for needle in [
+        "defaults".to_owned(),
+        file.path().display().to_string(),
+        "PROFILE_LOOKUP__AUTH__API_KEYS".into(),
+        "PROFILE_LOOKUP__SERVER__LISTEN".into(),
+    ] {
+        assert!(sources.contains(&needle), "{needle:?} not in {sources}");
+    }
+    assert_eq!(line["api_keys"], 1);
+    assert_eq!(line["redis"], "alone");
+    assert_eq!(line["proxies"], 1);
+    assert_eq!(line["gateways"], 1);
+    assert_eq!(line["canary"], "off");
+    assert_eq!(line["client"], "plain");
+    let per_platform = line["sources"].as_str().unwrap_or_default();
+    assert!(
+        per_platform.contains("short_video=page,embed"),
+        "{per_platform}"
+    );
+    assert!(
+        !log.contains(key) && !log.contains("secret-pw"),
+        "a secret in {log}"
     );
 }

@@ -86,7 +86,18 @@ fn help_and_version_still_print_on_stdout_and_exit_0() {
     assert_eq!(version.status.code(), Some(0));
     assert_eq!(
         text(&version.stdout),
-        format!("profile-lookup {}\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "profile-lookup {} (commit {}, features: {})\n",
+            env!("CARGO_PKG_VERSION"),
+            profile_lookup::build_info::COMMIT,
+            profile_lookup::build_info::FEATURES
+        )
+    );
+    // The commit is git's short hash where the build had git, else "unknown".
+    let commit = profile_lookup::build_info::COMMIT;
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{commit}"
     );
     assert!(version.stderr.is_empty());
 

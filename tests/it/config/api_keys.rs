@@ -5,7 +5,7 @@
 //! Environment variables are process-wide, so every test here sets them
 //! through [`with_env`].
 //!
-//! They run in a child process of their own: see [`crate::support::run_alone`].
+//! They run in a child process of their own: see [`crate::support::own_process`].
 
 use profile_lookup::config::Settings;
 
@@ -22,8 +22,13 @@ fn load_with(vars: &[(&str, &str)], file: Option<&str>) -> Result<Settings, Stri
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn an_all_digit_key_from_the_environment_is_a_string() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::an_all_digit_key_from_the_environment_is_a_string"
+    )) {
+        return;
+    }
     let s = load_with(&[(KEYS, "8675309")], None).expect("digits are a key");
     assert_eq!(s.auth.api_keys, vec!["8675309".to_string()]);
     // Forms a number parser would rewrite stay exactly as written.
@@ -32,7 +37,7 @@ fn an_all_digit_key_from_the_environment_is_a_string() {
         assert_eq!(s.auth.api_keys, vec![key.to_string()], "{key}");
     }
     assert!(
-        s_ok_for_serve(&[(KEYS, "8675309")]),
+        s_ok_for_serve(&[(KEYS, "8675309867530986")]),
         "serve accepts a digit key"
     );
 }
@@ -44,8 +49,13 @@ fn s_ok_for_serve(vars: &[(&str, &str)]) -> bool {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn environment_list_items_are_trimmed() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::environment_list_items_are_trimmed"
+    )) {
+        return;
+    }
     let s = load_with(&[(KEYS, "key-one, key-two ,\tkey-three")], None).unwrap();
     assert_eq!(s.auth.api_keys, ["key-one", "key-two", "key-three"]);
     let digest = "a".repeat(64);
@@ -58,16 +68,26 @@ fn environment_list_items_are_trimmed() {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn an_all_digit_digest_from_the_environment_is_a_string() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::an_all_digit_digest_from_the_environment_is_a_string"
+    )) {
+        return;
+    }
     let digest = "1".repeat(64);
     let s = load_with(&[(DIGESTS, &digest)], None).expect("a digit digest loads");
     assert_eq!(s.auth.api_key_sha256, vec![digest]);
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn a_key_no_bearer_header_can_carry_is_refused_by_position() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_key_no_bearer_header_can_carry_is_refused_by_position"
+    )) {
+        return;
+    }
     let long = "k".repeat(4097);
     for (value, position) in [
         ("gxq1, hv spq", "auth.api_keys[1]"),
@@ -91,8 +111,13 @@ fn a_key_no_bearer_header_can_carry_is_refused_by_position() {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn no_config_error_ever_prints_a_key() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::no_config_error_ever_prints_a_key"
+    )) {
+        return;
+    }
     const SECRET: &str = "S3cr3tKeyMaterial";
     const DIGIT_SECRET: &str = "8675309";
     let digest = "f".repeat(64);
@@ -147,11 +172,4 @@ fn assert_no_secret(err: &str, secrets: &[&str]) {
     for secret in secrets {
         assert!(!err.contains(secret), "error prints a key: {err}");
     }
-}
-
-/// Runs this module's tests in a child process of their own, one at a time (they touch
-/// process-wide state); they are `#[ignore]`d in the shared run.
-#[test]
-fn in_a_process_of_its_own() {
-    crate::support::run_alone(module_path!(), 5);
 }

@@ -58,7 +58,10 @@ fn layering_and_validation() {
         ])
         .env(CHILD, file.path())
         .env("PROFILE_LOOKUP__CACHE__TTL_SECONDS", "7")
-        .env("PROFILE_LOOKUP__AUTH__API_KEYS", "k1,k2")
+        .env(
+            "PROFILE_LOOKUP__AUTH__API_KEYS",
+            "key-one-0123456789,key-two-0123456789",
+        )
         .env("PROFILE_LOOKUP__LOG__FORMAT", "json")
         .env(
             "PROFILE_LOOKUP__UPSTREAM__PROXIES",
@@ -95,10 +98,11 @@ fn layering_and_validation() {
             "upstream.proxies[1]",
         ),
         ("[photo_share]\nproxies = \"http://h:1\"\n", "proxies"),
-        // An unknown section, and a platform section's key, are named as serde names them.
+        // An unknown section is named with the nearest known one; text where a number belongs
+        // is refused.
         (
             "[sever]\nlisten = \"x\"\n",
-            "unknown field `sever`, expected one of `server`",
+            "unknown section `sever`; did you mean `server`?",
         ),
         ("[photo_share]\nburst = \"many\"\n", "photo_share.burst"),
         (
@@ -134,7 +138,10 @@ fn environment_overrides_the_file() {
     assert_eq!(s.cache.ttl_seconds, 7);
     // "auto" follows the TTL wherever it was set.
     assert_eq!(s.cache.revalidate_window(), 7);
-    assert_eq!(s.auth.api_keys, vec!["k1".to_string(), "k2".to_string()]);
+    assert_eq!(
+        s.auth.api_keys,
+        ["key-one-0123456789", "key-two-0123456789"]
+    );
     assert_eq!(
         s.platform(Platform::ShortVideo).base_url.as_str(),
         "http://127.0.0.1:9/"

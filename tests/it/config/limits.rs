@@ -5,7 +5,7 @@
 //! Environment variables are process-wide, so every test here sets them
 //! through [`with_env`] (or holds [`ENV`] while a child inherits them).
 //!
-//! They run in a child process of their own: see [`crate::support::run_alone`].
+//! They run in a child process of their own: see [`crate::support::own_process`].
 
 use profile_lookup::config::Settings;
 
@@ -78,8 +78,13 @@ fn assert_clear(err: &str, key: &str, how: &str) {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn huge_values_from_the_environment_are_clear_errors() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::huge_values_from_the_environment_are_clear_errors"
+    )) {
+        return;
+    }
     for key in KEYS {
         for value in [U64_MAX, I64_MAX] {
             let err = load(&[(env_name(key), value.into())], None).expect_err(key);
@@ -89,14 +94,26 @@ fn huge_values_from_the_environment_are_clear_errors() {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn huge_values_from_the_file_are_clear_errors() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::huge_values_from_the_file_are_clear_errors"
+    )) {
+        return;
+    }
     for key in KEYS {
-        // The largest integer TOML can hold, and 2^64-1 written as a string.
-        for value in [I64_MAX.to_owned(), format!("\"{U64_MAX}\"")] {
-            let err = load(&[], Some(&toml_for(key, &value))).expect_err(key);
-            assert_clear(&err, key, &format!("file {value}"));
-        }
+        // The largest integer TOML can hold.
+        let err = load(&[], Some(&toml_for(key, I64_MAX))).expect_err(key);
+        assert_clear(&err, key, &format!("file {I64_MAX}"));
+        // 2^64-1 written as a string: text where a number belongs, refused as such (a key
+        // that also takes a word, `revalidate_seconds = "auto"`, reads the digits and refuses
+        // the range).
+        let err = load(&[], Some(&toml_for(key, &format!("\"{U64_MAX}\"")))).expect_err(key);
+        assert!(
+            err.contains(key)
+                && (err.contains("where a number belongs") || err.contains("allowed")),
+            "{key}: {err}"
+        );
         // 2^64-1 as a bare integer is beyond TOML's integers: a parse error naming the file.
         let err = load(&[], Some(&toml_for(key, U64_MAX))).expect_err(key);
         assert_ne!(err, "PANICKED");
@@ -105,8 +122,13 @@ fn huge_values_from_the_file_are_clear_errors() {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn the_largest_allowed_values_load_and_start() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::the_largest_allowed_values_load_and_start"
+    )) {
+        return;
+    }
     let s = load(
         &[
             (env_name("cache.ttl_seconds"), "31536000".into()),
@@ -123,8 +145,13 @@ fn the_largest_allowed_values_load_and_start() {
 }
 
 #[test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::serve_with_a_huge_value_exits_non_zero_naming_the_key"
+    )) {
+        return;
+    }
     // The child inherits this process's environment: hold the lock the in-process cases take
     // while they set variables, or a child may start with another case's huge value.
     let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
@@ -143,11 +170,4 @@ fn serve_with_a_huge_value_exits_non_zero_naming_the_key() {
         assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
         assert_clear(&stderr, key, "serve");
     }
-}
-
-/// Runs this module's tests in a child process of their own, one at a time (they touch
-/// process-wide state); they are `#[ignore]`d in the shared run.
-#[test]
-fn in_a_process_of_its_own() {
-    crate::support::run_alone(module_path!(), 4);
 }

@@ -3,3 +3,4 @@
 mod api_keys;
 mod layers;
 mod limits;
+mod mistakes;

@@ -12,3 +12,5 @@ mod quota_lease;
 mod shared;
 mod standing;
 mod takeover;
+mod tls;
+mod upgrade;

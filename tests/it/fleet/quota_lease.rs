@@ -24,6 +24,7 @@ fn replicas(url: &str, prefix: &str, n: usize, per_minute: u32, burst: u32) -> V
     let limits = RateLimitConfig {
         per_key_per_minute: per_minute,
         burst,
+        key_id_metrics: false,
     };
     (0..n)
         .map(|_| {

@@ -147,3 +147,16 @@ async fn the_docs_page_is_neither_shed_nor_rate_limited() {
         "the key's quota is spent, yet the page answered every time"
     );
 }
+
+#[tokio::test]
+async fn the_page_is_titled_with_the_services_name() {
+    let app = TestApp::on(Router::new()).start().await;
+    let page = app.get_anonymous("/docs/").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let index = page.text().await.unwrap();
+    assert!(
+        index.contains("<title>profile-lookup API</title>"),
+        "{index}"
+    );
+    assert!(!index.contains("<title>Swagger UI</title>"), "{index}");
+}

@@ -88,39 +88,48 @@ async fn raw_utf8_and_overlong_names_are_400() {
 }
 
 #[tokio::test]
-async fn a_missing_or_malformed_key_is_401_with_a_bearer_challenge() {
+async fn a_missing_malformed_or_unknown_key_is_401_saying_which_with_its_challenge() {
     let app = rig().await;
     let path = "/short-video/profile/someone";
     let none = app.get_anonymous(path).await;
     assert_eq!(none.status(), 401);
+    // RFC 6750 §3.1: no error code when the request carried no credentials at all.
     assert_eq!(none.headers()["www-authenticate"], "Bearer");
-    let reference = problem(none).await;
-    assert_eq!(reference["code"], "unauthorized");
+    let missing = problem(none).await;
+    assert_eq!(missing["code"], "unauthorized");
+    assert!(
+        missing["detail"].as_str().unwrap().contains("is required"),
+        "{missing}"
+    );
     let wrong_same_length = "x".repeat(KEY.len());
     let minus_one = &KEY[..KEY.len() - 1];
     let plus_one = format!("{KEY}x");
     let long = "a".repeat(8192);
-    let values: Vec<String> = vec![
-        "Bearer".into(),
-        "Bearer ".into(),
-        format!("Bearer\t{KEY}"),
-        format!("Basic {KEY}"),
-        format!("Token {KEY}"),
-        format!("Bearer {wrong_same_length}"),
-        format!("Bearer {minus_one}"),
-        format!("Bearer {plus_one}"),
-        format!("Bearer {long}"),
-        KEY.into(),
+    let malformed = (r#"Bearer error="invalid_request""#, "malformed");
+    let unknown = (r#"Bearer error="invalid_token""#, "not known");
+    let values: Vec<(String, (&str, &str))> = vec![
+        ("Bearer".into(), malformed),
+        ("Bearer ".into(), malformed),
+        (format!("Bearer\t{KEY}"), malformed),
+        (format!("Basic {KEY}"), malformed),
+        (format!("Token {KEY}"), malformed),
+        (format!("Bearer {wrong_same_length}"), unknown),
+        (format!("Bearer {minus_one}"), unknown),
+        (format!("Bearer {plus_one}"), unknown),
+        (format!("Bearer {long}"), malformed),
+        (KEY.into(), malformed),
     ];
-    for value in values {
+    for (value, (challenge, says)) in values {
         let answer = app
             .get_as(path, None, &[("authorization", &value)])
             .await
             .about(format!("{value:.40}"))
             .expect_status(401)
-            .expect_header("www-authenticate", "Bearer");
+            .expect_header("www-authenticate", challenge);
         let body = answer.problem();
-        assert_eq!(body, reference, "every refusal has the same body");
+        assert_eq!(body["code"], "unauthorized", "{body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains(says), "{value:.40}: {detail}");
         assert!(!body.to_string().contains(KEY));
     }
     for (name, value) in [("x-api-key", KEY)] {
@@ -157,6 +166,15 @@ async fn the_scheme_is_case_insensitive_and_two_headers_are_refused() {
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer).await;
         assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+        let head = answer.to_ascii_lowercase();
+        assert!(
+            head.contains("www-authenticate: bearer error=\"invalid_request\""),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("more than one Authorization header"),
+            "{answer}"
+        );
     }
 }
 
@@ -186,27 +204,37 @@ async fn unknown_routes_and_methods_are_problem_documents() {
     assert_eq!(response.status(), 404);
     assert_eq!(problem(response).await["code"], "not_found");
 
-    let big = vec![b'x'; 10 * 1024 * 1024];
     for method in [
         reqwest::Method::POST,
         reqwest::Method::PUT,
         reqwest::Method::DELETE,
     ] {
-        let started = Instant::now();
         let response = app
             .client
             .request(method.clone(), app.url("/short-video/profile/someone"))
             .bearer_auth(KEY)
-            .body(big.clone())
+            .body("{}")
             .send()
-            .await;
-        // The server may answer before reading the body and close; either way no hang.
-        if let Ok(response) = response {
-            assert_eq!(response.status(), 405, "{method}");
-            assert_eq!(response.headers()["allow"], "GET, HEAD");
-            assert_eq!(problem(response).await["code"], "method_not_allowed");
-        }
-        assert!(started.elapsed() < Duration::from_secs(5));
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{method}");
+        assert_eq!(response.headers()["allow"], "GET, HEAD", "{method}");
+        assert_eq!(problem(response).await["code"], "method_not_allowed");
+        // A 10 MiB body announced is answered without being waited for.
+        let started = Instant::now();
+        let head = format!(
+            "{method} /short-video/profile/someone HTTP/1.1\r\nHost: x\r\n\
+             Authorization: Bearer {KEY}\r\nContent-Length: {}\r\n\r\n",
+            10 * 1024 * 1024
+        );
+        let answer = String::from_utf8_lossy(&exchange(app.addr, head.into_bytes()).await)
+            .to_ascii_lowercase();
+        assert!(answer.starts_with("http/1.1 405"), "{method}: {answer:.80}");
+        assert!(
+            answer.contains("\r\nallow: get, head\r\n"),
+            "{method}: {answer}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{method}");
     }
     let response = app.client.post(app.url("/healthz")).send().await.unwrap();
     assert_eq!(response.status(), 405);
@@ -297,6 +325,9 @@ fn fastrand_u128() -> u128 {
 
 #[tokio::test]
 async fn operator_endpoints_are_open() {
+    if !crate::support::own_process(concat!(module_path!(), "::operator_endpoints_are_open")) {
+        return;
+    }
     let app = rig().await;
     let health = app.get_anonymous("/healthz").await;
     assert_eq!(health.status(), 200);
@@ -309,8 +340,11 @@ async fn operator_endpoints_are_open() {
     let metrics = app.get_anonymous("/metrics").await;
     assert_eq!(metrics.status(), 200);
     let text = metrics.text().await.unwrap();
-    assert!(
-        text.contains("profile_lookup_http_requests_total"),
+    // This test's process is its own: the 404 above is the only one counted.
+    let not_found = r#"profile_lookup_http_requests_total{route="unmatched",status="404"}"#;
+    assert_eq!(
+        crate::support::series_value(&text, not_found),
+        Some(1.0),
         "{text}"
     );
     let doc: serde_json::Value = app
@@ -328,6 +362,22 @@ async fn readiness_fails_while_draining() {
     app.state.set_ready(false);
     assert_eq!(app.get_anonymous("/readyz").await.status(), 503);
     assert_eq!(app.get_anonymous("/healthz").await.status(), 200);
+}
+
+/// Sends `request` on a new connection while reading the answer (a server that answers before
+/// reading everything and closes must not turn the answer into a reset the client never read),
+/// and returns what was read within 3 s.
+async fn exchange(addr: std::net::SocketAddr, request: Vec<u8>) -> Vec<u8> {
+    let (mut reader, mut writer) = TcpStream::connect(addr).await.unwrap().into_split();
+    let sending = tokio::spawn(async move { writer.write_all(&request).await });
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while let Ok(Ok(n @ 1..)) = tokio::time::timeout_at(deadline, reader.read(&mut chunk)).await {
+        answer.extend_from_slice(&chunk[..n]);
+    }
+    sending.abort();
+    answer
 }
 
 async fn read_all(mut stream: TcpStream, limit: Duration) -> (Vec<u8>, bool) {
@@ -396,16 +446,16 @@ async fn oversized_heads_are_refused() {
         "GET /healthz?{} HTTP/1.1\r\nHost: x\r\n\r\n",
         "a".repeat(64 * 1024)
     );
-    for request in [huge_header, many_headers, long_url] {
-        let mut stream = TcpStream::connect(app.addr).await.unwrap();
-        let _ = stream.write_all(request.as_bytes()).await;
-        let (answer, _) = read_all(stream, Duration::from_secs(3)).await;
+    for (request, status) in [
+        (huge_header, "431"),
+        (many_headers, "431"),
+        (long_url, "431"),
+    ] {
+        let answer = exchange(app.addr, request.into_bytes()).await;
         let answer = String::from_utf8_lossy(&answer);
         assert!(
-            answer.starts_with("HTTP/1.1 431")
-                || answer.starts_with("HTTP/1.1 414")
-                || answer.is_empty(),
-            "{answer:.80}"
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "want {status}: {answer:.80}"
         );
     }
     assert_eq!(app.get("/healthz").await.status(), 200);
@@ -609,4 +659,85 @@ async fn during_the_drain_delay_readyz_fails_lookups_are_served_then_the_listene
     // The lookup in flight since before SIGTERM finishes within the grace.
     shutdown.await.unwrap().unwrap();
     assert_eq!(in_flight.await.unwrap().unwrap(), 404);
+}
+
+#[tokio::test]
+async fn the_root_is_a_json_index_of_where_to_go() {
+    let app = rig().await;
+    let response = app.get_anonymous("/").await;
+    assert_eq!(response.status(), 200, "no key needed");
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let index: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(index["service"], "profile-lookup", "{index}");
+    assert_eq!(index["docs"], "/docs", "{index}");
+    assert_eq!(index["status"], "/status", "{index}");
+    assert_eq!(index["openapi"], "/openapi.json", "{index}");
+    assert_eq!(
+        index["lookups"],
+        serde_json::json!([
+            "/short-video/profile/{username}",
+            "/photo-share/profile/{username}"
+        ]),
+        "{index}"
+    );
+    // Each place it points to answers.
+    for path in ["/docs/", "/status", "/openapi.json"] {
+        assert_eq!(app.get_anonymous(path).await.status(), 200, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_username_error_names_the_first_bad_character_and_its_position() {
+    let app = rig().await;
+    for (raw, says) in [
+        ("%40someone", "`@` at position 1 is not allowed"),
+        ("some%2Bone", "`+` at position 5 is not allowed"),
+        ("ab%20c", "U+0020 at position 3 is not allowed"),
+    ] {
+        let response = app.get(&format!("/photo-share/profile/{raw}")).await;
+        assert_eq!(response.status(), 400, "{raw}");
+        let body = problem(response).await;
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.starts_with(says), "{raw}: {detail}");
+    }
+    assert_eq!(app.hits(), 0);
+}
+
+#[tokio::test]
+async fn each_keys_requests_are_counted_by_its_id_only_when_asked() {
+    use sha2::{Digest, Sha256};
+    // Keys of this test alone, so no other test's requests reach these series.
+    let (counted, uncounted) = ("key-metrics-counted-7f3a", "key-metrics-uncounted-9c1e");
+    let id = |key: &str| -> String {
+        Sha256::digest(key.as_bytes())[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let path = "/short-video/profile/someone";
+    for (key, on) in [(counted, true), (uncounted, false)] {
+        let app = rig_with(|s| {
+            s.auth.api_keys.push(key.into());
+            s.rate_limit.per_key_per_minute = 1;
+            s.rate_limit.burst = 1;
+            s.rate_limit.key_id_metrics = on;
+        })
+        .await;
+        app.get_as(path, Some(key), &[]).await;
+        app.get_as(path, Some(key), &[]).await.expect_status(429);
+        let metrics = app.metrics().await;
+        let key_id = id(key);
+        for result in ["admitted", "rate_limited"] {
+            let series = format!(
+                "profile_lookup_key_requests_total{{key_id=\"{key_id}\",result=\"{result}\"}} 1"
+            );
+            assert_eq!(metrics.contains(&series), on, "{key} {result}:\n{metrics}");
+        }
+        assert!(!metrics.contains(key), "never the key itself");
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::support::routers::{FAILING, behind_the_waf, fixed, found_gone_failing, plain, split};
-use crate::support::{PhotoShare, ShortVideo, TestApp, expires_in_a_second};
+use crate::support::{PhotoShare, ShortVideo, TestApp, expires_in_a_second, series_value};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
@@ -41,7 +41,11 @@ async fn short_video_bodies_are_exactly_the_spec_shape() {
                 "avatarLarger",
                 "avatarMedium",
                 "avatarThumb",
+                "bioLink",
+                "createTime",
                 "id",
+                "isOrganization",
+                "language",
                 "nickname",
                 "openFavorite",
                 "privateAccount",
@@ -146,16 +150,20 @@ async fn photo_share_bodies_are_exactly_the_spec_shape() {
     assert_eq!(
         keys(&body),
         [
+            "bio_links",
             "biography",
+            "category_name",
             "edge_follow",
             "edge_followed_by",
             "edge_owner_to_timeline_media",
+            "external_url",
             "full_name",
             "id",
             "is_private",
             "is_verified",
             "profile_pic_url",
             "profile_pic_url_hd",
+            "pronouns",
             "username"
         ]
     );
@@ -248,6 +256,12 @@ async fn invalid_utf8_inside_the_state_is_extraction_failed() {
 
 #[tokio::test]
 async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::the_waf_challenge_is_solved_and_the_page_fetched_again"
+    )) {
+        return;
+    }
     let app = TestApp::on(behind_the_waf(4_321)).start().await;
     app.lookup(ShortVideo, sv::PUBLIC_USER.unique_id)
         .await
@@ -257,14 +271,16 @@ async fn the_waf_challenge_is_solved_and_the_page_fetched_again() {
         2,
         "the challenge, then the page with the cookie"
     );
-    // The challenge has a counter of its own (exported at 0 from the start, so it must have
-    // moved); the lookup is counted once, as ok.
+    // The challenge has a counter of its own (this test's process is its own, so it counts
+    // this challenge alone); the lookup is counted once, as ok.
     let metrics = app.metrics().await;
     let challenges = series_value(
         &metrics,
         r#"profile_lookup_upstream_challenges_total{platform="short-video"}"#,
     );
-    assert!(challenges.is_some_and(|n| n >= 1.0), "{metrics}");
+    assert_eq!(challenges, Some(1.0), "{metrics}");
+    let ok = r#"profile_lookup_upstream_lookups_total{platform="short-video",outcome="ok"}"#;
+    assert_eq!(series_value(&metrics, ok), Some(1.0), "{metrics}");
     assert!(!metrics.contains("outcome=\"challenge\""), "{metrics}");
 }
 
@@ -456,6 +472,12 @@ async fn with_the_cache_off_every_lookup_goes_upstream_but_concurrent_ones_coale
 
 #[tokio::test]
 async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::metrics_describe_requests_lookups_cache_retries_and_the_breaker"
+    )) {
+        return;
+    }
     let app = TestApp::on(flaky(1, || StatusCode::TOO_MANY_REQUESTS.into_response()))
         .start()
         .await;
@@ -479,24 +501,37 @@ async fn metrics_describe_requests_lookups_cache_retries_and_the_breaker() {
     ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
-    // These are exported at 0 from the start: present is not enough, they must have counted.
-    for counted in [
-        r#"profile_lookup_upstream_lookups_total{platform="photo-share",outcome="ok"}"#,
-        r#"profile_lookup_upstream_requests_total{platform="photo-share"}"#,
-        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="hit"}"#,
-        r#"profile_lookup_cache_lookups_total{platform="photo-share",result="miss"}"#,
+    // This test's process is its own: every count is exactly what its two lookups made (the
+    // first asked twice, a 429 then the profile; the second a cache hit).
+    for (counted, expected) in [
+        (
+            r#"profile_lookup_http_requests_total{route="/photo-share/profile/{username}",status="200"}"#,
+            2.0,
+        ),
+        (
+            r#"profile_lookup_upstream_lookups_total{platform="photo-share",outcome="ok"}"#,
+            1.0,
+        ),
+        (
+            r#"profile_lookup_upstream_requests_total{platform="photo-share"}"#,
+            2.0,
+        ),
+        (
+            r#"profile_lookup_upstream_retries_total{platform="photo-share",reason="http_429"}"#,
+            1.0,
+        ),
+        (
+            r#"profile_lookup_cache_lookups_total{platform="photo-share",result="hit"}"#,
+            1.0,
+        ),
+        (
+            r#"profile_lookup_cache_lookups_total{platform="photo-share",result="miss"}"#,
+            1.0,
+        ),
     ] {
         let n = series_value(&text, counted);
-        assert!(n.is_some_and(|n| n >= 1.0), "{counted} is {n:?} in\n{text}");
+        assert_eq!(n, Some(expected), "{counted} in\n{text}");
     }
-}
-
-/// The value of one series (its name and labels exactly as exported) in a `/metrics` text.
-fn series_value(metrics: &str, series: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .and_then(|v| v.parse().ok())
 }
 
 #[tokio::test]

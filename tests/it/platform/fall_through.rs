@@ -63,6 +63,12 @@ async fn a_json_endpoint_refused_on_the_direct_route_falls_through_to_the_page()
 
 #[tokio::test]
 async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every_one() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every_one"
+    )) {
+        return;
+    }
     let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
     let app = TestApp::on(retired_json())
         .through(&p)
@@ -97,10 +103,10 @@ async fn a_source_wide_refusal_rests_no_proxy_and_the_page_answers_through_every
     assert_eq!(json["standing"], "demoted", "{status}");
     assert!(json["demoted_seconds"].is_u64(), "{json}");
     let metrics = app.metrics().await;
-    assert!(
-        metrics.contains(
-            "profile_lookup_source_standing{platform=\"photo-share\",source=\"json\",standing=\"demoted\"}"
-        ),
+    let demoted = "profile_lookup_source_standing{platform=\"photo-share\",source=\"json\",standing=\"demoted\"}";
+    assert_eq!(
+        crate::support::series_value(&metrics, demoted),
+        Some(1.0),
         "{metrics}"
     );
 }

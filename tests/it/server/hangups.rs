@@ -3,72 +3,27 @@
 //!
 //! These tests install a process-wide log subscriber to read the access log back, and read the
 //! process-wide metrics, so they run in a child process of their own, apart from the other
-//! tests: see [`crate::support::run_alone`].
+//! tests: see [`crate::support::own_process`].
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::support::logs::{self, metric};
 use crate::support::{KEY, TestApp, spawn_slow_not_found};
 use axum::Router;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
-/// Everything the access log wrote in this process, as JSON lines.
-fn captured_logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let sink = buffer.clone();
-        let _ = tracing_subscriber::fmt()
-            .json()
-            .flatten_event(true)
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(move || LogSink(sink.clone()))
-            .try_init();
-        buffer
-    })
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn request_lines() -> Vec<serde_json::Value> {
-    let bytes = captured_logs().lock().unwrap().clone();
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["message"] == "request")
-        .collect()
-}
-
-/// The value of an unlabelled gauge, or of the sum of a counter's series matching `labels`.
-fn metric(name: &str, labels: &str) -> f64 {
-    let text = profile_lookup::telemetry::metrics_handle()
-        .expect("the recorder")
-        .render();
-    text.lines()
-        .filter(|l| l.starts_with(name) && l.contains(labels))
-        .filter(|l| l[name.len()..].starts_with([' ', '{']))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 const IN_FLIGHT: &str = "profile_lookup_http_requests_in_flight";
 
 #[tokio::test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line() {
-    captured_logs();
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line"
+    )) {
+        return;
+    }
+    logs::capture();
     let app = TestApp::on(&spawn_slow_not_found(Duration::from_secs(30)).await)
         .with(|s| s.upstream.timeout_ms = 20_000)
         .start()
@@ -90,7 +45,7 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
     drop(caller);
     let deadline = Instant::now() + Duration::from_secs(10);
     let line = loop {
-        let found = request_lines()
+        let found = logs::with_message("request")
             .into_iter()
             .find(|l| l["request_id"] == "hangup-1");
         if found.is_some() || Instant::now() > deadline {
@@ -102,17 +57,22 @@ async fn a_caller_that_hangs_up_mid_lookup_leaves_the_gauge_and_gets_a_499_line(
     assert_eq!(line["status"], 499, "{line}");
     assert_eq!(line["route"], "/photo-share/profile/{username}", "{line}");
     assert!(
-        crate::support::eventually(Duration::from_secs(5), || metric(IN_FLIGHT, "") == 0.0).await,
+        crate::support::eventually(Duration::from_secs(5), || metric(IN_FLIGHT, &[]) == 0.0).await,
         "the in-flight gauge is back to 0, not {}",
-        metric(IN_FLIGHT, "")
+        metric(IN_FLIGHT, &[])
     );
-    assert!(metric("profile_lookup_http_requests_total", "status=\"499\"") >= 1.0);
+    assert!(metric("profile_lookup_http_requests_total", &["status=\"499\""]) == 1.0);
 }
 
 #[tokio::test]
-#[ignore = "runs alone in a child process: see `in_a_process_of_its_own`"]
 async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
-    captured_logs();
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_client_that_pipelines_and_never_reads_is_disconnected"
+    )) {
+        return;
+    }
+    logs::capture();
     let app = TestApp::on(Router::new())
         // The write-progress limit follows the request deadline; keep it short here.
         .with(|s| s.server.request_timeout_ms = 1_000)
@@ -143,7 +103,7 @@ async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
     assert!(closed_after < Duration::from_secs(10), "{closed_after:?}");
     let served = metric(
         "profile_lookup_http_requests_total",
-        "route=\"/openapi.json\"",
+        &["route=\"/openapi.json\""],
     );
     eprintln!("pipelined {sent} requests; the server answered {served} before closing");
     // What one connection queues is bounded by its buffers, not by what the client sends.
@@ -152,11 +112,4 @@ async fn a_client_that_pipelines_and_never_reads_is_disconnected() {
         "{served} answers queued for a client that reads none"
     );
     assert_eq!(app.get("/healthz").await.status(), 200);
-}
-
-/// Runs this module's tests in a child process of their own, one at a time (they touch
-/// process-wide state); they are `#[ignore]`d in the shared run.
-#[test]
-fn in_a_process_of_its_own() {
-    crate::support::run_alone(module_path!(), 2);
 }

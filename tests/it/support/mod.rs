@@ -16,6 +16,7 @@ pub mod expected;
 pub mod fingerprint;
 pub mod fleet;
 pub mod forward_proxy;
+pub mod logs;
 pub mod relay;
 pub mod replica_process;
 pub mod routers;
@@ -38,6 +39,16 @@ pub use upstream::{Upstream, closed_port, spawn_slow_not_found, spawn_upstream};
 
 /// The key every test app accepts.
 pub const KEY: &str = "test-key-0123456789abcdef";
+
+/// The id the service gives `key` in its access log, spans and metrics: the first 8 hex digits
+/// of the key's SHA-256, never the key.
+pub fn key_id(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes())[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Settings for tests: the test key, every registered platform at `upstream`, quick retries.
 pub fn settings(upstream: std::net::SocketAddr) -> Settings {
@@ -106,23 +117,26 @@ pub async fn problem(response: reqwest::Response) -> serde_json::Value {
 /// Where the real third-party captures live; read in place, never copied into the project.
 pub const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real");
 
-/// The path of the real capture `rel`, or `None` with a notice when it is absent. Under
-/// `CI=true` an absent capture fails the test instead of skipping it.
+/// The path of the real capture `rel`. Where the captures folder is provided every capture a
+/// test names must be in it (a missing one fails the test); where it is not, `None` with a
+/// notice, and the case is skipped (`.ci/run` says in its log which of the two it is).
 pub fn real(rel: &str) -> Option<PathBuf> {
     let path = PathBuf::from(REAL).join(rel);
-    if path.exists() {
-        return Some(path);
+    if !real_captures_provided() {
+        eprintln!("NOTICE: the real captures folder {REAL} is absent; skipping the case of {rel}");
+        return None;
     }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "real capture {} is absent and CI=true",
+        path.exists(),
+        "real capture {} is missing from the provided captures folder",
         path.display()
     );
-    eprintln!(
-        "NOTICE: {} is absent; skipping this real-capture case",
-        path.display()
-    );
-    None
+    Some(path)
+}
+
+/// Whether the real captures folder is provided on this machine.
+pub fn real_captures_provided() -> bool {
+    std::path::Path::new(REAL).is_dir()
 }
 
 /// The bytes of the real capture `rel`, or `None` (see [`real`]).
@@ -152,24 +166,53 @@ pub async fn eventually(limit: std::time::Duration, mut f: impl FnMut() -> bool)
     f()
 }
 
-/// Runs the `#[ignore]`d tests of `module` (a `module_path!()`) in a child process of this
-/// test binary, one at a time, and fails unless exactly `expected` of them pass.
+/// The value of `series` (a name with its labels, as `/metrics` writes them) in the metrics
+/// text, or `None` when it is not there.
+pub fn series_value(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+}
+
+/// The sum of every series in the metrics text whose name and labels start with `prefix`
+/// (`name{a="b"` counts every series with more labels after `a`): 0 when there is none.
+pub fn series_sum(metrics: &str, prefix: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Set in the child process [`own_process`] starts: the test runs there.
+const OWN_PROCESS: &str = "PROFILE_LOOKUP_IT_OWN_PROCESS";
+
+/// Runs the calling test again, alone, in a child process of this test binary, so that what
+/// it reads of process-wide state is its own: the metrics registry above all, which every app
+/// of one process records into, so that a neighbouring test could satisfy (or spoil) a metric
+/// assertion. `test` is the test's path (`concat!(module_path!(), "::name")`).
 ///
-/// For tests that touch process-wide state (environment variables, the global log subscriber,
-/// the metrics gauges): in the shared run they would race the other tests. `cargo test --
-/// --ignored` runs them in the shared process instead, which is only safe on its own.
-pub fn run_alone(module: &str, expected: usize) {
-    let filter = format!("{}::", module.trim_start_matches("it::"));
+/// Returns `true` in the child, where the test goes on; in the parent it waits for the child,
+/// fails unless it passed, and returns `false`, the caller's cue to return:
+/// `if !own_process(concat!(module_path!(), "::a_test")) { return; }`.
+pub fn own_process(test: &str) -> bool {
+    let name = test.trim_start_matches("it::");
+    if std::env::var(OWN_PROCESS).is_ok_and(|running| running == name) {
+        return true;
+    }
     let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
-        .args([&filter, "--ignored", "--test-threads=1"])
+        .args([name, "--exact", "--test-threads=1"])
+        .env(OWN_PROCESS, name)
         .output()
         .expect("the test binary runs again");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains(&format!("test result: ok. {expected} passed")),
-        "the tests of {module} in their own process:\n{stdout}\n{}",
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} in a process of its own:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    false
 }
 
 /// A file holding `bytes` in the system's temp dir, named `{prefix}…{suffix}`, removed when the
@@ -193,7 +236,7 @@ pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Runs `f` with `vars` set in this process's environment (and `PROFILE_LOOKUP_CONFIG`
 /// unset), given the path of a config file holding `toml` when there is one (named
 /// `{prefix}….toml`); unsets `vars` after. Holds [`ENV`] throughout: environment variables are
-/// process-wide, so the tests that use this run in a process of their own ([`run_alone`]) and
+/// process-wide, so the tests that use this run in a process of their own ([`own_process`]) and
 /// one at a time in it.
 pub fn with_env<T>(
     vars: &[(impl AsRef<str>, impl AsRef<str>)],

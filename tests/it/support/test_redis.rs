@@ -57,7 +57,7 @@ pub fn start_with(extra: &[&str]) -> Option<TestRedis> {
 
 /// Whether `tool` runs; when it does not, says so (naming the Debian `packages`) and, under
 /// `CI=true`, fails: CI must run `tests`.
-fn installed(tool: &str, packages: &str, tests: &str) -> bool {
+pub fn installed(tool: &str, packages: &str, tests: &str) -> bool {
     if Command::new(tool).arg("--version").output().is_ok() {
         return true;
     }

@@ -132,7 +132,10 @@ async fn a_miss_and_then_a_hit_are_each_a_trace_of_what_the_lookup_did() {
     assert_eq!(server.attr("http.route"), "/short-video/profile/{username}");
     assert_eq!(server.attr("http.request.method"), "GET");
     assert_eq!(server.attr("http.response.status_code"), "200");
-    assert_eq!(server.attr("profile_lookup.key_id"), "0");
+    assert_eq!(
+        server.attr("profile_lookup.key_id"),
+        crate::support::key_id(KEY)
+    );
     assert_eq!(
         server.parent, "00f067aa0ba902b7",
         "the caller's span is the parent"

@@ -71,7 +71,7 @@ fn ca_file_is_checked_when_the_config_is_validated() {
 #[test]
 fn serve_with_the_browser_client_needs_the_feature() {
     let mut settings = Settings::default();
-    settings.auth.api_keys = vec!["k".into()];
+    settings.auth.api_keys = vec!["browser-feature-test-key".into()];
     settings.upstream.client = UpstreamClient::Browser;
     let verdict = settings.validate_for_serve();
     if cfg!(feature = "browser") {
@@ -342,7 +342,7 @@ mod browser {
                     .unwrap_err();
                 println!("{profile}: {route} over {alpn:?}: {err}");
                 assert!(
-                    matches!(err, UpstreamError::Transport(_)),
+                    matches!(err, UpstreamError::Transport(..)),
                     "{profile} {alpn:?}: {err:?}"
                 );
             }

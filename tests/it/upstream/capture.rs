@@ -51,6 +51,16 @@ async fn unreadable_pages_are_captured_with_sidecars_up_to_the_cap() {
         .iter()
         .find(|n| n.ends_with("-drift.three.html"))
         .unwrap();
+    // Named by a readable UTC time to the millisecond: `20261128T064512.123Z-…`.
+    let stamp = &page[..20];
+    assert!(
+        stamp.starts_with("20")
+            && stamp.as_bytes()[8] == b'T'
+            && stamp.as_bytes()[15] == b'.'
+            && stamp.ends_with('Z')
+            && page.as_bytes()[20] == b'-',
+        "{page}"
+    );
     let sidecar = page.replace(".html", ".meta.json");
     let meta: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join(&sidecar)).unwrap()).unwrap();

@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 
 use crate::support::forward_proxy::{ForwardProxy, GATEWAY_PASSWORD, Mode, tag_of};
 use crate::support::routers::both_platforms;
-use crate::support::{AppBuilder, PhotoShare, ShortVideo, TestApp};
+use crate::support::{AppBuilder, PhotoShare, ShortVideo, TestApp, series_value};
 
 const NAME: &str = "sunny.kitchen.lab";
 /// Another name of the stand-in's.
@@ -65,23 +65,44 @@ fn through_gateway(router: Router, gateway: &ForwardProxy) -> AppBuilder {
 
 #[tokio::test]
 async fn a_block_retires_the_session_and_the_lookup_goes_on_with_a_new_one() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_block_retires_the_session_and_the_lookup_goes_on_with_a_new_one"
+    )) {
+        return;
+    }
     let gateway = ForwardProxy::start("gw", Mode::Gateway, None).await;
     let (router, exits) = blocking_each_exit_after(3);
     let app = through_gateway(router, &gateway).start().await;
     for _ in 0..12 {
         app.lookup(ShortVideo, NAME).await.expect_status(200);
     }
-    // 12 answers, 3 per exit: 4 sessions answered, and each block retired one.
-    assert!(exits.count() >= 4, "{}", exits.count());
-    // Metrics are the process's, shared by the tests running beside this one: what this
-    // test alone makes is that its series exist.
+    // 12 answers, 3 per exit: 4 sessions answered, and each block retired one (a retired
+    // session is never taken again, so each exit met one refusal).
+    assert_eq!(exits.count(), 4, "{:?}", exits.0.lock().unwrap());
+    assert!(exits.0.lock().unwrap().values().all(|&n| n <= 4));
+    // This test's process is its own: every session the gateway saw was counted as started,
+    // and the three refused ones as retired for a block.
     let metrics = app.metrics().await;
-    for line in [
-        "profile_lookup_gateway_sessions_retired_total{platform=\"short-video\",proxy=\"0\",reason=\"blocked\"}",
-        "profile_lookup_gateway_sessions_started_total{platform=\"short-video\",proxy=\"0\"}",
-        "profile_lookup_proxy_info{platform=\"short-video\",proxy=\"0\",kind=\"gateway\"} 1",
+    for (series, expected) in [
+        (
+            "profile_lookup_gateway_sessions_started_total{platform=\"short-video\",proxy=\"0\"}",
+            exits.count() as f64,
+        ),
+        (
+            "profile_lookup_gateway_sessions_retired_total{platform=\"short-video\",proxy=\"0\",reason=\"blocked\"}",
+            3.0,
+        ),
+        (
+            "profile_lookup_proxy_info{platform=\"short-video\",proxy=\"0\",kind=\"gateway\"}",
+            1.0,
+        ),
     ] {
-        assert!(metrics.contains(line), "{line}\n{metrics}");
+        assert_eq!(
+            series_value(&metrics, series),
+            Some(expected),
+            "{series}\n{metrics}"
+        );
     }
     // No session id and no credential in the metrics (the log: `proxies`' credentials test
     // runs the binary with a gateway).
@@ -119,6 +140,12 @@ async fn every_request_of_one_lookup_goes_through_one_session() {
 
 #[tokio::test]
 async fn sessions_rotate_after_their_lookups() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::sessions_rotate_after_their_lookups"
+    )) {
+        return;
+    }
     let gateway = ForwardProxy::start("gw", Mode::Gateway, None).await;
     let (router, exits) = blocking_each_exit_after(usize::MAX);
     let app = through_gateway(router, &gateway)
@@ -131,13 +158,20 @@ async fn sessions_rotate_after_their_lookups() {
     assert_eq!(exits.count(), 3);
     assert!(exits.0.lock().unwrap().values().all(|&n| n == 2));
     let metrics = app.metrics().await;
-    assert!(metrics.contains(
-        "profile_lookup_gateway_sessions_retired_total{platform=\"short-video\",proxy=\"0\",reason=\"used_up\"}"
-    ), "{metrics}");
+    // Three sessions of two lookups each: the first two retired when used up, the third not
+    // yet (it is retired when a next lookup would take it).
+    let used_up = "profile_lookup_gateway_sessions_retired_total{platform=\"short-video\",proxy=\"0\",reason=\"used_up\"}";
+    assert_eq!(series_value(&metrics, used_up), Some(2.0), "{metrics}");
 }
 
 #[tokio::test]
 async fn a_gateway_rests_only_when_fresh_sessions_are_refused_in_a_row() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_gateway_rests_only_when_fresh_sessions_are_refused_in_a_row"
+    )) {
+        return;
+    }
     let gateway = ForwardProxy::start("gw", Mode::Gateway, None).await;
     let (router, exits) = blocking_each_exit_after(0);
     let app = through_gateway(router, &gateway)
@@ -162,19 +196,17 @@ async fn a_gateway_rests_only_when_fresh_sessions_are_refused_in_a_row() {
     assert_eq!(app.hits(), hits);
     let metrics = app.metrics().await;
     let rests = "profile_lookup_gateway_rests_total{platform=\"short-video\",proxy=\"0\",reason=\"pool_refused\"}";
-    assert!(value(&metrics, rests) >= 1.0, "{metrics}");
-}
-
-/// The value of `series` in the metrics text (0 when absent).
-fn value(metrics: &str, series: &str) -> f64 {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
-        .unwrap_or(0.0)
+    assert_eq!(series_value(&metrics, rests), Some(1.0), "{metrics}");
 }
 
 #[tokio::test]
 async fn a_gateway_that_fails_as_a_proxy_rests_and_fixed_proxies_mix_in() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_gateway_that_fails_as_a_proxy_rests_and_fixed_proxies_mix_in"
+    )) {
+        return;
+    }
     let gateway = ForwardProxy::start("gw", Mode::Always407, None).await;
     let fixed = ForwardProxy::start("fixed", Mode::Forward, None).await;
     let app = TestApp::on(both_platforms())
@@ -192,7 +224,7 @@ async fn a_gateway_that_fails_as_a_proxy_rests_and_fixed_proxies_mix_in() {
     assert_eq!(app.upstream().via(), ["fixed"; 3]);
     let metrics = app.metrics().await;
     let rests = "profile_lookup_gateway_rests_total{platform=\"short-video\",proxy=\"0\",reason=\"proxy_failed\"}";
-    assert!(value(&metrics, rests) >= 1.0, "{metrics}");
+    assert_eq!(series_value(&metrics, rests), Some(1.0), "{metrics}");
     let kind = "profile_lookup_proxy_info{platform=\"short-video\",proxy=\"1\",kind=\"fixed\"} 1";
     assert!(metrics.contains(kind), "{metrics}");
 }

@@ -4,6 +4,8 @@
 mod browser_client;
 mod browser_profiles;
 mod capture;
+mod failure_causes;
+mod failure_reports;
 mod faults;
 mod gateways;
 mod junk_headers;

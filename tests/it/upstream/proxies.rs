@@ -18,7 +18,7 @@ use stand_in::short_video as sv;
 use crate::support::binary::Binary;
 use crate::support::forward_proxy::{ForwardProxy, GATEWAY_PASSWORD, Mode, tag_of};
 use crate::support::routers::{behind_the_waf, both_platforms};
-use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp};
+use crate::support::{self, AppBuilder, PhotoShare, ShortVideo, TestApp, series_value};
 
 /// The proxies whose requests an upstream made by [`guarded`] refuses.
 #[derive(Clone, Default)]
@@ -69,6 +69,12 @@ const SV_NAME: &str = "sunny.kitchen.lab";
 
 #[tokio::test]
 async fn lookups_take_the_proxies_in_turn() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::lookups_take_the_proxies_in_turn"
+    )) {
+        return;
+    }
     let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
     let (app, _) = on_both_through(&p);
     let app = app.start().await;
@@ -79,12 +85,10 @@ async fn lookups_take_the_proxies_in_turn() {
     assert!(p.iter().all(|p| p.forwarded() == 2));
     let metrics = app.metrics().await;
     for proxy in ["0", "1", "2"] {
-        assert!(
-            metrics.contains(&format!(
-                "profile_lookup_proxy_requests_total{{platform=\"short-video\",proxy=\"{proxy}\"}}"
-            )),
-            "{metrics}"
+        let series = format!(
+            "profile_lookup_proxy_requests_total{{platform=\"short-video\",proxy=\"{proxy}\"}}"
         );
+        assert_eq!(series_value(&metrics, &series), Some(2.0), "{metrics}");
     }
 }
 
@@ -157,6 +161,12 @@ async fn a_cookie_set_through_one_proxy_goes_back_through_that_proxy_only() {
 
 #[tokio::test]
 async fn a_blocked_proxy_rests_and_the_lookup_moves_on_at_once() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::a_blocked_proxy_rests_and_the_lookup_moves_on_at_once"
+    )) {
+        return;
+    }
     let p = ForwardProxy::start_each(&["a", "b", "c"]).await;
     let (app, blocked) = on_both_through(&p);
     blocked.block("b");
@@ -188,12 +198,39 @@ async fn a_blocked_proxy_rests_and_the_lookup_moves_on_at_once() {
     // Photo-share has its own turns and rests: a (blocked now), b (blocked too), then c for
     // both of the lookup's requests.
     assert_eq!(app.upstream().via()[before..], ["a", "b", "c", "c"]);
+    // This test's process is its own, so the counts and gauges are this test's alone.
     let metrics = app.metrics().await;
-    assert!(
-        metrics.contains("profile_lookup_proxy_blocks_total{platform=\"short-video\",proxy=\"1\"}")
+    let series = |name: &str, platform: &str, proxy: &str| {
+        let series = format!("{name}{{platform=\"{platform}\",proxy=\"{proxy}\"}}");
+        series_value(&metrics, &series)
+    };
+    assert_eq!(
+        series("profile_lookup_proxy_blocks_total", "short-video", "1"),
+        Some(1.0),
+        "{metrics}"
     );
-    // The gauge is process-wide and other tests move it too: its presence is what is checked.
-    assert!(metrics.contains("profile_lookup_proxy_resting{platform=\"photo-share\",proxy=\"0\"}"));
+    assert_eq!(
+        series("profile_lookup_proxy_resting", "short-video", "1"),
+        Some(1.0),
+        "{metrics}"
+    );
+    // Photo-share's two refusals are counted as the platform's blocks of its JSON.
+    let refused = r#"profile_lookup_upstream_blocks_total{platform="photo-share",source="json",reason="http_429"}"#;
+    assert_eq!(series_value(&metrics, refused), Some(2.0), "{metrics}");
+    // The name refused on a and b and read on c, in one lookup: the refusals were the
+    // routes', and a and b rest for photo-share (c, which read, does not).
+    for (proxy, expected) in [("0", 1.0), ("1", 1.0), ("2", 0.0)] {
+        assert_eq!(
+            series("profile_lookup_proxy_blocks_total", "photo-share", proxy),
+            Some(expected),
+            "blocks of {proxy}: {metrics}"
+        );
+        assert_eq!(
+            series("profile_lookup_proxy_resting", "photo-share", proxy),
+            Some(expected),
+            "{proxy} resting: {metrics}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -295,7 +332,7 @@ async fn https_goes_through_a_connect_tunnel_with_basic_auth() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, profile_lookup::upstream::UpstreamError::Connect(_)),
+        matches!(err, profile_lookup::upstream::UpstreamError::Connect(..)),
         "{err:?}"
     );
     assert_eq!(proxy.refused_auth(), 1);

@@ -129,7 +129,7 @@ async fn classify_connect_tunnels(client: profile_lookup::config::UpstreamClient
         .get(server.url("/profile"), Default::default())
         .await
         .unwrap_err();
-    assert!(matches!(err, UpstreamError::Connect(_)), "{err:?}");
+    assert!(matches!(err, UpstreamError::Connect(..)), "{err:?}");
     let resetting = ForwardProxy::start("r", Mode::Reset, None).await;
     let err = via(&resetting)
         .get(server.url("/profile"), Default::default())

@@ -369,20 +369,30 @@ async fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
             "the banner suggests {name}:\n{banner}"
         );
     }
-    // The demo runs the shipped sources: the logged-out query answers first (2026-09).
-    let cases = [
-        (ps::PUBLIC_USER.username, 200, "loggedout"),
-        (ps::NOT_FOUND_NAME, 404, "loggedout"),
-        (ps::BUSINESS_USER.username, 200, "loggedout"),
-        (ps::HTML_FOR_JSON_NAME, 429, "loggedout"),
+    // The demo runs the shipped sources: the logged-out query answers first (2026-09). The
+    // name every source refuses is refused by the logged-out query (the longest block, the
+    // earliest of equals) until the demo's canary has read other names through every source;
+    // from then on blame puts the refusal on the name at the last source that refused it, the
+    // JSON. Which comes first is the canary's timing, not the test's.
+    let cases: [(&str, u16, &[&str]); 4] = [
+        (ps::PUBLIC_USER.username, 200, &["loggedout"]),
+        (ps::NOT_FOUND_NAME, 404, &["loggedout"]),
+        (ps::BUSINESS_USER.username, 200, &["loggedout"]),
+        (ps::HTML_FOR_JSON_NAME, 429, &["loggedout", "json"]),
     ];
-    for (name, status, source) in cases {
+    let mut sources = Vec::with_capacity(cases.len());
+    for (name, status, expected) in cases {
         let answer = demo
             .lookup(PhotoShare, name)
             .await
             .about(name)
-            .expect_status(status)
-            .expect_header("x-source", source);
+            .expect_status(status);
+        let source = answer.header("x-source").to_owned();
+        assert!(
+            expected.contains(&source.as_str()),
+            "{name}: x-source {source}"
+        );
+        sources.push(source);
         // The public sample's post count comes from the embed page; the business account's
         // embed gives none, and the answer says it was withheld.
         if name == ps::PUBLIC_USER.username {
@@ -407,8 +417,8 @@ async fn the_demo_serves_the_2026_cases_and_the_access_log_names_each_source() {
         .filter(|v| v["message"] == "request")
         .collect();
     assert_eq!(requests.len(), cases.len(), "{stderr}");
-    for (line, (name, status, source)) in requests.iter().zip(cases) {
+    for ((line, (name, status, _)), source) in requests.iter().zip(cases).zip(&sources) {
         assert_eq!(line["status"], status, "{name}: {line}");
-        assert_eq!(line["source"], source, "{name}: {line}");
+        assert_eq!(line["source"], source.as_str(), "{name}: {line}");
     }
 }

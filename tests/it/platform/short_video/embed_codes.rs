@@ -24,6 +24,12 @@ fn coded_embed_after_a_blocked_page(name: &str, code: i64, status: StatusCode) -
 
 #[tokio::test]
 async fn the_embeds_10221_behind_a_blocked_page_is_a_404() {
+    if !crate::support::own_process(concat!(
+        module_path!(),
+        "::the_embeds_10221_behind_a_blocked_page_is_a_404"
+    )) {
+        return;
+    }
     let app = TestApp::on(sv::router()).start().await;
     let name = sv::MISSING_EMBED_NAME;
     app.lookup(ShortVideo, name)
@@ -37,7 +43,11 @@ async fn the_embeds_10221_behind_a_blocked_page_is_a_404() {
     );
     let text = app.metrics().await;
     let series = r#"profile_lookup_upstream_blocks_total{platform="short-video",source="page",reason="stateless_shell"}"#;
-    assert!(text.contains(series), "missing {series}");
+    assert_eq!(
+        crate::support::series_value(&text, series),
+        Some(1.0),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -128,6 +128,10 @@ pub struct TestPki {
     pub ca_pem: String,
     leaf_der: rustls::pki_types::CertificateDer<'static>,
     leaf_key_der: Vec<u8>,
+    /// The leaf certificate and its key, PEM: what a server other than this rig's is given
+    /// (`redis-server --tls-cert-file`, `--tls-key-file`).
+    leaf_pem: String,
+    leaf_key_pem: String,
     /// Where [`TestPki::write_ca_file`] writes, removed with this value.
     dir: tempfile::TempDir,
 }
@@ -150,7 +154,9 @@ impl TestPki {
         let ca_cert = ca_params.self_signed(&ca_key).unwrap();
         let issuer = rcgen::Issuer::new(ca_params, ca_key);
         let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let mut leaf_params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        // `localhost` and its address, for servers reached by either.
+        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        let mut leaf_params = rcgen::CertificateParams::new(names).unwrap();
         leaf_params
             .distinguished_name
             .push(rcgen::DnType::CommonName, "localhost");
@@ -159,6 +165,8 @@ impl TestPki {
             ca_pem: ca_cert.pem(),
             leaf_der: leaf.der().clone(),
             leaf_key_der: leaf_key.serialize_der(),
+            leaf_pem: leaf.pem(),
+            leaf_key_pem: leaf_key.serialize_pem(),
             dir: tempfile::Builder::new()
                 .prefix("fingerprint-ca-")
                 .tempdir()
@@ -172,6 +180,18 @@ impl TestPki {
         let path = self.dir.path().join("ca.pem");
         std::fs::write(&path, &self.ca_pem).unwrap();
         path
+    }
+
+    /// Writes the leaf certificate and its key (PEM) beside the CA file, and returns their
+    /// paths: a server of its own (a `redis-server --tls-port`) serves them.
+    pub fn write_server_files(&self) -> (std::path::PathBuf, std::path::PathBuf) {
+        let (cert, key) = (
+            self.dir.path().join("leaf.pem"),
+            self.dir.path().join("leaf.key"),
+        );
+        std::fs::write(&cert, &self.leaf_pem).unwrap();
+        std::fs::write(&key, &self.leaf_key_pem).unwrap();
+        (cert, key)
     }
 
     fn server_config(&self, alpn: &[&[u8]]) -> Arc<rustls::ServerConfig> {

@@ -11,6 +11,10 @@ use crate::platform::fetcher;
 use crate::platform::{Failure, Lookup, Platform, Profile};
 use crate::username::{Subject, Username};
 
+mod owner;
+
+use owner::Owner;
+
 /// The JSON body the service would answer for `document`, or the problem document it would
 /// answer instead (as JSON text).
 ///
@@ -26,21 +30,42 @@ pub fn extract(
         .map_err(|e| serde_json::to_string(&e.problem()).unwrap_or_default())
 }
 
+/// Whose `document` is when no name was given: `Ok(Some(name))` when its markup names its
+/// user, `Ok(None)` when it is read as about its own user, `Err` (why, and what settles it)
+/// when it names none and holds several accounts, so that reading it would be a guess.
+pub fn whose(platform: Platform, document: &[u8]) -> Result<Option<String>, String> {
+    let document = document.strip_prefix(BYTE_ORDER_MARK).unwrap_or(document);
+    match owner::owner(platform, document) {
+        Owner::Named(name) => Ok(Some(name)),
+        Owner::Itself => Ok(None),
+        Owner::Unclear(names) => Err(format!(
+            "cannot tell whose page this is: it names no account (no canonical link or og:url) \
+             and holds several ({}); say whose with --username NAME",
+            names.join(", ")
+        )),
+    }
+}
+
 /// Why a saved document gives no profile: the error the service would answer and, for a
 /// document that is a block, which one (a caller of the API is told only that the platform
-/// refuses; someone reading a saved page wants to know what it is).
+/// refuses; someone reading a saved page wants to know what it is), and for a page that could
+/// not be read, the reason the service logs (never in the API's answer).
 #[derive(Debug)]
 struct Refusal {
     error: ApiError,
     block: Option<&'static str>,
+    why: Option<String>,
 }
 
 impl Refusal {
-    /// The problem document, its detail naming the block.
+    /// The problem document, its detail naming the block or the reason.
     fn problem(&self) -> Problem {
         let mut problem = self.error.problem();
         if let Some(block) = self.block {
             problem.detail = format!("{} (this document is a block: {block})", problem.detail);
+        }
+        if let Some(why) = &self.why {
+            problem.detail = format!("{} (why: {why})", problem.detail);
         }
         problem
     }
@@ -56,7 +81,11 @@ impl Refusal {
 
 impl From<ApiError> for Refusal {
     fn from(error: ApiError) -> Self {
-        Self { error, block: None }
+        Self {
+            error,
+            block: None,
+            why: None,
+        }
     }
 }
 
@@ -93,13 +122,17 @@ fn answer(
         Lookup::Found(profile) => Ok(profile),
         Lookup::NotFound => Err(ApiError::ProfileNotFound.into()),
         Lookup::Failed(failure) => {
-            let block = match &failure {
-                Failure::Blocked { reason, .. } => Some(*reason),
-                _ => None,
+            let (block, why) = match &failure {
+                Failure::Blocked { reason, .. } => (Some(*reason), None),
+                Failure::ExtractionFailed(why) | Failure::Unavailable { why, .. } => {
+                    (None, Some(why.clone()))
+                }
+                _ => (None, None),
             };
             Err(Refusal {
                 error: ApiError::from(failure),
                 block,
+                why,
             })
         }
     }
