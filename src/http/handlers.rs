@@ -91,7 +91,10 @@ pub struct Index {
     pub status: &'static str,
     /// The OpenAPI document.
     pub openapi: &'static str,
-    /// The lookup route templates, one per platform (a bearer key required).
+    /// The lookups, one per platform, each its method and route template
+    /// (`GET /short-video/profile/{username}`; a bearer key required). The method comes first:
+    /// a template is not a URL to follow, and a client (or a fuzzer) that follows every string
+    /// starting with `/` would ask for a user called `{username}`.
     pub lookups: Vec<String>,
 }
 
@@ -106,7 +109,7 @@ pub async fn index() -> Response {
         openapi: "/openapi.json",
         lookups: crate::platform::Platform::ALL
             .iter()
-            .map(|p| format!("/{p}/profile/{{username}}"))
+            .map(|p| format!("GET /{p}/profile/{{username}}"))
             .collect(),
     };
     let mut response = axum::Json(index).into_response();

@@ -680,8 +680,8 @@ async fn the_root_is_a_json_index_of_where_to_go() {
     assert_eq!(
         index["lookups"],
         serde_json::json!([
-            "/short-video/profile/{username}",
-            "/photo-share/profile/{username}"
+            "GET /short-video/profile/{username}",
+            "GET /photo-share/profile/{username}"
         ]),
         "{index}"
     );
