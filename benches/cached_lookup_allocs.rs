@@ -6,12 +6,14 @@
 //! ```text
 //! cargo bench --bench cached_lookup_allocs
 //! PROFILE_LOOKUP_BENCH_REDIS=redis://127.0.0.1:PORT/0 cargo bench --bench cached_lookup_allocs
+//! PROFILE_LOOKUP_BENCH_TRACES=1 cargo bench --bench cached_lookup_allocs
 //! ```
 //!
 //! Prints allocations and bytes per request for `/healthz` (the floor every request pays) and
 //! for a cached lookup, with logs at `warn` (as `scripts/load.sh` runs) and at `info` (the
 //! default: one access-log line per request, written to a sink here). With the variable set,
-//! also for a replica of a fleet on that Redis (the quota then goes through Redis).
+//! also for a replica of a fleet on that Redis (the quota then goes through Redis). With
+//! `PROFILE_LOOKUP_BENCH_TRACES=1`, traces are on and sampled at 0 %.
 //! Counts only allocations made on the bench's thread (a current-thread runtime runs every
 //! task there), so the metrics upkeep thread does not blur them.
 
@@ -166,6 +168,24 @@ async fn app(redis: Option<&str>) -> axum::Router {
     app
 }
 
+/// With `PROFILE_LOOKUP_BENCH_TRACES=1`: the service's trace exporter, sampling no trace (its
+/// collector is a closed loopback port, which nothing sampled at 0 % ever reaches).
+fn traces_sampled_at_zero() -> Option<(
+    profile_lookup::telemetry::Traces,
+    opentelemetry_sdk::trace::SdkTracer,
+)> {
+    std::env::var_os("PROFILE_LOOKUP_BENCH_TRACES")?;
+    // SAFETY: set before any thread of this process starts (the runtime is current-thread and
+    // the metrics upkeep thread starts in `Traces::start`, below).
+    unsafe {
+        std::env::set_var("OTEL_TRACES_SAMPLER", "traceidratio");
+        std::env::set_var("OTEL_TRACES_SAMPLER_ARG", "0");
+    }
+    let mut telemetry = Settings::default().telemetry;
+    telemetry.otlp_endpoint = "http://127.0.0.1:9".to_owned();
+    profile_lookup::telemetry::Traces::start(&telemetry).expect("an exporter")
+}
+
 /// A log writer that drops what it is given, so `info` costs the formatting, not a terminal.
 struct Sink;
 impl std::io::Write for Sink {
@@ -187,21 +207,31 @@ fn main() {
     let print = |label: &str, (allocs, bytes): (f64, f64)| {
         println!("{label:<44} {allocs:>7.2} allocations  {bytes:>9.1} bytes per request");
     };
+    let traces = traces_sampled_at_zero();
     runtime.block_on(async {
-        let filter = tracing_subscriber::filter::LevelFilter::WARN;
-        let reload = tracing_subscriber::reload::Layer::new(filter);
-        let (layer, handle) = reload;
+        use tracing_subscriber::filter::{FilterExt, LevelFilter, Targets};
         use tracing_subscriber::prelude::*;
+        let (filter, handle) = tracing_subscriber::reload::Layer::new(LevelFilter::WARN);
+        // As the service filters its logs: the trace spans' target never reaches them.
+        let no_trace_spans = Targets::new()
+            .with_default(LevelFilter::TRACE)
+            .with_target(profile_lookup::telemetry::traces::TARGET, LevelFilter::OFF);
+        let logs = tracing_subscriber::fmt::layer()
+            .compact()
+            .fmt_fields(profile_lookup::telemetry::EscapedFields)
+            .with_writer(|| Sink)
+            .with_ansi(false)
+            .with_filter(filter.and(no_trace_spans));
+        let traced = traces
+            .as_ref()
+            .map(|(_, tracer)| profile_lookup::telemetry::trace_layer(tracer.clone()));
         tracing_subscriber::registry()
-            .with(layer)
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .compact()
-                    .fmt_fields(profile_lookup::telemetry::EscapedFields)
-                    .with_writer(|| Sink)
-                    .with_ansi(false),
-            )
+            .with(logs)
+            .with(traced)
             .init();
+        if traces.is_some() {
+            println!("(traces on, sampled at 0 %)");
+        }
         let local = app(None).await;
         if std::env::var_os("BENCH_ALLOC_TRACE").is_some() {
             trace(&local, "/healthz").await;

@@ -218,6 +218,7 @@ impl ApiError {
             status: self.status().as_u16(),
             detail: self.to_string(),
             code: self.code().to_owned(),
+            trace_id: crate::telemetry::trace_context::current(),
         }
     }
 }
@@ -244,6 +245,11 @@ pub struct Problem {
     pub detail: String,
     /// The stable machine-readable code.
     pub code: String,
+    /// The W3C trace id of the request (32 lowercase hex digits): the caller's own when it sent
+    /// a `traceparent`, so a support ticket leads to the trace. Absent outside a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "0af7651916cd43dd8448eb211c80319c")]
+    pub trace_id: Option<String>,
 }
 
 /// The longest `Retry-After` a caller is ever told (SPEC): an hour, whatever the platform said.

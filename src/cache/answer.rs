@@ -186,6 +186,30 @@ pub enum How {
     },
 }
 
+impl Served {
+    /// What the cache did, for the lookup's `cache` span: `hit`, `stale` (a copy past its
+    /// freshness, revalidated in the background), `joined` (another flight's answer, here or
+    /// on another replica), `miss`, `stale_if_error`, `failed` or `not_cached`.
+    pub fn trace_label(&self) -> &'static str {
+        match self {
+            Served::Stored {
+                how: How::Hit, ttl, ..
+            } if *ttl < 0 => "stale",
+            Served::Stored { how: How::Hit, .. } => "hit",
+            Served::Stored {
+                how: How::Fetched {
+                    collapsed: true, ..
+                },
+                ..
+            } => "joined",
+            Served::Stored { .. } => "miss",
+            Served::Stale { .. } => "stale_if_error",
+            Served::Failed { .. } => "failed",
+            Served::NotCached => "not_cached",
+        }
+    }
+}
+
 /// How a request was served, for headers and the access log.
 #[derive(Debug, Clone)]
 pub enum Served {

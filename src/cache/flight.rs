@@ -33,6 +33,7 @@ use crate::fleet::SharedEntry;
 use crate::fleet::flight::Claim;
 use crate::platform::Failure;
 use crate::platform::fetcher::{Fetch, Fetched};
+use crate::telemetry::trace_context;
 use crate::username::Username;
 
 /// Starts the flight of `name` (none is in the air: the caller holds the map `flights` and has
@@ -47,7 +48,11 @@ pub(super) fn start(
 ) -> Landing {
     let (tx, landing) = watch::channel(None);
     flights.insert(name.clone(), landing.clone());
-    let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight);
+    let refresh = flight.refresh.is_some();
+    let span = trace_context::flight_span(refresh, name.platform().as_str());
+    let task = fly(stores.clone(), name.clone(), fetch, tx, deadline, flight).instrument(span);
+    // In the trace of the request that started it (a refresh: its own).
+    let task = trace_context::carry(refresh, task);
     // The flight's log lines carry the id of the request that started it.
     tokio::spawn(task.instrument(tracing::Span::current()));
     landing
@@ -118,7 +123,23 @@ async fn past_memory(
     let claim = stores
         .names
         .claim(platform, key, flight.need.unix_ms(), give_up);
-    let held = match claim.await {
+    // The fleet's answer, the claim, or the wait on another replica's fetch of the name.
+    let fleet = tracing::info_span!(
+        target: crate::telemetry::traces::TARGET,
+        "fleet",
+        profile_lookup.fleet = tracing::field::Empty,
+    );
+    let claimed = claim.instrument(fleet.clone()).await;
+    fleet.record(
+        "profile_lookup.fleet",
+        match &claimed {
+            Claim::Stored(_) => "stored",
+            Claim::Waited(_) => "waited_on_another_replica",
+            Claim::TimedOut => "timed_out",
+            Claim::Fetch(_) => "claimed",
+        },
+    );
+    let held = match claimed {
         Claim::Stored(found) => return kept(stores, name, found, Came::Stored).await,
         Claim::Waited(found) => {
             // The wait is part of another replica's fetch: a fetch time, too.

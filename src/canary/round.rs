@@ -14,6 +14,7 @@ use crate::config::Settings;
 use crate::platform::fetcher::{Fetch, Fetchers, Mode, Plan};
 use crate::platform::site::Document;
 use crate::platform::{Platform, Site, SiteJob, with_site};
+use crate::telemetry::trace_context;
 use crate::username::Username;
 
 /// What one probe of one account on one source came to, with its evidence.
@@ -215,7 +216,18 @@ async fn probe_row(
     }
     let own_deadline = started + limits.per_probe;
     let until = own_deadline.min(limits.round_ends);
+    // A trace of its own (never naming the account), not part of whatever ran the round.
+    let span = trace_context::root_span(|| {
+        tracing::info_span!(
+            target: crate::telemetry::traces::TARGET,
+            parent: None,
+            "canary_probe",
+            profile_lookup.platform = platform.as_str(),
+            profile_lookup.source = source,
+        )
+    });
     let probe = fetcher.fetch(account, Plan::One(source), Mode::Probe);
+    let probe = trace_context::carry(true, tracing::Instrument::instrument(probe, span));
     match tokio::time::timeout_at(until, probe).await {
         Ok(fetched) => {
             let finding = Finding::of(&fetched);

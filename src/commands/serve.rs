@@ -19,7 +19,13 @@ pub fn serve(config: Option<&Path>) -> ExitCode {
         }
     };
     let format = Some(settings.log.format);
-    telemetry::init_logging(&settings.log);
+    let traces = match telemetry::init(&settings.log, &settings.telemetry) {
+        Ok(traces) => traces,
+        Err(err) => {
+            fatal(format, config, &err);
+            return ExitCode::from(2);
+        }
+    };
     summary::log_start(&settings, &sources);
     runtime().block_on(async move {
         let listener = match tokio::net::TcpListener::bind(settings.server.listen).await {
@@ -44,7 +50,13 @@ pub fn serve(config: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
         tracing::info!(listen = %state.settings().server.listen, "serving");
-        match crate::run(listener, state, server::shutdown_signal()).await {
+        let grace = crate::config::ms(state.settings().server.shutdown_grace_ms);
+        let served = crate::run(listener, state, server::shutdown_signal()).await;
+        // What is queued goes out once the requests are done, within a grace of its own.
+        if let Some(traces) = traces {
+            traces.shutdown(grace).await;
+        }
+        match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("profile-lookup: {err}");

@@ -41,6 +41,7 @@ pub mod retry;
 mod secret_list;
 mod sections;
 pub mod server;
+pub mod telemetry;
 pub mod upstream;
 pub mod words;
 
@@ -57,6 +58,7 @@ pub use rate_limit::RateLimitConfig;
 pub use redis::{RedisConfig, RedisTarget};
 pub use retry::RetryConfig;
 pub use server::ServerConfig;
+pub use telemetry::TelemetryConfig;
 pub use upstream::{UpstreamClient, UpstreamConfig};
 
 /// Environment variable naming the config file when `--config` is not given.
@@ -96,6 +98,8 @@ sections::settings! {
     redis: RedisConfig,
     /// The canary: accounts looked up through each source every interval.
     canary: CanaryConfig,
+    /// Where traces go (empty endpoint: nowhere).
+    telemetry: TelemetryConfig,
 }
 
 /// Why the configuration could not be used.
@@ -260,7 +264,15 @@ mod tests {
             .into_iter()
             .chain(sections)
             .chain([
-                "upstream", "retry", "cache", "breaker", "blame", "log", "redis", "canary",
+                "upstream",
+                "retry",
+                "cache",
+                "breaker",
+                "blame",
+                "log",
+                "redis",
+                "canary",
+                "telemetry",
             ])
             .map(|name| format!("`{name}`"))
             .collect();

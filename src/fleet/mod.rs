@@ -291,7 +291,27 @@ impl Fleet {
     {
         let redis = self.redis.as_ref()?;
         let health = &redis.health;
-        match tokio::time::timeout(redis.timeout, call(redis.conn.clone())).await {
+        // Named by the call (its script), never by the keys it touches.
+        let span = tracing::info_span!(
+            target: crate::telemetry::traces::TARGET,
+            "redis",
+            otel.kind = "client",
+            db.system.name = "redis",
+            db.operation.name = op,
+            profile_lookup.redis.result = tracing::field::Empty,
+        );
+        let called = tokio::time::timeout(redis.timeout, call(redis.conn.clone()));
+        let called = tracing::Instrument::instrument(called, span.clone()).await;
+        span.record(
+            "profile_lookup.redis.result",
+            match &called {
+                Ok(Ok(_)) => "ok",
+                Ok(Err(e)) if e.code() == Some("OOM") => "full",
+                Ok(Err(_)) => "failed",
+                Err(_) => "timed_out",
+            },
+        );
+        match called {
             Ok(Ok(value)) => {
                 health.succeeded();
                 Some(value)

@@ -26,6 +26,7 @@ use axum::http::request::Parts;
 use axum::http::{self, Extensions, Method};
 use axum::response::Response;
 use futures_util::future::BoxFuture;
+use opentelemetry::trace::TraceId;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
@@ -33,7 +34,7 @@ use crate::auth::KeyId;
 use crate::error::ApiError;
 use crate::http::client_addr::{self, Peer, TrustedProxies};
 use crate::http::request_id::{self, RequestId};
-use crate::telemetry;
+use crate::telemetry::{self, trace_context};
 
 /// What a lookup handler did, handed up to this layer on its response ([`LogCarrier`]) to log.
 #[derive(Clone, Copy, Debug)]
@@ -150,6 +151,10 @@ where
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         let id = request_id::settle(&mut request);
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        let template = route
+            .as_ref()
+            .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
         let client = request
             .extensions()
             .get::<Peer>()
@@ -158,7 +163,9 @@ where
             started: Instant::now(),
             method: request.method().clone(),
             id: Some(RequestId(id.clone())),
-            route: request.extensions().get::<MatchedPath>().cloned(),
+            route: route.clone(),
+            trace: TraceId::INVALID,
+            server: tracing::Span::none(),
             client,
             key: None,
             who: self.who.clone(),
@@ -175,7 +182,13 @@ where
                 .and_then(|i| i.0.to_str().ok())
                 .unwrap_or("-")
         );
-        let answer = self.inner.call(request).instrument(span);
+        // Inside the log's span, so log lines written under the trace's spans keep the id.
+        let (server, trace, sampled) = span
+            .in_scope(|| trace_context::server_span(request.method(), template, request.headers()));
+        pending.trace = trace;
+        pending.server = server.clone();
+        let answer = self.inner.call(request).instrument(server);
+        let answer = trace_context::scope(trace, sampled, answer).instrument(span);
         Box::pin(async move {
             let Ok(mut response) = answer.await;
             response
@@ -204,6 +217,9 @@ struct Pending {
     id: Option<RequestId>,
     /// The route template (`None`: no route matched).
     route: Option<MatchedPath>,
+    /// The trace the request belongs to, and its server span (disabled when traces are off).
+    trace: TraceId,
+    server: tracing::Span,
     /// The client's address (`None`: no connection's peer, as in a test on the router alone).
     client: Option<IpAddr>,
     /// The key the request was let in with, if it was.
@@ -234,6 +250,7 @@ impl Pending {
             .as_ref()
             .map_or(telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
         telemetry::request_done(route, status, elapsed);
+        trace_context::finish(&self.server, status, code);
         let request_id = self
             .id
             .as_ref()
@@ -255,11 +272,11 @@ impl Pending {
             lookup.map_or("-", |l| l.blame),
         );
         let code = code.unwrap_or("-");
-        let method = &self.method;
+        let (method, trace_id) = (&self.method, self.trace);
         macro_rules! at {
             ($level:ident) => {
-                line!($level, request_id, client = %client, key_id, method = %method,
-                    route = %route, status, latency_us, code, cache, upstream,
+                line!($level, request_id, trace_id = %trace_id, client = %client, key_id,
+                    method = %method, route = %route, status, latency_us, code, cache, upstream,
                     upstream_requests, source, blame, "request")
             };
         }
@@ -369,6 +386,7 @@ mod tests {
             assert_eq!(line["upstream"], "blocked", "{line}");
             assert_eq!(line["upstream_requests"], 3, "{line}");
             assert_eq!(line["source"], "embed", "{line}");
+            assert_eq!(line["trace_id"].as_str().map(str::len), Some(32), "{line}");
             assert!(response.extensions().get::<LookupLog>().is_none());
         }
     }

@@ -18,10 +18,12 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::auth::KeyId;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::telemetry::traces::TARGET;
 
 /// A lookup let in: its slot among the requests in flight (held until the answer is built),
 /// the caller's quota state for the `RateLimit` headers, and the request's deadline, which
@@ -46,14 +48,30 @@ impl FromRequestParts<AppState> for Admitted {
             }
             .into_response());
         };
-        let key = state
-            .keys()
-            .authenticate(&parts.headers)
+        let gate = tracing::info_span!(
+            target: TARGET,
+            "auth_and_quota",
+            profile_lookup.key_id = tracing::field::Empty,
+            profile_lookup.quota = tracing::field::Empty,
+        );
+        let key = gate
+            .in_scope(|| state.keys().authenticate(&parts.headers))
             .map_err(IntoResponse::into_response)?;
+        // The key's id (never the key: the access log's digest head) on the request's server
+        // span and the gate's.
+        let key_id = state.keys().log_id(key);
+        tracing::Span::current().record("profile_lookup.key_id", key_id);
+        gate.record("profile_lookup.key_id", key_id);
         let limiter = state.limiter();
-        let Some(checked) = within(deadline, pin!(limiter.check(key))).await else {
+        let check = pin!(limiter.check(key).instrument(gate.clone()));
+        let Some(checked) = within(deadline, check).await else {
+            gate.record("profile_lookup.quota", "timed_out");
             return Err(ApiError::UpstreamUnavailable(None).into_response());
         };
+        gate.record(
+            "profile_lookup.quota",
+            if checked.is_ok() { "ok" } else { "over" },
+        );
         if state.settings().rate_limit.key_id_metrics {
             let result = if checked.is_ok() {
                 "admitted"

@@ -71,14 +71,25 @@ impl Lookups {
     /// or through the one flight that fetches it (see [`crate::cache`]).
     pub async fn look_up(&self, name: &Username, wants: &Wants, key: KeyId) -> Answer {
         let fetch = self.fetchers.of(name.platform());
-        let forced = match self.cache.lookup(name, wants, fetch).await {
+        let cache = tracing::info_span!(
+            target: crate::telemetry::traces::TARGET,
+            "cache",
+            profile_lookup.platform = name.platform().as_str(),
+            profile_lookup.cache = tracing::field::Empty,
+        );
+        let looked = self.cache.lookup(name, wants, fetch);
+        let forced = match tracing::Instrument::instrument(looked, cache.clone()).await {
             Ok(served) => {
+                cache.record("profile_lookup.cache", served.trace_label());
                 return Answer::Served {
                     served,
                     quota: None,
                 };
             }
-            Err(forced) => forced,
+            Err(forced) => {
+                cache.record("profile_lookup.cache", "forced");
+                forced
+            }
         };
         // Boxed: a forced fetch is rare, and its futures would otherwise be part of every hit's.
         Box::pin(async move {

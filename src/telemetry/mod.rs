@@ -1,4 +1,5 @@
-//! Logs and metrics: the tracing subscriber, and every metric name in one place.
+//! Logs, metrics and traces: the tracing subscriber (with the trace exporter, [`traces`], when
+//! one is set), and every metric name in one place.
 //!
 //! The Prometheus recorder is process-global, so it is installed at most once ([`metrics_handle`])
 //! however many times the app is built (tests build it many times). Series of closed label sets
@@ -10,16 +11,20 @@ use std::time::Duration;
 
 use metrics::{SharedString, counter, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use opentelemetry_sdk::trace::SdkTracer;
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogConfig, LogFormat};
+use crate::config::{LogConfig, LogFormat, TelemetryConfig};
 use crate::registry::Platform;
 
 pub mod canary;
 mod escaped_fields;
+pub mod trace_context;
+pub mod traces;
 mod zero;
 
 pub use escaped_fields::EscapedFields;
+pub use traces::Traces;
 
 /// Counter: requests answered, by `route` template and `status`.
 pub const HTTP_REQUESTS: &str = "profile_lookup_http_requests_total";
@@ -97,6 +102,9 @@ pub const GATEWAY_RESTS: &str = "profile_lookup_gateway_rests_total";
 /// Gauge: 1 for each route, by `platform`, `proxy` and `kind` (`fixed`, `gateway`, `direct`):
 /// tells a gateway apart from a fixed proxy.
 pub const PROXY_INFO: &str = "profile_lookup_proxy_info";
+/// Counter: finished trace spans dropped because `telemetry.max_queued_spans` were already
+/// waiting to be exported (a collector down or slow); 0 while traces are off.
+pub const TRACE_SPANS_DROPPED: &str = "profile_lookup_trace_spans_dropped_total";
 /// Resident memory of the process, in bytes (the conventional Prometheus name, so the shipped
 /// alert "RSS near its bound" and dashboards find it).
 pub const RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
@@ -159,6 +167,10 @@ fn describe() {
     metrics::describe_gauge!(HTTP_IN_FLIGHT, "Requests being handled now");
     metrics::describe_gauge!(RESIDENT_MEMORY, "Resident memory of the process, in bytes");
     metrics::describe_counter!(UPSTREAM_LOOKUPS, "Upstream lookups by platform and outcome");
+    metrics::describe_counter!(
+        TRACE_SPANS_DROPPED,
+        "Finished trace spans dropped because the export queue was full"
+    );
     metrics::describe_counter!(
         UPSTREAM_CHALLENGES,
         "WAF challenges met on the way to an answer, by platform"
@@ -490,11 +502,8 @@ pub fn breaker_state(platform: &'static str, state: u8) {
 ///
 /// `RUST_LOG`, when set, overrides `log.level`.
 pub fn init_logging(log: &LogConfig) {
-    let filter = EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(&log.level))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(log_filter(log))
         .with_writer(std::io::stderr)
         .with_ansi(colour_wanted(
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
@@ -508,6 +517,76 @@ pub fn init_logging(log: &LogConfig) {
             .try_init(),
         LogFormat::Pretty => builder.compact().fmt_fields(EscapedFields).try_init(),
     };
+}
+
+/// Installs the subscriber per `[log]` and, when an endpoint is set, starts exporting traces
+/// (`[telemetry]`, [`traces`]): the log lines are the same either way. The exporter is
+/// returned to be flushed at shutdown; `Err` says why a set endpoint cannot be used.
+pub fn init(log: &LogConfig, telemetry: &TelemetryConfig) -> Result<Option<Traces>, String> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let Some((traces, tracer)) = Traces::start(telemetry)? else {
+        init_logging(log);
+        return Ok(None);
+    };
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(colour_wanted(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ));
+    let logs = match log.format {
+        LogFormat::Json => layer
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .boxed(),
+        LogFormat::Pretty => layer.compact().fmt_fields(EscapedFields).boxed(),
+    };
+    let _ = tracing_subscriber::registry()
+        .with(logs.with_filter(log_filter(log)))
+        .with(trace_layer(tracer))
+        .try_init();
+    Ok(Some(traces))
+}
+
+/// The layer that makes OpenTelemetry spans of the trace spans ([`traces::TARGET`]) for
+/// `tracer`, and of nothing else (no log event becomes a span event).
+pub fn trace_layer<S>(tracer: SdkTracer) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
+    // The trace spans of sampled traces only: one not sampled makes no span (see
+    // `trace_context::server_span`). Asked at every span, never cached per callsite (a plain
+    // `filter_fn` is: the first request's sampling would decide every later one's).
+    let spans = tracing_subscriber::filter::Targets::new()
+        .with_target(traces::TARGET, tracing::Level::TRACE)
+        .and(tracing_subscriber::filter::dynamic_filter_fn(|_, _| {
+            trace_context::sampled_now()
+        }));
+    // Only what the spans say: no source locations, threads, timings or target, which cost
+    // allocations per span and tell an operator nothing about the lookup.
+    tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_location(false)
+        .with_threads(false)
+        .with_tracked_inactivity(false)
+        .with_target(false)
+        .with_filter(spans)
+}
+
+/// The log lines' filter: `RUST_LOG`, else `log.level`; never the trace spans' target.
+pub fn log_filter(log: &LogConfig) -> EnvFilter {
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&log.level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    match format!("{}=off", traces::TARGET).parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    }
 }
 
 /// Whether log lines get ANSI colours: only on a terminal, and never when `NO_COLOR` is set to

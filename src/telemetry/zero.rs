@@ -30,6 +30,7 @@ pub const OUTCOMES: [&str; 8] = [
 /// series that already counts unchanged.
 pub(super) fn register() {
     gauge!(super::HTTP_IN_FLIGHT).increment(0.0);
+    counter!(super::TRACE_SPANS_DROPPED).increment(0);
     for platform in Platform::ALL.iter().map(|p| p.as_str()) {
         for outcome in OUTCOMES {
             counter!(super::UPSTREAM_LOOKUPS, "platform" => platform, "outcome" => outcome)

@@ -29,6 +29,7 @@
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tracing::Instrument;
 
 use crate::config::{PlatformConfig, Settings, ms};
 use crate::fleet::Fleet;
@@ -158,7 +159,17 @@ impl Gate {
         else {
             return Err(busy);
         };
-        match self.budget.take(deadline).await {
+        let waited = tracing::info_span!(
+            target: crate::telemetry::traces::TARGET,
+            "budget_wait",
+            profile_lookup.budget.result = tracing::field::Empty,
+        );
+        let taken = self.budget.take(deadline).instrument(waited.clone()).await;
+        waited.record(
+            "profile_lookup.budget.result",
+            if taken.is_ok() { "granted" } else { "busy" },
+        );
+        match taken {
             Ok(()) => Ok(Pass { _slot: slot }),
             Err(Some(wait)) => Err(Refusal::Busy(wait.max(Duration::from_secs(1)))),
             Err(None) => Err(busy),

@@ -138,7 +138,13 @@ impl RetryPolicy {
             previous = Some(last);
             telemetry::retry(platform, reason);
             tracing::debug!(platform, reason, ?wait, "retrying upstream request");
-            tokio::time::sleep(wait).await;
+            let backoff = tracing::info_span!(
+                target: crate::telemetry::traces::TARGET,
+                "backoff",
+                profile_lookup.retry.reason = reason,
+                profile_lookup.retry.number = retries,
+            );
+            tracing::Instrument::instrument(tokio::time::sleep(wait), backoff).await;
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use tracing::Instrument;
 use url::Url;
 
 use super::run::{Mode, Run, Step};
@@ -101,7 +102,7 @@ impl<S: Site> Run<'_, S> {
     /// platform's policy on this route; an unreadable answer is kept by drift capture, and
     /// every answer's status and size noted.
     async fn request(&self, doc: S::Doc, url: &Url, form: Option<&Form>) -> Step<S::Hurdle> {
-        let (fetcher, name, route) = (self.fetcher, self.name, self.route);
+        let (fetcher, route) = (self.fetcher, self.route);
         let platform = S::PLATFORM;
         // Only the platform's refusals are waited out (blame decides, at each refusal).
         let policy = fetcher
@@ -109,68 +110,120 @@ impl<S: Site> Run<'_, S> {
             .on(route, S::RETRIES_BLOCKS)
             .within(self.started.elapsed());
         policy
-            .run(platform.as_str(), || async {
-                // Built for whichever route the request goes through (see `send`).
-                let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
-                let judge = |kind, signal| self.judge(doc, kind, signal);
-                let until = self.deadline();
-                let sent = send(
-                    route,
-                    &fetcher.gate,
-                    self.mode,
-                    (url, form),
-                    headers,
-                    &judge,
-                    until,
-                )
-                .await;
-                let response = match sent {
-                    Sent::Answered(response) => response,
-                    Sent::Refused(lookup) => return Attempt::NotSent(Step::Ended(lookup)),
-                    Sent::Failed(err) => return transport_failure(err),
-                };
-                self.seen.note(&response);
-                fetcher.site.learn(doc, form, &response, route).await;
-                let reading = fetcher.site.read(doc, &response, name);
-                if self.mode != Mode::Probe {
-                    fetcher
-                        .last_words
-                        .note(name, block_of(&reading, fetcher.block_wait));
-                }
-                if let (Some(verdict), Some(capture)) =
-                    (drift_verdict::<S>(doc, &reading), &fetcher.capture)
-                {
-                    capture.save(platform.as_str(), name.as_str(), &response, &verdict);
-                }
-                match reading {
-                    // Waited out and asked again only when blame says it is the platform's.
-                    Reading::Blocked {
-                        reason,
-                        retry_after,
-                    } => {
-                        let party = self.judge(doc, Kind::Refused, reason);
-                        self.keep_party(party);
-                        // Too little evidence: today's per-lookup behaviour (the policy
-                        // backs off only on a route that cannot move).
-                        if matches!(party, Party::Platform | Party::Unknown) {
-                            Attempt::Throttled {
-                                reason,
-                                retry_after,
-                                last: Step::Read(reading),
-                            }
-                        } else {
-                            Attempt::Done(Step::Read(reading))
-                        }
-                    }
-                    Reading::ServerError(..) => Attempt::Transient {
-                        reason: "http_5xx",
-                        last: Step::Read(reading),
-                    },
-                    reading => Attempt::Done(Step::Read(reading)),
-                }
+            .run(platform.as_str(), || {
+                let attempt = attempt_span(doc, route, form.is_some());
+                self.attempt(doc, url, form).instrument(attempt)
             })
             .await
     }
+
+    /// One attempt of [`Run::request`], in its own span ([`attempt_span`]): what the platform
+    /// answered and what it was read as.
+    async fn attempt(
+        &self,
+        doc: S::Doc,
+        url: &Url,
+        form: Option<&Form>,
+    ) -> Attempt<Step<S::Hurdle>> {
+        let (fetcher, name, route) = (self.fetcher, self.name, self.route);
+        let platform = S::PLATFORM;
+        let span = tracing::Span::current();
+        // Built for whichever route the request goes through (see `send`).
+        let headers = |route: &RouteLease<'_>| fetcher.site.headers(doc, name, route);
+        let judge = |kind, signal| self.judge(doc, kind, signal);
+        let until = self.deadline();
+        let sent = send(
+            route,
+            &fetcher.gate,
+            self.mode,
+            (url, form),
+            headers,
+            &judge,
+            until,
+        )
+        .await;
+        let response = match sent {
+            Sent::Answered(response) => response,
+            Sent::Refused(lookup) => {
+                span.record("profile_lookup.reading", "not_sent");
+                return Attempt::NotSent(Step::Ended(lookup));
+            }
+            Sent::Failed(err) => {
+                span.record("profile_lookup.reading", "transport_failed");
+                return transport_failure(err);
+            }
+        };
+        self.seen.note(&response);
+        span.record("http.response.status_code", response.status.as_u16());
+        span.record("profile_lookup.response_bytes", response.body.len());
+        fetcher.site.learn(doc, form, &response, route).await;
+        let extract = tracing::info_span!(
+            target: crate::telemetry::traces::TARGET,
+            "extract",
+            profile_lookup.source = doc.label(),
+        );
+        let reading = extract.in_scope(|| fetcher.site.read(doc, &response, name));
+        span.record("profile_lookup.reading", reading.why_static());
+        if let Reading::Blocked { reason, .. } = &reading {
+            span.record("profile_lookup.block_reason", *reason);
+        }
+        if self.mode != Mode::Probe {
+            fetcher
+                .last_words
+                .note(name, block_of(&reading, fetcher.block_wait));
+        }
+        if let (Some(verdict), Some(capture)) =
+            (drift_verdict::<S>(doc, &reading), &fetcher.capture)
+        {
+            capture.save(platform.as_str(), name.as_str(), &response, &verdict);
+        }
+        match reading {
+            // Waited out and asked again only when blame says it is the platform's.
+            Reading::Blocked {
+                reason,
+                retry_after,
+            } => {
+                let party = self.judge(doc, Kind::Refused, reason);
+                self.keep_party(party);
+                // Too little evidence: today's per-lookup behaviour (the policy
+                // backs off only on a route that cannot move).
+                if matches!(party, Party::Platform | Party::Unknown) {
+                    Attempt::Throttled {
+                        reason,
+                        retry_after,
+                        last: Step::Read(reading),
+                    }
+                } else {
+                    Attempt::Done(Step::Read(reading))
+                }
+            }
+            Reading::ServerError(..) => Attempt::Transient {
+                reason: "http_5xx",
+                last: Step::Read(reading),
+            },
+            reading => Attempt::Done(Step::Read(reading)),
+        }
+    }
+}
+
+/// The span of one upstream attempt: the source, the route's position and kind, the browser
+/// profile; never the URL (its path or query may hold the name) nor a proxy's credentials or
+/// session.
+fn attempt_span<D: Document>(doc: D, route: &RouteLease<'_>, posts: bool) -> tracing::Span {
+    tracing::info_span!(
+        target: crate::telemetry::traces::TARGET,
+        "upstream_attempt",
+        otel.kind = "client",
+        http.request.method = if posts { "POST" } else { "GET" },
+        profile_lookup.source = doc.label(),
+        profile_lookup.route.position = route.label(),
+        profile_lookup.route.kind = route.kind(),
+        profile_lookup.browser_profile = route.profile().map_or("plain", |p| p.as_str()),
+        http.response.status_code = tracing::field::Empty,
+        profile_lookup.response_bytes = tracing::field::Empty,
+        profile_lookup.reading = tracing::field::Empty,
+        profile_lookup.block_reason = tracing::field::Empty,
+    )
 }
 
 /// The block a reading is, with the wait a caller would be told (as [`answer`] tells it).

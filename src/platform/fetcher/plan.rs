@@ -14,6 +14,8 @@
 //! that failed (5xx, no answer) or could not be read falls through to the next source exactly
 //! as a refused one does.
 
+use tracing::Instrument;
+
 use super::Fetched;
 use super::run::{Mode, Run, Step};
 use crate::blame::{Kind, Party};
@@ -123,7 +125,26 @@ impl<'a, S: Site> Run<'a, S> {
         let mut last_party = None;
         for (at, &doc) in plan.iter().enumerate() {
             let last = at + 1 == plan.len();
-            let miss = match self.read_document(doc).await {
+            // Why it is asked: first in the plan, or after what the one before it came to.
+            let asked = tracing::info_span!(
+                target: crate::telemetry::traces::TARGET,
+                "source",
+                profile_lookup.platform = S::PLATFORM.as_str(),
+                profile_lookup.source = doc.label(),
+                profile_lookup.source.why = misses
+                    .last()
+                    .map_or("first", |(_, miss): &(S::Doc, SiteReading<S>)| miss.why_static()),
+                profile_lookup.source.outcome = tracing::field::Empty,
+            );
+            let step = self.read_document(doc).instrument(asked.clone()).await;
+            asked.record(
+                "profile_lookup.source.outcome",
+                match &step {
+                    Step::Ended(lookup) => lookup.label(),
+                    Step::Read(reading) | Step::Missed(reading) => reading.why_static(),
+                },
+            );
+            let miss = match step {
                 // A source handed over to that cannot be reached, or that our budget or the
                 // deadline kept us from asking, leaves the block standing.
                 Step::Ended(

@@ -169,6 +169,18 @@ impl RouteLease<'_> {
         &self.route().label
     }
 
+    /// The current route's kind, as `profile_lookup_proxy_info` names it: `fixed`, `gateway`
+    /// or `direct`.
+    pub fn kind(&self) -> &'static str {
+        if !self.is_proxied() {
+            "direct"
+        } else if self.route().gateway().is_some() {
+            "gateway"
+        } else {
+            "fixed"
+        }
+    }
+
     /// Whether the lease goes through a proxy (else straight out).
     pub fn is_proxied(&self) -> bool {
         self.routes.proxied

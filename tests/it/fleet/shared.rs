@@ -78,7 +78,7 @@ pub(crate) async fn one_flight_and_one_cache(url: String) {
             let (apps, name) = (apps.clone(), name.clone());
             calls.push(tokio::spawn(async move {
                 let answer = apps[i % 3].lookup(ShortVideo, &name).await;
-                (answer.status(), answer.body().clone())
+                (answer.status(), answer.shared_json())
             }));
         }
         let mut bodies = Vec::new();

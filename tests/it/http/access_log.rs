@@ -6,7 +6,6 @@
 //! ([`crate::support::own_process`]).
 
 use axum::http::StatusCode;
-use sha2::{Digest, Sha256};
 
 use crate::support::logs;
 use crate::support::routers::status;
@@ -39,11 +38,7 @@ async fn a_line_names_the_client_and_the_keys_id_in_whole_microseconds() {
     let line = line_of("direct-1");
     // No trusted proxy: the header is the caller's text and is not believed.
     assert_eq!(line["client"], "127.0.0.1", "{line}");
-    let digest: String = Sha256::digest(KEY.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    assert_eq!(line["key_id"], digest[..8], "{line}");
+    assert_eq!(line["key_id"], crate::support::key_id(KEY), "{line}");
     assert!(!line.to_string().contains(KEY), "{line}");
     assert!(
         line["latency_us"].as_u64().is_some_and(|us| us > 0),

@@ -103,7 +103,18 @@ impl Answer {
             .unwrap_or_else(|e| panic!("{}not JSON ({e}): {}", self.about, self.text()))
     }
 
-    /// The problem document of an error answer, after checking its media type and fields.
+    /// The body as JSON without a problem's `trace_id` (each request's own): what two answers
+    /// to the same question share.
+    pub fn shared_json(&self) -> Value {
+        let mut body = self.json();
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("trace_id");
+        }
+        body
+    }
+
+    /// The problem document of an error answer, after checking its media type and fields (its
+    /// `trace_id`, each request's own, checked and left out).
     #[track_caller]
     pub fn problem(&self) -> Value {
         let about = &self.about;
@@ -122,7 +133,12 @@ impl Answer {
                 "{about}problem lacks {key}: {body}"
             );
         }
-        body
+        let trace_id = body["trace_id"].as_str().unwrap_or_default();
+        assert!(
+            trace_id.len() == 32 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{about}problem lacks its trace_id: {body}"
+        );
+        self.shared_json()
     }
 
     /// Asserts the status.

@@ -40,6 +40,16 @@ pub use upstream::{Upstream, closed_port, spawn_slow_not_found, spawn_upstream};
 /// The key every test app accepts.
 pub const KEY: &str = "test-key-0123456789abcdef";
 
+/// The id the service gives `key` in its access log, spans and metrics: the first 8 hex digits
+/// of the key's SHA-256, never the key.
+pub fn key_id(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes())[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Settings for tests: the test key, every registered platform at `upstream`, quick retries.
 pub fn settings(upstream: std::net::SocketAddr) -> Settings {
     let mut s = Settings::default();
