@@ -159,7 +159,10 @@ impl Section for RedisConfig {
 }
 
 fn validate_url(u: &str) -> Result<(), String> {
-    let parsed = url::Url::parse(u).map_err(|e| format!("redis.url {:?}: {e}", redact(u)))?;
+    // Neither the text (it may hold a password) nor the URL parser's words are repeated.
+    let parsed = url::Url::parse(u).map_err(|_| {
+        format!("redis.url is not a URL: {REDIS_URL_FORM}; several, comma-separated")
+    })?;
     if !matches!(parsed.scheme(), "redis" | "rediss") {
         return Err(format!(
             "redis.url {:?}: only redis:// and rediss:// (TLS) URLs are accepted",
@@ -167,10 +170,17 @@ fn validate_url(u: &str) -> Result<(), String> {
         ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(format!("redis.url {:?} has no host", redact(u)));
+        return Err(format!(
+            "redis.url {:?} has no host: {REDIS_URL_FORM}",
+            redact(u)
+        ));
     }
     Ok(())
 }
+
+/// What a Redis URL looks like, for the messages that refuse one.
+const REDIS_URL_FORM: &str =
+    "write redis://[user:password@]host:port[/db], or rediss://… for Redis over TLS";
 
 /// A URL fit for an error message: any password is replaced.
 pub(crate) fn redact(u: &str) -> String {
@@ -180,7 +190,7 @@ pub(crate) fn redact(u: &str) -> String {
             parsed.to_string()
         }
         Ok(parsed) => parsed.to_string(),
-        Err(_) => "<unparsable>".to_owned(),
+        Err(_) => "(not a URL)".to_owned(),
     }
 }
 

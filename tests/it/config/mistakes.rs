@@ -148,6 +148,15 @@ fn file_mistakes_name_the_key_the_file_and_line_and_what_is_valid() {
             "[redis]\nurl = 5\n",
             &["redis.url", "@:2", "config/default.toml"],
         ),
+        // Neither the text (a password may be in it) nor the URL parser's own words.
+        (
+            "[redis]\nurl = \"redis//:hunter2@cache\"\n",
+            &["@:2: redis.url is not a URL", "host:port[/db]"],
+        ),
+        (
+            "[redis]\nurl = \"redis://[bad\"\n",
+            &["redis.url is not a URL", "rediss://"],
+        ),
     ];
     for (toml, needles) in cases {
         let (code, stderr, path) = check(Some(toml), &[]);
@@ -162,6 +171,7 @@ fn file_mistakes_name_the_key_the_file_and_line_and_what_is_valid() {
         for word in INTERNALS {
             assert!(!stderr.contains(word), "{toml}: {word:?} in {stderr}");
         }
+        assert!(!stderr.contains("hunter2"), "a password shown: {stderr}");
     }
 }
 
