@@ -11,9 +11,9 @@
 #   4. checkov scans the rendered manifests and the Dockerfile: no failed check, skips only as
 #      listed with reasons in scripts/kubernetes/checkov.yaml;
 #   5. the Deployment agrees with the Dockerfile, config/default.toml and the served routes,
-#      and the binary ($PROFILE_LOOKUP_BIN, else the target dir's release build) loads the
-#      settings the container would get, the docs' example overlays' too
-#      (scripts/kubernetes/agreement.py);
+#      and `check --offline` of the binary ($PROFILE_LOOKUP_BIN, else the target dir's release
+#      build) accepts the settings the container would get, with every key of the secret file
+#      in effect from it, the docs' example overlays' too (scripts/kubernetes/agreement.py);
 #   6. the manifests keep docs/deployment.md's promises: the Redis URL is set in the secret
 #      file only, and every overlay, the docs' examples too, mounts the Secret by the name the
 #      docs tell secret managers to create; the image tag is the crate's version there, in the

@@ -16,18 +16,20 @@ For the profile-lookup Deployment of each rendered overlay it checks, naming wha
     key of config/default.toml, and the secret config file's keys do too;
   - identity: the pod and container uid are the Dockerfile's USER;
   - upstream.capture_dir, when set, is on an emptyDir with a size limit;
-  - with --binary: the binary's own config loader accepts the settings the container would
-    get (ranges, URL forms, digests), via `profile-lookup healthcheck` with server.listen
-    moved to a reserved loopback port nothing listens on (exit 1: loaded, nothing answered;
-    exit 2: the configuration was refused).
+  - with --binary: `profile-lookup check --offline` accepts the settings the container would
+    get (ranges, URL forms, digests, keys; upstream.capture_dir moved to a temporary folder,
+    and the plain client when the binary was built without the image's browser-grade one),
+    and in the effective configuration it prints every key the secret config file sets comes
+    from that file, never from a variable that hides it (a canary account written there is
+    the canary's).
 
 Run by scripts/kubernetes-check.sh inside its venv (PyYAML).
 """
 
 import argparse
 import base64
+import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,7 @@ import sources  # noqa: E402
 
 APP = "profile-lookup"
 CONFIG_FILE_ENV = "PROFILE_LOOKUP_CONFIG"
+CLIENT_ENV = "PROFILE_LOOKUP__UPSTREAM__CLIENT"
 BINARY_TIMEOUT_S = 30
 
 
@@ -254,24 +257,56 @@ class Checker:
         self.fail(f"upstream.capture_dir {folder} is not on an emptyDir with a sizeLimit")
 
     def check_binary(self, binary: str) -> bool:
-        """The binary's own config loader, given what the container would be given; `False`
-        (nothing run) when the config file is a Secret made outside the overlay."""
-        if self.env.get(CONFIG_FILE_ENV) not in self.files:
+        """`check --offline` on what the container would be given: the settings load, and each
+        key of the secret config file is in effect from it; `False` (nothing run) when the
+        config file is a Secret made outside the overlay."""
+        config_path = self.env.get(CONFIG_FILE_ENV)
+        if config_path not in self.files:
             return False
-        with tempfile.TemporaryDirectory() as tmp, socket.socket() as reserved:
-            reserved.bind(("127.0.0.1", 0))  # bound, never listening: connecting is refused
+        with tempfile.TemporaryDirectory() as tmp:
             env = {k: v for k, v in self.env.items() if k.startswith("PROFILE_LOOKUP")}
+            local_config = None
             for path, content in self.files.items():
                 local = Path(tmp) / Path(path).name
                 local.write_bytes(content)
-                if env.get(CONFIG_FILE_ENV) == path:
-                    env[CONFIG_FILE_ENV] = str(local)
-            env["PROFILE_LOOKUP__SERVER__LISTEN"] = "127.0.0.1:%d" % reserved.getsockname()[1]
-            run = subprocess.run([binary, "healthcheck"], env=env, capture_output=True,
+                if path == config_path:
+                    local_config = str(local)
+            env[CONFIG_FILE_ENV] = local_config
+            # The pod's folder is not this machine's to create.
+            env["PROFILE_LOOKUP__UPSTREAM__CAPTURE_DIR"] = str(Path(tmp) / "captures")
+            # The image is built with the browser-grade client; a binary built without it
+            # checks the rest with the plain one.
+            version = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                                     timeout=BINARY_TIMEOUT_S, check=False).stdout
+            if "browser" not in version and env.get(CLIENT_ENV) == "browser":
+                env[CLIENT_ENV] = "plain"
+            run = subprocess.run([binary, "check", "--offline"], env=env, capture_output=True,
                                  text=True, timeout=BINARY_TIMEOUT_S, check=False)
-        if run.returncode != 1:
-            self.fail(f"{binary} healthcheck with the container's settings exited "
-                      f"{run.returncode} (1 expected: loaded, nothing answered): {run.stderr.strip()}")
+        if run.returncode != 0:
+            self.fail(f"{binary} check --offline with the container's settings exited "
+                      f"{run.returncode}: {run.stderr.strip()}")
+            return True
+        effective = {}
+        for line in run.stdout.splitlines():
+            key, _, rest = line.partition(" = ")
+            if rest:
+                value, _, origin = rest.partition("  # ")
+                effective[key] = (value, origin or "default")
+        secret = tomllib.loads(self.files[config_path].decode())
+        for section, values in secret.items():
+            for key, wanted in values.items() if isinstance(values, dict) else ():
+                name = f"{section}.{key}"
+                if name not in effective:
+                    self.fail(f"check prints no {name}, which the secret config file sets")
+                    continue
+                value, origin = effective[name]
+                # From the file, or a default the file repeats; anything else hid the file's.
+                if origin.startswith(local_config + ":"):
+                    continue
+                if origin == "default" and value == json.dumps(wanted):
+                    continue
+                self.fail(f"{name} of the secret config file is not in effect: check shows "
+                          f"{value} from {origin}")
         return True
 
 
@@ -294,7 +329,7 @@ def main() -> int:
         if not checker.errors:
             print(f"ok   {checker.r.where}: probes, port, grace period, environment, uid and "
                   f"capture dir agree with the Dockerfile and config/default.toml"
-                  + (", and the binary loads the settings" if loaded else "")
+                  + (", and `check` has the secret file's settings in effect" if loaded else "")
                   + (" (the config file is a Secret made outside the overlay)"
                      if args.binary and not loaded else ""))
     for error in errors:
