@@ -176,6 +176,70 @@ async fn a_miss_and_then_a_hit_are_each_a_trace_of_what_the_lookup_did() {
     assert_clean(&collector.spans(), &[name, KEY]);
 }
 
+/// Through a proxy with credentials and through a gateway, the attempt spans say the route's
+/// kind and position, and no span names the proxy's user or password, the gateway's password
+/// or any session id the gateway's exits carried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lookup_through_a_proxy_or_a_gateway_names_no_credential_and_no_session() {
+    use crate::support::forward_proxy::{ForwardProxy, GATEWAY_PASSWORD, Mode as ProxyMode};
+    const USER: &str = "trace-proxy-user";
+    const PASSWORD: &str = "trace-proxy-pass-never-shown";
+    let collector = Collector::start(Mode::Accept).await;
+    let upstream = upstream().await;
+    let fixed = ForwardProxy::start("fixed", ProxyMode::Forward, Some((USER, PASSWORD))).await;
+    let gateway = ForwardProxy::start("gateway", ProxyMode::Gateway, None).await;
+    let names = [sv::PUBLIC_USER.unique_id, sv::PRIVATE_USER.unique_id];
+    for (kind, proxy) in [("fixed", &fixed), ("gateway", &gateway)] {
+        let url = proxy.url();
+        let replica = traced(
+            &upstream,
+            &collector.endpoint(),
+            "",
+            &[("PROFILE_LOOKUP__UPSTREAM__PROXIES", url.as_str())],
+        );
+        for name in names {
+            let (status, body, _) = get(&replica, &profile_path(ShortVideo, name), &[]).await;
+            assert_eq!(status, 200, "{kind}, {name}: {body}");
+        }
+        let attempts = eventually_spans(&collector, |s| {
+            s.name == "upstream_attempt" && s.attr("profile_lookup.route.kind") == kind
+        })
+        .await;
+        assert!(!attempts.is_empty(), "no {kind} attempt span");
+    }
+    // The session ids the gateway's exits carried, as the platform saw them.
+    let sessions: Vec<String> = upstream
+        .via()
+        .into_iter()
+        .filter(|tag| tag != "fixed" && !tag.is_empty())
+        .collect();
+    assert!(
+        !sessions.is_empty(),
+        "the gateway's exits: {:?}",
+        upstream.via()
+    );
+    let mut secrets = vec![USER, PASSWORD, GATEWAY_PASSWORD, "sessid", KEY];
+    secrets.extend(names);
+    secrets.extend(sessions.iter().map(String::as_str));
+    assert_clean(&collector.spans(), &secrets);
+}
+
+/// The spans `wanted` picks, once one has arrived (5 s at most).
+async fn eventually_spans(collector: &Collector, wanted: impl Fn(&Span) -> bool) -> Vec<Span> {
+    let started = Instant::now();
+    loop {
+        let spans: Vec<Span> = collector
+            .spans()
+            .into_iter()
+            .filter(|s| wanted(s))
+            .collect();
+        if !spans.is_empty() || started.elapsed() > Duration::from_secs(5) {
+            return spans;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_source_falls_through_to_the_next_and_no_trace_header_goes_upstream() {
     let collector = Collector::start(Mode::Accept).await;
