@@ -804,12 +804,7 @@ async fn load(plan: Plan) -> String {
 }
 
 async fn sample(client: &reqwest::Client, plan: &Plan, at: f64) -> Sample {
-    let text = |url: String| async move {
-        match client.get(url).send().await {
-            Ok(r) => r.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        }
-    };
+    let text = |url: String| played::text(client, url);
     let counts = text(format!("{}/count", plan.upstream))
         .await
         .split_whitespace()

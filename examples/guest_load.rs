@@ -120,14 +120,9 @@ impl Platform {
 
 async fn upstream() {
     let platform = Platform::default();
-    let routers = (0..4)
-        .map(|_| {
-            axum::Router::new()
-                .fallback(answer)
-                .with_state(platform.clone())
-        })
-        .collect();
-    played::serve_listening(routers).await;
+    // One router on every port: its clones share the platform.
+    let router = axum::Router::new().fallback(answer).with_state(platform);
+    played::serve_listening(vec![router; 4]).await;
 }
 
 /// A user of `name`: the public sample, renamed (each name leaked once; a run asks a few
@@ -336,10 +331,7 @@ async fn load(plan: Plan) -> String {
 
 /// The upstream's counts by kind.
 async fn counts(client: &reqwest::Client, plan: &Plan) -> BTreeMap<String, u64> {
-    let text = match client.get(format!("{}/count", plan.upstream)).send().await {
-        Ok(r) => r.text().await.unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let text = played::text(client, format!("{}/count", plan.upstream)).await;
     text.split_whitespace()
         .filter_map(|pair| {
             let (kind, n) = pair.split_once('=')?;
@@ -350,10 +342,7 @@ async fn counts(client: &reqwest::Client, plan: &Plan) -> BTreeMap<String, u64> 
 
 /// The sum of the service's photo-share series of `metric`.
 async fn metric(client: &reqwest::Client, plan: &Plan, metric: &str) -> f64 {
-    let metrics = match client.get(format!("{}/metrics", plan.service)).send().await {
-        Ok(r) => r.text().await.unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let metrics = played::text(client, format!("{}/metrics", plan.service)).await;
     let prefix = format!("{metric}{{");
     metrics
         .lines()

@@ -88,14 +88,9 @@ struct Platform {
 
 async fn upstream() {
     let platform = Platform::default();
-    let routers = (0..4)
-        .map(|_| {
-            axum::Router::new()
-                .fallback(answer)
-                .with_state(platform.clone())
-        })
-        .collect();
-    played::serve_listening(routers).await;
+    // One router on every port: its clones share the platform.
+    let router = axum::Router::new().fallback(answer).with_state(platform);
+    played::serve_listening(vec![router; 4]).await;
 }
 
 /// A user of `name`: the public sample, renamed (each name leaked once; the load asks a few
@@ -260,12 +255,7 @@ async fn load(plan: Plan) -> String {
 }
 
 async fn sample(client: &reqwest::Client, plan: &Plan, at: f64) -> Sample {
-    let text = |url: String| async move {
-        match client.get(url).send().await {
-            Ok(r) => r.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        }
-    };
+    let text = |url: String| played::text(client, url);
     let counts = text(format!("{}/count", plan.upstream)).await;
     let upstream = counts
         .split_whitespace()

@@ -1,6 +1,6 @@
 //! What the loads that play a platform themselves share (`sources_load`, `guest_load`,
-//! `blame_load`): its loopback ports and the line the scripts wait for, the samples' names, and
-//! the client their lookups go through.
+//! `blame_load`): its loopback ports and the line the scripts wait for, the samples' names, the
+//! client their lookups go through, and the text they sample.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -44,4 +44,13 @@ pub fn lookup_client(timeout: Duration) -> reqwest::Client {
         .timeout(timeout)
         .build()
         .expect("a client")
+}
+
+/// The body of `GET url` as text, or empty when it did not answer: what a load's sampler reads
+/// of the upstream's counts and the service's `/metrics` and `/status`.
+pub async fn text(client: &reqwest::Client, url: String) -> String {
+    match client.get(url).send().await {
+        Ok(r) => r.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
 }
